@@ -1,0 +1,3 @@
+from loadtower.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,68 @@
+"""The `loadtower` command line: one sub-command per job, each in its own module.
+
+Each command module exposes ``HELP`` (one line), ``add_arguments(parser)`` and
+``run(args) -> int``. Modules import their heavy dependencies inside ``run`` so
+that ``loadtower --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from loadtower import __version__
+from loadtower.errors import LoadtowerError
+
+# command name -> module implementing it
+COMMANDS: dict[str, str] = {
+    "sandbox": "loadtower.sandbox.commands",
+    "check": "loadtower.scenarios.check_command",
+    "run": "loadtower.scenarios.run_command",
+    "agent": "loadtower.agents.commands",
+    "runs": "loadtower.store.commands.runs",
+    "sql": "loadtower.store.commands.sql",
+    "compare": "loadtower.store.commands.compare",
+    "export": "loadtower.store.commands.export",
+    "report": "loadtower.store.commands.report",
+    "cleanup": "loadtower.agents.cleanup_command",
+    "tui": "loadtower.tui.command",
+    "demo": "loadtower.sandbox.demo_command",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="loadtower",
+        description="Orchestrate NoSQL benchmarks over SSH, watch them live, keep every sample.",
+    )
+    parser.add_argument("--version", action="version", version=f"loadtower {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        cmd = sub.add_parser(
+            name,
+            help=module.HELP,
+            description=getattr(module, "DESCRIPTION", module.HELP),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(cmd)
+        cmd.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_module", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args._module.run(args) or 0)
+    except LoadtowerError as exc:
+        print(f"loadtower {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"loadtower {args.command}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,125 @@
+"""`loadtower sandbox`: fetch, up, status, down, node."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from loadtower.defaults import default_sandbox_dir
+
+HELP = "Start, inspect and stop a local sandbox of real services (Cassandra, Prometheus, node_exporter, sshd)."
+DESCRIPTION = """A local sandbox of REAL services on loopback: N Cassandra 5.0.6 nodes
+(127.0.0.1 .. 127.0.0.N, PasswordAuthenticator on, a random password for the
+'loadtower' role), node_exporter, Prometheus scraping it every second, and an
+OpenSSH sshd on a free high port with generated keys. `up` writes DIR/inventory.toml
+describing these hosts (DB nodes, one standby node for scale-out, one load agent).
+
+examples:
+  loadtower sandbox fetch                       # Cassandra jars into ~/.cache/loadtower
+  loadtower sandbox up --dir .sandbox --cassandra-nodes 2 --json
+  loadtower sandbox status --dir .sandbox --json   # exit 1 when not up
+  loadtower sandbox node stop --dir .sandbox 2
+  loadtower sandbox down --dir .sandbox"""
+
+NODE_ACTIONS = ("start", "stop", "kill", "pause", "resume", "flush", "compact", "status")
+
+
+def _dir_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="sandbox directory (default: $LOADTOWER_SANDBOX or ./.sandbox)",
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    sub.add_parser("fetch", help="download the Cassandra jars once (Maven Central)")
+    up = sub.add_parser("up", help="start the sandbox and wait until every service answers")
+    _dir_arg(up)
+    up.add_argument("--cassandra-nodes", type=int, default=1, help="running nodes (default 1)")
+    up.add_argument(
+        "--standby",
+        type=int,
+        default=1,
+        help="extra configured-but-stopped nodes for scale-out (default 1)",
+    )
+    up.add_argument(
+        "--first-address",
+        default="127.0.0.1",
+        help="loopback address of node 1; node i gets the i-th next (default 127.0.0.1)",
+    )
+    up.add_argument("--heap", default="1G", help="JVM heap per Cassandra node (default 1G)")
+    up.add_argument("--timeout", type=float, default=300.0, help="seconds to wait per service")
+    up.add_argument("--json", action="store_true", help="print one JSON object")
+    status = sub.add_parser("status", help="show what runs; exit 1 when the sandbox is not up")
+    _dir_arg(status)
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    down = sub.add_parser("down", help="stop everything the sandbox started (safe when idle)")
+    _dir_arg(down)
+    node = sub.add_parser("node", help="act on one Cassandra node: " + ", ".join(NODE_ACTIONS))
+    node.add_argument(
+        "node_action", choices=NODE_ACTIONS, metavar="NODE_ACTION", help=", ".join(NODE_ACTIONS)
+    )
+    _dir_arg(node)
+    node.add_argument("index", type=int, help="node number (1 = 127.0.0.1)")
+    node.add_argument("--no-wait", action="store_true", help="start: do not wait for CQL")
+
+
+def _print_info(info: dict) -> None:
+    cass = info.get("cassandra", {})
+    print(f"sandbox {info['dir']}: {'UP' if info.get('up') else 'NOT UP'}")
+    for n in cass.get("nodes", []):
+        print(f"  cassandra node {n['index']}  {n['address']}:{cass['port']}  {n['state']}")
+    if "prometheus" in info:
+        print(
+            f"  prometheus     {info['prometheus']['url']}  "
+            f"{'up' if info['prometheus']['up'] else 'down'}"
+        )
+        print(
+            f"  node_exporter  {info['node_exporter']['instance']}  "
+            f"{'up' if info['node_exporter']['up'] else 'down'}"
+        )
+        ssh = info["ssh"]
+        print(
+            f"  sshd           {ssh['user']}@{ssh['host']}:{ssh['port']}  "
+            f"{'up' if ssh['up'] else 'down'}"
+        )
+        print(f"  login          {cass['username']} / password in {cass['password_file']}")
+        print(f"  inventory      {info['inventory']}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from loadtower.sandbox import Sandbox
+    from loadtower.sandbox.jars import fetch_jars
+
+    if args.action == "fetch":
+        print(f"Cassandra jars in {fetch_jars(quiet=False)}")
+        return 0
+    directory = args.dir or default_sandbox_dir()
+    if args.action == "up":
+        sandbox = Sandbox(
+            directory,
+            cassandra_nodes=args.cassandra_nodes,
+            standby=args.standby,
+            first_address=args.first_address,
+            heap=args.heap,
+        )
+        info = sandbox.up(timeout=args.timeout)
+    else:
+        sandbox = Sandbox(directory)
+    if args.action == "down":
+        print("sandbox stopped" if sandbox.down() else "sandbox was not running")
+        return 0
+    if args.action == "node":
+        print(sandbox.node(args.node_action, args.index, wait=not args.no_wait), end="")
+        return 0
+    if args.action == "status":
+        info = sandbox.info()
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        _print_info(info)
+    return 0 if info.get("up") else 1

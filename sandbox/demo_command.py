@@ -1,0 +1,46 @@
+"""`loadtower demo`: bring up the sandbox and run the quick-start scenario against it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from loadtower.defaults import add_store_argument, default_sandbox_dir
+
+HELP = "Bring up the sandbox and run the quick-start scenario against it."
+DESCRIPTION = """Bring up the local sandbox (real Cassandra, Prometheus, node_exporter and sshd on
+loopback), then check the 'quickstart' scenario against its inventory and run it.
+The sandbox stays up afterwards: stop it with `loadtower sandbox down --dir DIR`.
+
+example:
+  loadtower demo --dir .sandbox"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="sandbox directory (default: $LOADTOWER_SANDBOX or ./.sandbox)",
+    )
+    parser.add_argument(
+        "--cassandra-nodes", type=int, default=1, help="Cassandra nodes (default 1)"
+    )
+    parser.add_argument(
+        "--scenario", default="quickstart", help="scenario to run (default quickstart)"
+    )
+    parser.add_argument(
+        "--headless", action="store_true", help="no TUI: status line and result table"
+    )
+    add_store_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from loadtower.cli import main as cli_main
+    from loadtower.sandbox import Sandbox
+
+    directory = args.dir or default_sandbox_dir()
+    info = Sandbox(directory, cassandra_nodes=args.cassandra_nodes).up()
+    inventory = info["inventory"]
+    print(f"sandbox up in {info['dir']}; inventory {inventory}")
+    return cli_main(["check", args.scenario, "--inventory", str(inventory)])

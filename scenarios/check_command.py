@@ -1,0 +1,45 @@
+"""`loadtower check SCENARIO --inventory INV`: validate both files and print the plan."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "Validate a scenario and an inventory and print the plan."
+DESCRIPTION = """Validate a scenario (a file, or a built-in name such as 'quickstart') and an
+inventory, then print the plan. A bad file gives one line naming file, line and
+key, and exit code 2.
+
+example:
+  loadtower check quickstart --inventory .sandbox/inventory.toml"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", help="scenario TOML file or built-in scenario name")
+    parser.add_argument("--inventory", "-i", type=Path, required=True, help="inventory TOML file")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario value, e.g. dataset.records=1000000 (repeatable)",
+    )
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=None,
+        help="multiply the dataset size (and load phases' record counts)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from loadtower.scenarios.plan import load_plan, render_plan
+
+    plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
+    console = Console()
+    console.print(render_plan(plan))
+    console.print(f"[green]ok[/green]: {plan.scenario_path} and {plan.inventory_path} are valid")
+    return 0

@@ -1,0 +1,142 @@
+"""Load inventory and scenario TOML files into typed models, with errors naming file, line, key."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from loadtower.errors import ConfigError
+from loadtower.scenarios.models import PHASE_TYPES, Inventory, Scenario
+from loadtower.scenarios.toml_lines import LineIndex, format_path
+
+M = TypeVar("M", bound=BaseModel)
+
+_TYPE_NAMES = {
+    "int": "an integer",
+    "float": "a number",
+    "string": "a string",
+    "bool": "true or false",
+    "list": "a list",
+    "dict": "a table",
+    "model": "a table",
+}
+
+
+def _type_of(value: Any) -> str:
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "list",
+        dict: "table",
+    }.get(type(value), type(value).__name__)
+
+
+def _walk_loc(data: Any, loc: tuple[Any, ...]) -> tuple[tuple[str | int, ...], Any]:
+    """The key path in the file for a pydantic error location, dropping union tags."""
+    path: list[str | int] = []
+    node: Any = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            path.append(part)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            path.append(part)
+            node = node[part]
+        elif isinstance(node, dict) and isinstance(part, str) and part in PHASE_TYPES:
+            continue  # discriminated-union tag, not a key in the file
+        else:
+            path.append(part)
+            node = None
+    return tuple(path), node
+
+
+def _problem(error: dict[str, Any], value: Any, key_error: bool) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "missing required key"
+    if kind == "union_tag_invalid":
+        return f"unknown phase type {value!r} (expected one of: {', '.join(PHASE_TYPES)})"
+    if kind == "union_tag_not_found":
+        return f"missing 'type' (one of: {', '.join(PHASE_TYPES)})"
+    if kind == "literal_error" and key_error:
+        expected = error.get("ctx", {}).get("expected", "")
+        return f"unknown name {value!r} (expected {expected})"
+    if kind == "literal_error":
+        expected = error.get("ctx", {}).get("expected", "")
+        return f"invalid value {value!r} (expected {expected})"
+    base = kind.split("_")[0]
+    if kind.endswith("_type") and base in _TYPE_NAMES:
+        return f"wrong type: expected {_TYPE_NAMES[base]}, got {_type_of(value)} {value!r}"
+    message = str(error.get("msg", kind))
+    return message.removeprefix("Value error, ")
+
+
+def validate(model: type[M], data: dict[str, Any], source: str, file: str) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = tuple(error["loc"])
+        is_key = bool(loc) and loc[-1] == "[key]"
+        path, value = _walk_loc(data, loc[:-1] if is_key else loc)
+        if is_key:
+            value = path[-1]
+        if error["type"] == "union_tag_invalid" and isinstance(value, dict):
+            path, value = (*path, "type"), value.get("type")
+        line = LineIndex(source).line_of(path) if path else None
+        key = format_path(path) or None
+        raise ConfigError(file, line, key, _problem(dict(error), value, is_key)) from None
+
+
+def read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    name = str(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(name, None, None, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(name, None, None, f"cannot read: {exc}") from None
+    try:
+        return tomllib.loads(source), source
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        message = str(exc).split(" (at line")[0]
+        if line is None and "(at line " in str(exc):
+            try:
+                line = int(str(exc).split("(at line ")[1].split(",")[0])
+            except ValueError:
+                line = None
+        raise ConfigError(name, line, None, f"invalid TOML: {message}") from None
+
+
+def load_scenario_text(source: str, file: str) -> Scenario:
+    try:
+        data = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(file, None, None, f"invalid TOML: {exc}") from None
+    return validate(Scenario, data, source, file)
+
+
+def load_scenario(
+    path: Path, overrides: list[str] | None = None, scale: float | None = None
+) -> tuple[Scenario, str]:
+    """The validated scenario and its source text (a built-in name is accepted too)."""
+    from loadtower.scenarios.catalog import apply_overrides, resolve_scenario
+
+    path = resolve_scenario(str(path))
+    data, source = read_toml(path)
+    if overrides or scale is not None:
+        data = apply_overrides(data, overrides or [], scale)
+    return validate(Scenario, data, source, str(path)), source
+
+
+def load_inventory(path: Path) -> tuple[Inventory, str]:
+    data, source = read_toml(path)
+    return validate(Inventory, data, source, str(path)), source

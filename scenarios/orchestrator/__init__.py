@@ -1,0 +1,1 @@
+"""The orchestrator: runs a plan\x27s phases across hosts and records everything."""

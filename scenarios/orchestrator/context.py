@@ -1,0 +1,128 @@
+"""What every phase handler gets: the plan, the store, the hosts, the load, the live stats."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from loadtower.scenarios.crossref import workload_of
+from loadtower.scenarios.models import as_plain
+from loadtower.scenarios.orchestrator.control import RunControl
+from loadtower.scenarios.orchestrator.live_stats import LiveStats
+from loadtower.scenarios.plan import Plan
+
+
+class Load(Protocol):
+    """Drives the load agents (see load_controller.LocustLoad)."""
+
+    async def start(
+        self,
+        phase: str,
+        spec: dict[str, Any],
+        *,
+        mode: str,
+        rate: float | None = None,
+        users: int | None = None,
+        think_time: float = 0.0,
+        duration: float | None = None,
+        records: int | None = None,
+        concurrency: int | None = None,
+    ) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def wait_done(self, timeout: float | None = None) -> bool: ...
+
+
+class Actions(Protocol):
+    """Runs an inventory-declared action on a host; returns (exit status, stdout, stderr)."""
+
+    async def run_action(
+        self, host: str, action: str, **placeholders: str
+    ) -> tuple[int, str, str]: ...
+
+
+@dataclass
+class PhaseContext:
+    plan: Plan
+    run_id: str
+    store: Any  # loadtower.store.StoreWriter
+    load: Load
+    actions: Actions
+    control: RunControl
+    stats: LiveStats = field(default_factory=LiveStats)
+    clock: Callable[[], float] = time.time
+    current_phase: str = ""
+    db_hosts_up: list[str] = field(default_factory=list)
+
+    def event(
+        self, kind: str, message: str, host: str | None = None, data: dict | None = None
+    ) -> None:
+        self.store.event(
+            self.run_id,
+            self.clock(),
+            kind,
+            message,
+            host=host,
+            phase=self.current_phase or None,
+            data=data,
+        )
+
+    def spec(self, index: int) -> dict[str, Any]:
+        """What the agents need to generate load for phase `index`."""
+        sc = self.plan.scenario
+        name = workload_of(sc, index) or next(iter(sc.workloads))
+        return {
+            "engine": sc.engine,
+            "target": as_plain(sc.target),
+            "dataset": as_plain(sc.dataset),
+            "workload": as_plain(sc.workloads[name]),
+            "workload_name": name,
+        }
+
+    def placeholders(self, host: str) -> dict[str, str]:
+        sc = self.plan.scenario
+        return {
+            "address": self.plan.inventory.hosts[host].address,
+            "host": host,
+            "keyspace": sc.target.keyspace,
+            "table": sc.target.table or "",
+        }
+
+    async def action(self, host: str, action: str) -> tuple[int, str, str, float]:
+        """Run a declared action, record it as an event with its duration."""
+        start = self.clock()
+        self.event("action", f"{action} on {host}: started", host=host, data={"action": action})
+        status, out, err = await self.actions.run_action(host, action, **self.placeholders(host))
+        took = self.clock() - start
+        outcome = "done" if status == 0 else f"failed with exit status {status}"
+        self.event(
+            "action",
+            f"{action} on {host}: {outcome} in {took:.1f} s",
+            host=host,
+            data={"action": action, "exit_status": status, "duration_s": round(took, 3)},
+        )
+        return status, out, err, took
+
+    async def action_quiet(self, host: str, action: str) -> tuple[int, str, str, float]:
+        """Run a declared action without recording an event (status polls)."""
+        start = self.clock()
+        status, out, err = await self.actions.run_action(host, action, **self.placeholders(host))
+        return status, out, err, self.clock() - start
+
+    async def background_load(self, index: int, phase: Any, duration: float | None = None) -> bool:
+        """Start the phase's background load if it names a rate or users."""
+        if getattr(phase, "rate", None) is None and getattr(phase, "users", None) is None:
+            return False
+        await self.load.start(
+            self.current_phase,
+            self.spec(index),
+            mode="run",
+            rate=phase.rate,
+            users=phase.users,
+            think_time=getattr(phase, "think_time", 0.0),
+            duration=duration,
+        )
+        return True

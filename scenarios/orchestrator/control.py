@@ -1,0 +1,126 @@
+"""Run control: stop, skip to the next phase, pause/resume a phase.
+
+Commands arrive as JSON lines on a UNIX socket (the TUI uses it) or from signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+
+
+class RunControl:
+    def __init__(self) -> None:
+        self.stop_requested = asyncio.Event()
+        self.skip_requested = asyncio.Event()
+        self.resumed = asyncio.Event()
+        self.resumed.set()
+        self.reason: str | None = None
+        self.history: list[str] = []
+
+    def handle(self, command: str) -> str:
+        handlers = {
+            "stop": self.stop,
+            "skip_phase": self.skip_requested.set,
+            "pause_phase": self.resumed.clear,
+            "resume_phase": self.resumed.set,
+        }
+        action = handlers.get(command)
+        if action is None:
+            return f"unknown command '{command}' (known: {', '.join(handlers)})"
+        action()
+        self.history.append(command)
+        return "ok"
+
+    def stop(self, reason: str = "stopped by the operator") -> None:
+        self.reason = self.reason or reason
+        self.stop_requested.set()
+        self.resumed.set()
+
+    def new_phase(self) -> None:
+        self.skip_requested.clear()
+
+    @property
+    def interrupted(self) -> bool:
+        return self.stop_requested.is_set() or self.skip_requested.is_set()
+
+    async def sleep(self, seconds: float) -> bool:
+        """Sleep unless stopped/skipped (True when the full time passed). Paused time does not count."""
+        loop = asyncio.get_running_loop()
+        remaining = seconds
+        while remaining > 0 and not self.interrupted:
+            if not self.resumed.is_set():
+                waiter = asyncio.ensure_future(self.resumed.wait())
+                stopper = asyncio.ensure_future(self.stop_requested.wait())
+                await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+                stopper.cancel()
+                continue
+            start = loop.time()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._either(), timeout=min(remaining, 0.25))
+            remaining -= loop.time() - start
+        return not self.interrupted
+
+    async def _either(self) -> None:
+        stop = asyncio.ensure_future(self.stop_requested.wait())
+        skip = asyncio.ensure_future(self.skip_requested.wait())
+        try:
+            await asyncio.wait({stop, skip}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            skip.cancel()
+
+
+class ControlServer:
+    """A UNIX socket accepting one JSON command per line: {"cmd": "stop"}."""
+
+    def __init__(self, control: RunControl, path: Path) -> None:
+        self.control = control
+        self.path = path
+        self._server: asyncio.AbstractServer | None = None
+
+    async def start(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        self._server = await asyncio.start_unix_server(self._client, path=str(self.path))
+        self.path.chmod(0o600)
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while line := await asyncio.wait_for(reader.readline(), timeout=30):
+                try:
+                    command = str(json.loads(line).get("cmd", ""))
+                except (ValueError, AttributeError):
+                    command = "<malformed>"
+                writer.write((json.dumps({"reply": self.control.handle(command)}) + "\n").encode())
+                await writer.drain()
+        except (TimeoutError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def default_control_path(store: Path, run_id: str) -> Path:
+    return Path(f"{store}.d") / "control" / f"{run_id}.sock"
+
+
+async def send_command(path: Path, command: str, timeout: float = 5.0) -> str:
+    reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), timeout)
+    try:
+        writer.write((json.dumps({"cmd": command}) + "\n").encode())
+        await writer.drain()
+        reply = await asyncio.wait_for(reader.readline(), timeout)
+        return str(json.loads(reply).get("reply", ""))
+    finally:
+        writer.close()

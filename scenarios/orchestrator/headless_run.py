@@ -1,0 +1,69 @@
+"""A run without the TUI: signals, live status, result table, exit status."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from loadtower.scenarios.orchestrator.headless import phase_notes, result_table, show_progress
+from loadtower.scenarios.orchestrator.runner import Orchestrator, RunOptions
+from loadtower.scenarios.plan import Plan
+
+EXIT = {"completed": 0, "failed": 2, "interrupted": 3}
+
+
+async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int:
+    options = RunOptions(
+        store=store,
+        accept_new_host_keys=args.accept_new_host_keys,
+        control_path=args.control,
+        name=args.name,
+    )
+    orch = Orchestrator(plan, options)
+    console = Console(stderr=False)
+    loop = asyncio.get_running_loop()
+    task = asyncio.create_task(orch.run())
+    signals = 0
+
+    def on_signal(signame: str) -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            orch.control.stop(f"interrupted by {signame}")
+        else:
+            task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig.name)
+    done = asyncio.Event()
+    progress = asyncio.create_task(show_progress(orch, console, done))
+    try:
+        state = await task
+    finally:
+        done.set()
+        await progress
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    if state.run_id:
+        _print_results(console, store, state.run_id, state.results)
+    if state.status != "completed":
+        print(f"loadtower run: run {state.run_id} {state.status}: {state.reason}", file=sys.stderr)
+    return EXIT.get(state.status, 2)
+
+
+def _print_results(console: Console, store: Path, run_id: str, results: dict) -> None:
+    from loadtower.store import StoreReader
+
+    try:
+        summary = StoreReader(store).phase_summary(run_id)
+    except Exception as exc:  # noqa: BLE001 - the run is stored; the table is a courtesy
+        console.print(f"(no result table: {exc})")
+        return
+    console.print(result_table(summary, f"Run {run_id}: results per phase and op"))
+    for note in phase_notes(results):
+        console.print(note)

@@ -1,0 +1,230 @@
+"""The load, as the orchestrator drives it: a Locust master here, workers on agent hosts.
+
+The master is a local process (`loadtower agent master`) controlled through JSON lines
+on its stdin; it prints every worker's interval lines (the agent protocol) on stdout.
+Workers (`loadtower agent worker`) run on the agent hosts over SSH and reach the master
+through SSH reverse port forwards, so agent hosts need no open ports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import sys
+from typing import Any
+
+from loadtower.errors import LoadtowerError
+from loadtower.scenarios.orchestrator.secrets import db_password
+from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.scenarios.plan import Plan
+
+JOIN_TIMEOUT_S = 90.0
+RUN_MARKER = "--lt-run"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LocustLoad:
+    def __init__(self, pool: Any, plan: Plan, run_id: str, sinks: Sinks) -> None:
+        self.pool = pool
+        self.plan = plan
+        self.run_id = run_id
+        self.sinks = sinks
+        self.master: asyncio.subprocess.Process | None = None
+        self.workers: dict[str, Any] = {}
+        self.expected = 0
+        self.joined: set[str] = set()
+        self._joined_changed = asyncio.Event()
+        self._done = asyncio.Event()
+        self._reader: asyncio.Task[None] | None = None
+        self._stderr: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ set-up
+    async def prepare(self) -> None:
+        agents = self.plan.inventory.with_role("agent")
+        port = _free_port()
+        counts = {name: host.processes or await self._cores(name) for name, host in agents.items()}
+        self.expected = sum(counts.values())
+        env = {**os.environ, "LOADTOWER_DB_PASSWORD": db_password(self.plan) or ""}
+        self.master = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "loadtower",
+            "agent",
+            "master",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--expect-workers",
+            str(self.expected),
+            RUN_MARKER,
+            self.run_id,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            limit=2**24,
+        )
+        self._reader = asyncio.create_task(self._read_master())
+        self._stderr = asyncio.create_task(self._read_stderr())
+        for name in agents:
+            remote_port = await self.pool.forward_remote_port(name, 0, "127.0.0.1", port)
+            command = (
+                f"{shlex.quote(agents[name].python)} -m loadtower agent worker "
+                f"--master 127.0.0.1:{remote_port} --processes {counts[name]} "
+                f"--host-name {shlex.quote(name)} {RUN_MARKER} {self.run_id}"
+            )
+            self.workers[name] = await self.pool.stream(
+                name,
+                command,
+                on_stdout=lambda line, host=name: self.sinks.log(host, "stdout", line),
+                on_stderr=lambda line, host=name: self.sinks.log(host, "stderr", line),
+            )
+        await self._wait_joined()
+
+    async def _cores(self, host: str) -> int:
+        status, out, _err = await self.pool.run(host, "nproc", timeout=15)
+        return max(1, int(out.strip())) if status == 0 and out.strip().isdigit() else 1
+
+    async def _wait_joined(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + JOIN_TIMEOUT_S
+        while len(self.joined) < self.expected:
+            remaining = deadline - loop.time()
+            if remaining <= 0 or (self.master and self.master.returncode is not None):
+                raise LoadtowerError(
+                    f"only {len(self.joined)} of {self.expected} load workers joined the Locust "
+                    f"master within {JOIN_TIMEOUT_S:g} s (see the run's log for the agent hosts' output)"
+                )
+            self._joined_changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._joined_changed.wait(), timeout=min(remaining, 1.0))
+        self.sinks.event(
+            "agents", f"{len(self.joined)} load workers joined on {len(self.workers)} agent hosts"
+        )
+
+    # ------------------------------------------------------------------ master I/O
+    async def _send(self, command: dict[str, Any]) -> None:
+        if self.master is None or self.master.stdin is None or self.master.returncode is not None:
+            raise LoadtowerError("the Locust master process is not running")
+        self.master.stdin.write((json.dumps(command) + "\n").encode())
+        await self.master.stdin.drain()
+
+    async def _read_master(self) -> None:
+        assert self.master is not None and self.master.stdout is not None
+        async for raw in self.master.stdout:
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                self.sinks.log("orchestrator", "master", raw.decode(errors="replace").rstrip())
+                continue
+            self._dispatch(line)
+
+    async def _read_stderr(self) -> None:
+        assert self.master is not None and self.master.stderr is not None
+        async for raw in self.master.stderr:
+            self.sinks.log("orchestrator", "master", raw.decode(errors="replace").rstrip())
+
+    def _dispatch(self, line: dict[str, Any]) -> None:
+        kind = line.get("type")
+        if kind == "interval":
+            self.sinks.interval(line)
+        elif kind == "event":
+            event = str(line.get("kind", "agent"))
+            worker = line.get("worker") or line.get("agent")
+            if event == "worker_joined" and worker:
+                self.joined.add(str(worker))
+                self._joined_changed.set()
+            elif event in ("worker_lost", "worker_missing") and worker:
+                self.joined.discard(str(worker))
+            self.sinks.event(
+                event if event in ("warning",) else "agent",
+                str(line.get("message", event)),
+                host=line.get("host"),
+                data=line,
+            )
+        elif kind in ("phase_done", "done"):
+            self._done.set()
+
+    # ------------------------------------------------------------------ the Load protocol
+    async def start(
+        self,
+        phase: str,
+        spec: dict[str, Any],
+        *,
+        mode: str,
+        rate: float | None = None,
+        users: int | None = None,
+        think_time: float = 0.0,
+        duration: float | None = None,
+        records: int | None = None,
+        concurrency: int | None = None,
+    ) -> None:
+        self._done.clear()
+        await self._send(
+            {
+                "cmd": "start",
+                "phase": phase,
+                "spec": spec,
+                "mode": mode,
+                "rate": rate,
+                "users": users,
+                "think_time": think_time,
+                "duration": duration,
+                "records": records,
+                "concurrency": concurrency,
+                "contact_points": self._contact_points(),
+                **self._credentials(),
+            }
+        )
+
+    async def stop(self) -> None:
+        with contextlib.suppress(LoadtowerError):
+            await self._send({"cmd": "stop"})
+
+    async def wait_done(self, timeout: float | None = None) -> bool:
+        try:
+            await asyncio.wait_for(self._done.wait(), timeout=timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def _contact_points(self) -> list[str]:
+        return [h.address for h in self.plan.inventory.with_role("db").values()]
+
+    def _credentials(self) -> dict[str, Any]:
+        creds = self.plan.inventory.credentials(self.plan.scenario.engine)
+        return {"port": creds.port, "username": creds.username, "database": creds.database}
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._send({"cmd": "quit"})
+        for name, process in self.workers.items():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(process.wait(), timeout=10)
+            with contextlib.suppress(Exception):
+                await process.terminate()
+            self.sinks.event("agents", f"load worker on {name} stopped", host=name)
+        if self.master is not None:
+            try:
+                await asyncio.wait_for(self.master.wait(), timeout=10)
+            except TimeoutError:
+                self.master.kill()
+                await self.master.wait()
+        for task in (self._reader, self._stderr):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+
+def create_load(pool: Any, plan: Plan, run_id: str, sinks: Sinks) -> LocustLoad:
+    return LocustLoad(pool, plan, run_id, sinks)

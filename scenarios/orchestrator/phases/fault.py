@@ -1,0 +1,41 @@
+"""`fault`: stop, kill, pause or restart a node through its declared action, under load."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loadtower.scenarios.models import FaultPhase
+from loadtower.scenarios.orchestrator.context import PhaseContext
+
+
+async def run_phase(ctx: PhaseContext, index: int, phase: FaultPhase) -> dict[str, Any]:
+    loaded = await ctx.background_load(index, phase, duration=phase.duration)
+    start = ctx.clock()
+    await ctx.control.sleep(phase.after)
+    result: dict[str, Any] = {"host": phase.host, "action": phase.action}
+    if not ctx.control.interrupted:
+        status, _out, err, took = await ctx.action(phase.host, phase.action)
+        result.update(
+            {
+                "exit_status": status,
+                "action_s": round(took, 2),
+                "at_s": round(ctx.clock() - start, 1),
+            }
+        )
+        ctx.event(
+            "fault",
+            f"fault '{phase.action}' on {phase.host}"
+            + ("" if status == 0 else f" failed: {err.strip()[:200]}"),
+            host=phase.host,
+            data=result,
+        )
+    await ctx.control.sleep(max(0.0, phase.duration - (ctx.clock() - start)))
+    if loaded:
+        await ctx.load.stop()
+    fault_at = start + phase.after
+    before = ctx.stats.window(start, fault_at)
+    after = ctx.stats.window(fault_at, ctx.clock())
+    result.update(
+        {"errors_after": after.errors, "p99_ms_before": before.p99_ms, "p99_ms_after": after.p99_ms}
+    )
+    return result

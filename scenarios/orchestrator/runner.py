@@ -1,0 +1,187 @@
+"""The orchestrator: one run of a plan, from connecting hosts to the final status.
+
+Every phase start/end and every action is an event in the store; every interval
+line, node sample and agent sample is stored as it arrives. A run that fails keeps
+every sample it took and ends with status `failed` and its reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loadtower.errors import LoadtowerError
+from loadtower.scenarios.orchestrator.context import PhaseContext
+from loadtower.scenarios.orchestrator.control import ControlServer, RunControl, default_control_path
+from loadtower.scenarios.orchestrator.facts import HOST_FACTS_CMD, local_versions, parse_host_facts
+from loadtower.scenarios.orchestrator.phases import HANDLERS
+from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.scenarios.plan import Plan
+
+log = logging.getLogger("loadtower.run")
+
+
+@dataclass
+class RunOptions:
+    store: Path
+    accept_new_host_keys: bool = False
+    control_path: Path | None = None
+    name: str | None = None
+
+
+@dataclass
+class RunState:
+    """What a display shows: read-only for observers."""
+
+    run_id: str = ""
+    phase: str = ""
+    phase_index: int = -1
+    phase_started: float = 0.0
+    started: float = field(default_factory=time.time)
+    status: str = "starting"
+    reason: str | None = None
+    results: dict[str, Any] = field(default_factory=dict)
+
+
+class Orchestrator:
+    def __init__(self, plan: Plan, options: RunOptions) -> None:
+        self.plan = plan
+        self.options = options
+        self.control = RunControl()
+        self.state = RunState()
+        self.sinks: Sinks | None = None
+
+    async def run(self) -> RunState:
+        from loadtower.agents.hosts import HostPool
+        from loadtower.scenarios.orchestrator.load_controller import create_load
+        from loadtower.store import StoreWriter
+
+        plan = self.plan
+        writer = StoreWriter(self.options.store)
+        run_id = writer.start_run(
+            self.options.name or plan.scenario.name,
+            plan.scenario.name,
+            plan.scenario_text,
+            plan.inventory_text,
+            local_versions(),
+            {},
+            {"scenario_path": str(plan.scenario_path), "inventory_path": str(plan.inventory_path)},
+        )
+        self.state.run_id = run_id
+        self.state.status = "running"
+        sinks = self.sinks = Sinks(writer, run_id, plan)
+        control_path = self.options.control_path or default_control_path(self.options.store, run_id)
+        server = ControlServer(self.control, control_path)
+        pool = HostPool(
+            plan.inventory,
+            accept_new_host_keys=self.options.accept_new_host_keys,
+            on_state=sinks.host_state,
+        )
+        load = None
+        metrics_task: asyncio.Task[None] | None = None
+        try:
+            await server.start()
+            sinks.event("run", f"run {run_id} started: scenario {plan.scenario.name}")
+            await pool.connect_all()
+            await self._host_facts(pool, sinks)
+            metrics_task = asyncio.create_task(self._metrics(pool, sinks))
+            load = create_load(pool, plan, run_id, sinks)
+            await load.prepare()
+            ctx = PhaseContext(
+                plan=plan,
+                run_id=run_id,
+                store=writer,
+                load=load,
+                actions=pool,
+                control=self.control,
+                stats=sinks.stats,
+                db_hosts_up=list(plan.inventory.with_role("db")),
+            )
+            await self._phases(ctx, writer, sinks)
+            if self.control.stop_requested.is_set():
+                self.state.status, self.state.reason = "interrupted", self.control.reason
+            else:
+                self.state.status = "completed"
+        except LoadtowerError as exc:
+            self.state.status, self.state.reason = "failed", str(exc)
+        except asyncio.CancelledError:
+            self.state.status, self.state.reason = "interrupted", "cancelled"
+        except Exception as exc:  # noqa: BLE001 - the run record must say why it failed
+            self.state.status = "failed"
+            self.state.reason = f"internal error: {type(exc).__name__}: {exc}"
+            sinks.log("orchestrator", "stderr", traceback.format_exc())
+        finally:
+            with contextlib.suppress(Exception):
+                if load is not None:
+                    await asyncio.wait_for(load.close(), timeout=30)
+            if metrics_task is not None:
+                metrics_task.cancel()
+                with contextlib.suppress(BaseException):
+                    await metrics_task
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(pool.close(), timeout=15)
+            await server.close()
+            sinks.event(
+                "run",
+                f"run {run_id} ended: {self.state.status}"
+                + (f" ({self.state.reason})" if self.state.reason else ""),
+            )
+            writer.end_run(run_id, self.state.status, self.state.reason)
+            writer.close()
+        return self.state
+
+    async def _phases(self, ctx: PhaseContext, writer: Any, sinks: Sinks) -> None:
+        for index, phase in enumerate(self.plan.scenario.phases):
+            if self.control.stop_requested.is_set():
+                break
+            self.control.new_phase()
+            label = self.plan.scenario.phase_label(index)
+            ctx.current_phase = sinks.phase = label
+            now = time.time()
+            self.state.phase, self.state.phase_index, self.state.phase_started = label, index, now
+            writer.phase_started(
+                ctx.run_id, index, label, phase.type, now, phase.model_dump(mode="json")
+            )
+            sinks.event("phase_start", f"phase {label} ({phase.type}) started")
+            result = await HANDLERS[phase.type](ctx, index, phase)
+            skipped = self.control.skip_requested.is_set()
+            if skipped:
+                result["skipped"] = True
+            writer.phase_ended(ctx.run_id, index, time.time(), result)
+            self.state.results[label] = result
+            sinks.event(
+                "phase_end", f"phase {label} ended" + (" (skipped)" if skipped else ""), data=result
+            )
+            ctx.current_phase = sinks.phase = ""
+
+    async def _host_facts(self, pool: Any, sinks: Sinks) -> None:
+        facts: dict[str, Any] = {}
+        for name in self.plan.inventory.hosts:
+            if self.plan.inventory.hosts[name].standby:
+                continue
+            with contextlib.suppress(Exception):
+                status, out, _err = await pool.run(name, HOST_FACTS_CMD, timeout=15)
+                if status == 0:
+                    facts[name] = parse_host_facts(out)
+        sinks.event("host_facts", f"facts of {len(facts)} hosts", data=facts)
+
+    async def _metrics(self, pool: Any, sinks: Sinks) -> None:
+        from loadtower.agents.metrics import NodeMetricsSampler
+
+        sampler = NodeMetricsSampler(self.plan.inventory, pool)
+        try:
+            async for sample in sampler.samples():
+                sinks.node_sample(sample)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - metrics loss must not end the run
+            sinks.event("warning", f"node metrics stopped: {type(exc).__name__}: {exc}")
+        finally:
+            with contextlib.suppress(Exception):
+                await sampler.close()

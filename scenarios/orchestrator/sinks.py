@@ -1,0 +1,98 @@
+"""Where everything the run produces goes: the store, the live stats, warnings."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from loadtower.scenarios.orchestrator.live_stats import LiveStats
+from loadtower.scenarios.plan import Plan
+
+AGENT_CPU_WARN = 90.0
+WARN_EVERY_S = 30.0
+
+
+class Sinks:
+    def __init__(self, writer: Any, run_id: str, plan: Plan) -> None:
+        self.writer = writer
+        self.run_id = run_id
+        self.plan = plan
+        self.stats = LiveStats()
+        self.phase = ""
+        self._last_cpu_warning: dict[str, float] = {}
+        self.lines_received = 0
+        from loadtower.scenarios.orchestrator.secrets import known_secrets
+
+        self.secrets = known_secrets(plan)
+
+    def mask(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "*****")
+        return text
+
+    def _mask_data(self, data: dict | None) -> dict | None:
+        if data is None or not self.secrets:
+            return data
+        import json
+
+        return json.loads(self.mask(json.dumps(data, default=str)))
+
+    def event(
+        self, kind: str, message: str, host: str | None = None, data: dict | None = None
+    ) -> None:
+        self.writer.event(
+            self.run_id, time.time(), kind, message, host=host, phase=self.phase or None, data=data
+        )
+
+    def log(self, host: str, stream: str, text: str) -> None:
+        self.writer.log(self.run_id, time.time(), host, stream, self.mask(text))
+
+    def host_state(self, host: str, state: str, detail: str = "") -> None:
+        kind = "warning" if state in ("lost", "gave_up") else "host"
+        self.event(kind, f"SSH to {host}: {state}" + (f" ({detail})" if detail else ""), host=host)
+
+    def interval(self, line: dict[str, Any]) -> None:
+        """One agent-protocol interval line (from any agent)."""
+        if not line.get("phase"):
+            line = {**line, "phase": self.phase}
+        self.lines_received += 1
+        self.writer.add_interval(self.run_id, line)
+        self.stats.add(line)
+        agent = str(line.get("agent", "?"))
+        cpu = float(line.get("cpu_pct", 0.0))
+        ops = sum(int(s.get("ops", 0)) for s in (line.get("ops") or {}).values())
+        self.writer.add_agent_sample(
+            self.run_id,
+            float(line["ts"]),
+            agent,
+            str(line.get("host", "")),
+            cpu,
+            float(ops),
+            "running",
+        )
+        if cpu > AGENT_CPU_WARN:
+            last = self._last_cpu_warning.get(agent, 0.0)
+            if time.time() - last > WARN_EVERY_S:
+                self._last_cpu_warning[agent] = time.time()
+                self.event(
+                    "warning",
+                    f"agent {agent} at {cpu:.0f}% CPU: its latency figures are "
+                    f"suspect (the loader itself is saturated)",
+                    host=str(line.get("host", "")),
+                    data={"agent": agent, "cpu_pct": cpu},
+                )
+
+    def node_sample(self, sample: Any) -> None:
+        s = sample if isinstance(sample, dict) else sample.__dict__
+        self.writer.add_node_sample(
+            self.run_id,
+            float(s["ts"]),
+            str(s["host"]),
+            float(s["cpu_pct"]),
+            int(s["mem_used_bytes"]),
+            int(s["mem_total_bytes"]),
+            float(s["disk_read_bps"]),
+            float(s["disk_write_bps"]),
+            float(s["net_rx_bps"]),
+            float(s["net_tx_bps"]),
+        )

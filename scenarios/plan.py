@@ -1,0 +1,133 @@
+"""A validated scenario + inventory pair, and how it is shown to the user."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Group
+from rich.table import Table
+
+from loadtower.scenarios.crossref import check_references, workload_of
+from loadtower.scenarios.durations import format_duration
+from loadtower.scenarios.loader import load_inventory, load_scenario
+from loadtower.scenarios.models import (
+    CompactionPhase,
+    FaultPhase,
+    Inventory,
+    LoadPhase,
+    PausePhase,
+    RampPhase,
+    RunPhase,
+    ScaleOutPhase,
+    Scenario,
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    scenario: Scenario
+    scenario_path: Path
+    scenario_text: str
+    inventory: Inventory
+    inventory_path: Path
+    inventory_text: str
+
+
+def load_plan(
+    scenario: str | Path,
+    inventory: Path,
+    overrides: list[str] | None = None,
+    scale: float | None = None,
+) -> Plan:
+    from loadtower.scenarios.catalog import resolve_scenario
+
+    scenario_path = resolve_scenario(str(scenario))
+    sc, sc_text = load_scenario(scenario_path, overrides, scale)
+    inv, inv_text = load_inventory(Path(inventory))
+    check_references(sc, sc_text, str(scenario_path), inv, inv_text, str(inventory))
+    return Plan(sc, scenario_path, sc_text, inv, Path(inventory), inv_text)
+
+
+def _load_model(phase: object) -> str:
+    rate = getattr(phase, "rate", None)
+    users = getattr(phase, "users", None)
+    if rate is not None:
+        return f"open, {rate:g} ops/s"
+    if users is not None:
+        think = getattr(phase, "think_time", 0.0)
+        return f"closed, {users} users" + (f", think {format_duration(think)}" if think else "")
+    return "-"
+
+
+def describe_phase(scenario: Scenario, index: int) -> tuple[str, str]:
+    """(load model, what happens) for one phase."""
+    phase = scenario.phases[index]
+    if isinstance(phase, LoadPhase):
+        records = phase.records or scenario.dataset.records
+        return f"{phase.concurrency} in flight", f"insert {records:,} records"
+    if isinstance(phase, RunPhase):
+        return _load_model(phase), f"for {format_duration(phase.duration)}"
+    if isinstance(phase, RampPhase):
+        steps = phase.rates or phase.users or []
+        unit = "ops/s" if phase.rates else "users"
+        return (
+            f"steps {', '.join(f'{s:g}' for s in steps)} {unit}",
+            f"{format_duration(phase.step_duration)} each until p99 > {phase.target_p99_ms:g} ms "
+            f"or errors > {phase.max_error_rate:.1%}",
+        )
+    if isinstance(phase, ScaleOutPhase):
+        return _load_model(
+            phase
+        ), f"start {phase.host}, wait until UN (max {format_duration(phase.timeout)})"
+    if isinstance(phase, CompactionPhase):
+        hosts = ", ".join(phase.hosts) if phase.hosts else "every db host"
+        return _load_model(phase), f"flush + major compaction on {hosts}"
+    if isinstance(phase, FaultPhase):
+        return (
+            _load_model(phase),
+            f"'{phase.action}' {phase.host} after {format_duration(phase.after)}, "
+            f"phase lasts {format_duration(phase.duration)}",
+        )
+    if isinstance(phase, PausePhase):
+        return "-", f"wait {format_duration(phase.duration)}"
+    return "-", "-"
+
+
+def render_plan(plan: Plan) -> Group:
+    sc, inv = plan.scenario, plan.inventory
+    hosts = Table(title=f"Inventory {plan.inventory_path}", title_justify="left")
+    for column in ("host", "address", "ssh", "roles", "engine", "actions"):
+        hosts.add_column(column)
+    for name, host in inv.hosts.items():
+        port = host.ssh_port or inv.ssh.port
+        roles = ", ".join(host.roles) + (" (standby)" if host.standby else "")
+        hosts.add_row(
+            name,
+            host.address,
+            f"{host.ssh_host or host.address}:{port}",
+            roles,
+            host.engine or "",
+            ", ".join(host.actions),
+        )
+    phases = Table(
+        title=f"Scenario {sc.name} ({sc.engine}): {sc.description}", title_justify="left"
+    )
+    for column in ("#", "phase", "type", "workload", "load", "what"):
+        phases.add_column(column)
+    for i, phase in enumerate(sc.phases):
+        load, what = describe_phase(sc, i)
+        workload = workload_of(sc, i) if not isinstance(phase, PausePhase) else None
+        mix = ""
+        if workload:
+            w = sc.workloads[workload]
+            total = sum(w.mix.values())
+            mix = f"{workload}: " + " ".join(f"{op} {v / total:.0%}" for op, v in w.mix.items())
+            mix += f" ({w.distribution})"
+        phases.add_row(str(i + 1), sc.phase_label(i), phase.type, mix, load, what)
+    metrics = inv.metrics.prometheus_url or "/proc over SSH"
+    footer = (
+        f"dataset: {sc.dataset.records:,} records x {sc.dataset.fields} fields x "
+        f"{sc.dataset.field_size} B; keyspace {sc.target.keyspace}; metrics: {metrics}"
+    )
+    return Group(hosts, phases, footer)

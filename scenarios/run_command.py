@@ -1,0 +1,70 @@
+"""`loadtower run SCENARIO --inventory INV`: drive a whole benchmark and record everything."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from loadtower.defaults import add_store_argument
+
+HELP = "Run a scenario against an inventory and store every sample."
+DESCRIPTION = """Run a scenario (a file or a built-in name) against an inventory: connect to every
+host over SSH, start the load agents, run the phases in order, sample node metrics,
+and store every sample. Without --headless the live TUI shows the run.
+
+examples:
+  loadtower run quickstart --inventory .sandbox/inventory.toml --headless
+  loadtower run ycsb-a -i inv.toml --headless --set phases[1].rate=5000 --scale 10
+
+exit status: 0 completed; 2 bad input or failed run (one-line reason on stderr);
+3 interrupted (Ctrl-C, or stopped from the TUI). Samples stay in the store either way."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", help="scenario TOML file or built-in scenario name")
+    parser.add_argument("--inventory", "-i", type=Path, required=True, help="inventory TOML file")
+    parser.add_argument(
+        "--headless", action="store_true", help="no TUI: a live status line, then the result table"
+    )
+    add_store_argument(parser)
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario value (repeatable)",
+    )
+    parser.add_argument("--scale", type=float, default=None, help="multiply the dataset size")
+    parser.add_argument(
+        "--name", default=None, help="a name for this run (default: the scenario's)"
+    )
+    parser.add_argument(
+        "--accept-new-host-keys",
+        action="store_true",
+        help="trust hosts not yet in known_hosts (never a changed key)",
+    )
+    parser.add_argument(
+        "--control",
+        type=Path,
+        default=None,
+        help="UNIX socket for run control (default: STORE.d/control/RUN_ID.sock)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from loadtower.defaults import store_path
+    from loadtower.scenarios.orchestrator.headless_run import run_headless
+    from loadtower.scenarios.plan import load_plan
+
+    plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
+    if not args.headless:
+        try:
+            from loadtower.tui.launch import run_live
+        except ImportError:
+            run_live = None
+        if run_live is not None:
+            return int(run_live(plan, store_path(args), args))
+    return asyncio.run(run_headless(plan, store_path(args), args))

@@ -1,0 +1,1 @@
+"""loadtower.store.commands"""

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from loadtower.scenarios.orchestrator.control import ControlServer, RunControl, send_command
+from loadtower.scenarios.orchestrator.phases.ring import node_states
+
+
+async def test_sleep_returns_early_on_skip() -> None:
+    control = RunControl()
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.1, control.handle, "skip_phase")
+    start = loop.time()
+    assert await control.sleep(30) is False
+    assert loop.time() - start < 10
+    control.new_phase()
+    assert await control.sleep(0.05) is True
+
+
+async def test_paused_time_does_not_count_and_stop_ends_pause() -> None:
+    control = RunControl()
+    control.handle("pause_phase")
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.2, control.handle, "resume_phase")
+    start = loop.time()
+    assert await control.sleep(0.1) is True
+    assert loop.time() - start >= 0.2
+    control.handle("pause_phase")
+    loop.call_later(0.1, control.stop)
+    assert await control.sleep(5) is False
+    assert control.reason == "stopped by the operator"
+
+
+async def test_control_socket_round_trip(tmp_path: Path) -> None:
+    control = RunControl()
+    server = ControlServer(control, tmp_path / "c" / "run.sock")
+    await server.start()
+    try:
+        assert await send_command(server.path, "skip_phase") == "ok"
+        assert control.skip_requested.is_set()
+        assert (await send_command(server.path, "explode")).startswith("unknown command 'explode'")
+        assert await send_command(server.path, "stop") == "ok"
+        assert control.stop_requested.is_set()
+    finally:
+        await server.close()
+    assert not server.path.exists()
+
+
+def test_node_states_from_nodetool_status() -> None:
+    text = """Datacenter: datacenter1
+=======================
+Status=Up/Down
+|/ State=Normal/Leaving/Joining/Moving
+--  Address    Load       Tokens  Owns (effective)  Host ID                               Rack
+UN  127.0.0.1  1.2 MiB    16      100.0%            3f8c...                               rack1
+UJ  127.0.0.2  80 KiB     16      ?                 9a1d...                               rack1
+"""
+    assert node_states(text) == {"127.0.0.1": "UN", "127.0.0.2": "UJ"}

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import random
+
+from hdrh.histogram import HdrHistogram
+
+from loadtower.scenarios.orchestrator.live_stats import LiveStats, new_histogram
+
+
+def _line(agent: str, ts: int, op: str, values_us: list[int], errors: int = 0) -> dict:
+    hist = new_histogram()
+    for v in values_us:
+        hist.record_value(v)
+    return {
+        "type": "interval",
+        "agent": agent,
+        "host": "h",
+        "ts": ts,
+        "phase": "p",
+        "cpu_pct": 5.0,
+        "ops": {
+            op: {
+                "ops": len(values_us) + errors,
+                "errors": {"Timeout": errors} if errors else {},
+                "late": 1,
+                "service_hist": hist.encode().decode(),
+                "response_hist": hist.encode().decode(),
+            }
+        },
+    }
+
+
+def test_window_merges_histograms_across_agents_and_seconds() -> None:
+    rng = random.Random(7)
+    stats = LiveStats()
+    raw: list[int] = []
+    for ts in range(100, 110):
+        for agent in ("a/0", "a/1", "b/0"):
+            scale = 1000 if agent != "b/0" else 20000  # one slow agent: averaging would hide it
+            values = [int(rng.lognormvariate(0, 0.5) * scale) + 1 for _ in range(200)]
+            raw += values
+            stats.add(_line(agent, ts, "read", values, errors=2))
+    window = stats.window(100, 110)
+    raw.sort()
+    expected = HdrHistogram(1, 60_000_000, 3)
+    for v in raw:
+        expected.record_value(v)
+    assert window.ops == 10 * 3 * 202
+    assert window.errors == 60
+    assert window.late == 30
+    assert window.p99_ms == expected.get_value_at_percentile(99) / 1000
+    exact_p99 = raw[int(0.99 * len(raw)) - 1] / 1000
+    assert abs(window.p99_ms - exact_p99) / exact_p99 < 0.01
+    assert stats.window(100, 105, op="read").ops == 5 * 3 * 202
+    assert stats.window(100, 110, op="update").ops == 0
+
+
+def test_latest_uses_complete_seconds() -> None:
+    stats = LiveStats()
+    stats.add(_line("a/0", 50, "read", [1000] * 10))
+    stats.add(_line("a/0", 51, "read", [1000] * 30))
+    assert stats.latest(52.5, span=1).ops == 30
+    assert stats.latest(52.5, span=2).ops == 40
