@@ -1,0 +1,307 @@
+"""The load engine: one native thread per agent process running an asyncio loop.
+
+Locust owns users, spawning and master/worker distribution; each Locust user only
+registers a *lane* here and then idles. The lanes (open-model schedules, closed-model
+loops, load inserters) run entirely on this loop, so the hot path (scheduling,
+sending, timing, histogram recording) never costs a greenlet round trip per op.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadtower.agents.cql.driver_session import make_session
+from loadtower.agents.cql.schemas import CqlOps, ddl, default_table, statements
+from loadtower.agents.measure import IntervalRecorder
+from loadtower.agents.workload.keys import OpMix, chooser
+from loadtower.agents.workload.values import ValuePool
+
+LATE_S = 0.002  # 1 ms of event-loop timer granularity + 1 ms of real lateness
+NEW_KEY_STRIDE = 1_000_000_000  # run-phase inserts of worker w start at records + w*stride
+
+
+@dataclass
+class PhaseConfig:
+    phase: str
+    mode: str  # load | run
+    spec: dict[str, Any]
+    contact_points: list[str]
+    port: int
+    username: str | None
+    password: str | None
+    driver: str
+    worker_index: int = 0
+    worker_count: int = 1
+    lane_rate: float | None = None  # open model: ops/s per lane
+    think_time: float = 0.0
+    records: int = 0
+    max_in_flight: int = 128
+    seed: int | None = None
+
+
+@dataclass
+class Lane:
+    lane_id: int
+    running: bool = True
+    task: asyncio.Task | None = field(default=None, repr=False)
+
+
+class Engine:
+    def __init__(self, agent: str, host: str, out: Callable[[dict], None] | None = None) -> None:
+        self.recorder = IntervalRecorder(agent, host)
+        self.out_queue: queue.Queue[dict] = queue.Queue()
+        self.out = out or self.out_queue.put
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run_loop, name="lt-engine", daemon=True)
+        self.lanes: dict[int, Lane] = {}
+        self.session: Any = None
+        self.session_key: tuple | None = None
+        self.config: PhaseConfig | None = None
+        self.ready = asyncio.Event()
+        self.ops: dict[str, Callable[[], Any]] = {}
+        self.mix: OpMix | None = None
+        self.cql: CqlOps | None = None
+        self._load_next = 0
+        self._load_end = 0
+        self._new_key = 0
+        self._load_lanes = 0
+        self._slots: asyncio.Semaphore | None = None
+        self._ticker: asyncio.Task | None = None
+        self.total_ops = 0
+
+    # ---- thread plumbing (called from the Locust side) --------------------------------
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run_loop(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self._ticker = self.loop.create_task(self._tick())
+        self.loop.run_forever()
+
+    def call(self, coro: Any, timeout: float | None = None) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def submit(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def add_lane(self, lane_id: int) -> None:
+        self.loop.call_soon_threadsafe(self._add_lane, lane_id)
+
+    def remove_lane(self, lane_id: int) -> None:
+        self.loop.call_soon_threadsafe(self._remove_lane, lane_id)
+
+    def stop_lanes(self) -> None:
+        self.loop.call_soon_threadsafe(self._stop_all)
+
+    def shutdown(self, timeout: float = 20.0) -> None:
+        with contextlib.suppress(Exception):
+            self.call(self._close(), timeout)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout)
+
+    # ---- configuration ---------------------------------------------------------------
+    async def configure(self, cfg: PhaseConfig) -> None:
+        """Connect (once per target), create the schema (worker 0), prepare, build the ops."""
+        self.ready.clear()
+        self._stop_all()
+        spec = cfg.spec
+        target, dataset, workload = spec["target"], spec["dataset"], spec["workload"]
+        schema = workload.get("schema_") or workload.get("schema") or "ycsb"
+        keyspace = target["keyspace"]
+        table = target.get("table") or default_table(schema)
+        key = (tuple(cfg.contact_points), cfg.port, cfg.username, cfg.driver)
+        if self.session is None or self.session_key != key:
+            if self.session is not None:
+                await self.session.close()
+            self.session = make_session(cfg.driver)
+            await self.session.connect(
+                cfg.contact_points, cfg.port, cfg.username, cfg.password, target["consistency"]
+            )
+            self.session_key = key
+        fields = int(dataset["fields"])
+        if cfg.worker_index == 0:
+            await self.session.ddl(
+                ddl(
+                    schema,
+                    keyspace,
+                    table,
+                    int(target["replication_factor"]),
+                    fields,
+                    workload.get("ttl"),
+                )
+            )
+        await self._prepare_with_retry(statements(schema, keyspace, table, fields))
+        rng = random.Random(cfg.seed)
+        records = int(cfg.records or dataset["records"])
+        per_worker = -(-records // max(cfg.worker_count, 1))
+        self._load_next = cfg.worker_index * per_worker
+        self._load_end = min(records, self._load_next + per_worker)
+        self._new_key = records + cfg.worker_index * NEW_KEY_STRIDE
+        self.cql = CqlOps(
+            schema,
+            self.session,
+            ValuePool(rng),
+            fields,
+            int(dataset["field_size"]),
+            chooser(
+                workload.get("distribution") or "uniform",
+                records,
+                self._latest,
+                rng,
+                workload.get("hotspot_data_fraction", 0.2),
+                workload.get("hotspot_op_fraction", 0.8),
+            ),
+            self._next_new_key,
+            int(workload.get("batch_size", 100)),
+            int(workload.get("scan_length", 100)),
+            rng,
+        )
+        table_ops = self.cql.table()
+        mix = {op: w for op, w in workload["mix"].items() if w > 0}
+        unknown = [op for op in mix if op not in table_ops]
+        if unknown:
+            raise ValueError(f"the {schema} schema has no op {', '.join(unknown)}")
+        self.ops, self.mix = table_ops, OpMix(mix, rng)
+        self._slots = asyncio.Semaphore(cfg.max_in_flight)
+        self.config = cfg
+        self.recorder.phase = cfg.phase
+        self._load_lanes = 0
+        self.ready.set()
+
+    async def _prepare_with_retry(self, stmts: dict[str, str], timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                await self.session.prepare(stmts)
+                return
+            except Exception:
+                if time.monotonic() > deadline:  # the table never appeared
+                    raise
+                await asyncio.sleep(0.5)
+
+    def _latest(self) -> int:
+        cfg = self.config
+        return max(0, (cfg.records if cfg else 1) - 1)
+
+    def _next_new_key(self) -> int:
+        self._new_key += 1
+        return self._new_key
+
+    # ---- lanes -----------------------------------------------------------------------
+    def _add_lane(self, lane_id: int) -> None:
+        lane = Lane(lane_id)
+        self.lanes[lane_id] = lane
+        lane.task = self.loop.create_task(self._lane(lane))
+
+    def _remove_lane(self, lane_id: int) -> None:
+        lane = self.lanes.pop(lane_id, None)
+        if lane is not None:
+            lane.running = False
+
+    def _stop_all(self) -> None:
+        for lane in self.lanes.values():
+            lane.running = False
+        self.lanes.clear()
+
+    async def _lane(self, lane: Lane) -> None:
+        await self.ready.wait()
+        cfg = self.config
+        assert cfg is not None
+        try:
+            if cfg.mode == "load":
+                await self._load_lane(lane)
+            elif cfg.lane_rate:
+                await self._open_lane(lane, cfg.lane_rate)
+            else:
+                await self._closed_lane(lane, cfg.think_time)
+        except Exception as exc:  # noqa: BLE001 - a lane must never die silently
+            self.out(
+                {
+                    "type": "event",
+                    "kind": "warning",
+                    "ts": time.time(),
+                    "message": f"lane {lane.lane_id} stopped: {type(exc).__name__}: {exc}",
+                }
+            )
+
+    async def _timed(self, op: str, intended: float, late: bool) -> None:
+        sent = time.monotonic()
+        try:
+            await self.ops[op]()
+        except Exception as exc:  # noqa: BLE001 - every failure is counted by class
+            self.recorder.error(op, exc, late)
+        else:
+            self.recorder.ok(op, intended, sent, time.monotonic(), late)
+        finally:
+            self.total_ops += 1
+
+    async def _open_lane(self, lane: Lane, rate: float) -> None:
+        interval = 1.0 / rate
+        slots = self._slots
+        assert slots is not None and self.mix is not None
+        next_t = time.monotonic() + random.random() * interval
+        choose = self.mix.next
+        while lane.running:
+            delay = next_t - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+                if not lane.running:
+                    break
+            await slots.acquire()
+            late = time.monotonic() - next_t > LATE_S
+            task = self.loop.create_task(self._timed(choose(), next_t, late))
+            task.add_done_callback(lambda _t: slots.release())
+            next_t += interval
+
+    async def _closed_lane(self, lane: Lane, think: float) -> None:
+        assert self.mix is not None
+        choose = self.mix.next
+        while lane.running:
+            await self._timed(choose(), time.monotonic(), False)
+            if think > 0:
+                await asyncio.sleep(think)
+
+    async def _load_lane(self, lane: Lane) -> None:
+        assert self.cql is not None
+        self._load_lanes += 1
+        try:
+            while lane.running and self._load_next < self._load_end:
+                k = self._load_next
+                self._load_next += 1
+                sent = time.monotonic()
+                try:
+                    await self.cql.insert_key(k)
+                except Exception as exc:  # noqa: BLE001
+                    self.recorder.error("insert", exc, False)
+                else:
+                    self.recorder.ok("insert", sent, sent, time.monotonic(), False)
+        finally:
+            self._load_lanes -= 1
+        if self._load_lanes == 0 and self._load_next >= self._load_end:
+            self.out({"type": "load_done", "ts": time.time()})
+
+    # ---- the per-second ticker ---------------------------------------------------------
+    async def _tick(self) -> None:
+        while True:
+            now = time.time()
+            boundary = int(now) + 1
+            await asyncio.sleep(boundary - now)
+            if self.recorder.current or (self.lanes and self.recorder.phase):
+                self.out(self.recorder.cut(boundary - 1))
+
+    async def _close(self) -> None:
+        self._stop_all()
+        await asyncio.sleep(0)
+        if self.recorder.current:
+            self.out(self.recorder.cut(int(time.time())))
+        if self.session is not None:
+            await self.session.close()
+            self.session = None
