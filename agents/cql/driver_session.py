@@ -5,12 +5,13 @@ Cluster/Session per process. The driver runs its own reactor thread (libev, or
 asyncore where libev is missing), NOT gevent: loadtower's agent does not monkey-patch,
 so Locust's greenlets never share sockets with the driver (the naive GeventConnection
 set-up is what drops connections under load). Results cross to the engine's asyncio
-loop with ``call_soon_threadsafe``.
+loop with one ``call_soon_threadsafe`` per batch of completions.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 from typing import Any
 
 
@@ -34,6 +35,8 @@ class DriverSession:
         self.prepared: dict[str, Any] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.consistency: Any = None
+        self._done: collections.deque = collections.deque()
+        self._wake_pending = False
 
     async def connect(
         self,
@@ -80,15 +83,32 @@ class DriverSession:
         loop = self.loop
         assert loop is not None
         fut = loop.create_future()
+        done = self._done
 
         def ok(result: Any) -> None:
-            loop.call_soon_threadsafe(_settle, fut, result, None)
+            done.append((fut, result, None))
+            self._wake()
 
         def err(exc: BaseException) -> None:
-            loop.call_soon_threadsafe(_settle, fut, None, exc)
+            done.append((fut, None, exc))
+            self._wake()
 
         response.add_callbacks(ok, err)
         return fut
+
+    def _wake(self) -> None:
+        """One loop wake-up per batch of completions, not one per op (a syscall each)."""
+        if not self._wake_pending:
+            self._wake_pending = True
+            assert self.loop is not None
+            self.loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        self._wake_pending = False
+        done = self._done
+        while done:
+            fut, result, exc = done.popleft()
+            _settle(fut, result, exc)
 
     def execute(self, name: str, params: tuple) -> asyncio.Future:
         return self._wrap(self.session.execute_async(self.prepared[name], params))

@@ -1,0 +1,212 @@
+"""Client CPU per op: raw drivers vs loadtower's agent vs latte, in one run.
+
+The same number of YCSB-C reads at the same fixed, sub-saturation rate against the
+sandbox: (a) raw cassandra-driver, (b) the agent on cassandra-driver, (c) raw acsylla,
+(d) the agent on acsylla, (e) latte when it is on PATH (`make bench-peers`).
+Prints CPU-microseconds per op, ops/s and errors for each, and the ratios b/a, d/c
+and d/e (goals: <= 1.25, <= 1.3, <= 1.5). The machine is shared and noisy: compare
+ratios from one run, not absolute figures across runs.
+
+usage: python bench/agent.py [--sandbox DIR] [--rate 2000] [--seconds 10] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KEYSPACE = "lt_bench"
+RECORDS = 10_000
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def agent(info: dict, driver: str, rate: float, seconds: float, load: bool = False) -> dict:
+    cass = info["cassandra"]
+    argv = [
+        sys.executable,
+        "-m",
+        "loadtower",
+        "agent",
+        "run",
+        "--driver",
+        driver,
+        "--contact-points",
+        ",".join(cass["contact_points"]),
+        "--port",
+        str(cass["port"]),
+        "--username",
+        cass["username"],
+        "--password-env",
+        "LT_BENCH_PW",
+        "--keyspace",
+        KEYSPACE,
+        "--workload",
+        "ycsb-c",
+        "--records",
+        str(RECORDS),
+        "--json",
+    ]
+    argv += (
+        ["--load", "--duration", "0"] if load else ["--rate", str(rate), "--duration", str(seconds)]
+    )
+    env = {**os.environ, "LT_BENCH_PW": cass["password"]}
+    out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False)
+    summary = json.loads(out.stdout.strip().splitlines()[-1])["summary"]
+    return {"ops": summary["ops"], "errors": summary["errors"], "cpu_s": summary["cpu_s"]}
+
+
+def raw(info: dict, client: str, ops: int, rate: float) -> dict:
+    cass = info["cassandra"]
+    argv = [
+        sys.executable,
+        str(HERE / "raw_clients.py"),
+        client,
+        "--hosts",
+        ",".join(cass["contact_points"]),
+        "--port",
+        str(cass["port"]),
+        "--user",
+        cass["username"],
+        "--password",
+        cass["password"],
+        "--keyspace",
+        KEYSPACE,
+        "--records",
+        str(RECORDS),
+        "--ops",
+        str(ops),
+        "--rate",
+        str(rate),
+    ]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+LATTE_SCRIPT = """
+use latte::*;
+const KEYSPACE = "{ks}";
+const ROWS = latte::param!("rows", {records});
+pub async fn prepare(ctx) {{
+    ctx.prepare("read", `SELECT * FROM ${{KEYSPACE}}.usertable WHERE y_id = :y_id`)?;
+}}
+pub async fn run(ctx, i) {{
+    let k = hash(i) % ROWS;
+    ctx.execute_prepared("read", [`user${{k}}`])?;
+}}
+"""
+
+
+def latte(info: dict, ops: int, rate: float) -> dict | None:
+    exe = shutil.which("latte") or str(Path.home() / ".cargo/bin/latte")
+    if not Path(exe).exists():
+        return None
+    cass = info["cassandra"]
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "read.rn"
+        script.write_text(LATTE_SCRIPT.format(ks=KEYSPACE, records=RECORDS))
+        before = children_cpu()
+        out = subprocess.run(
+            [
+                exe,
+                "run",
+                str(script),
+                "-d",
+                str(ops),
+                "-r",
+                str(rate),
+                "--user",
+                cass["username"],
+                "--password",
+                cass["password"],
+                "-q",
+                f"{cass['contact_points'][0]}:{cass['port']}",
+                "-o",
+                str(Path(tmp) / "report.json"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        used = children_cpu() - before
+        if out.returncode != 0:
+            return {"ops": 0, "errors": ops, "cpu_s": used, "note": out.stderr[-300:]}
+        errors = 0
+        report = Path(tmp) / "report.json"
+        if report.exists():
+            data = json.loads(report.read_text())
+            errors = int(data.get("result", {}).get("error_count", 0) or 0)
+        return {"ops": ops, "errors": errors, "cpu_s": used}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--sandbox", default=os.environ.get("LOADTOWER_SANDBOX", ".sandbox"))
+    p.add_argument("--rate", type=float, default=2000.0)
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args()
+    from loadtower.sandbox import Sandbox
+
+    info = Sandbox(a.sandbox).info()
+    if not info.get("up"):
+        sys.exit(f"the sandbox in {a.sandbox} is not up: loadtower sandbox up --dir {a.sandbox}")
+    ops = int(a.rate * a.seconds)
+    agent(info, "acsylla", a.rate, a.seconds, load=True)
+    results = {}
+    for name, fn in [
+        ("a_raw_driver", lambda: raw(info, "driver", ops, a.rate)),
+        ("b_agent_driver", lambda: agent(info, "cassandra-driver", a.rate, a.seconds)),
+        ("c_raw_acsylla", lambda: raw(info, "acsylla", ops, a.rate)),
+        ("d_agent_acsylla", lambda: agent(info, "acsylla", a.rate, a.seconds)),
+        ("e_latte", lambda: latte(info, ops, a.rate)),
+    ]:
+        t0 = time.monotonic()
+        r = fn()
+        if r is None:
+            continue
+        r["us_per_op"] = round(1e6 * r["cpu_s"] / max(r["ops"], 1), 1)
+        wall = r.pop("wall_s", None) or (
+            a.seconds
+            if name.endswith(("driver", "acsylla")) and "agent" in name
+            else time.monotonic() - t0
+        )
+        r["ops_per_s"] = round(r["ops"] / max(wall, 1e-9), 1)
+        results[name] = r
+
+    def ratio(x: str, y: str) -> float | None:
+        if x in results and y in results and results[y]["us_per_op"]:
+            return round(results[x]["us_per_op"] / results[y]["us_per_op"], 2)
+        return None
+
+    ratios = {
+        "b/a": ratio("b_agent_driver", "a_raw_driver"),
+        "d/c": ratio("d_agent_acsylla", "c_raw_acsylla"),
+        "d/e": ratio("d_agent_acsylla", "e_latte"),
+    }
+    if a.json:
+        print(json.dumps({"rate": a.rate, "ops": ops, "results": results, "ratios": ratios}))
+        return
+    print(f"{ops:,} YCSB-C reads at {a.rate:g} ops/s each")
+    print(f"{'client':18} {'CPU us/op':>10} {'ops/s':>10} {'errors':>7}")
+    for name, r in results.items():
+        print(f"{name:18} {r['us_per_op']:>10.1f} {r['ops_per_s']:>10.1f} {r['errors']:>7}")
+    for k, v in ratios.items():
+        print(f"ratio {k}: {'n/a (latte not installed)' if v is None else v}")
+
+
+if __name__ == "__main__":
+    main()
