@@ -1,0 +1,168 @@
+"""StoreReader: read-only access to a store, safe while a writer process is running.
+
+Every call opens the file read-only, queries and closes it again (see connection.py),
+retrying while the writer is in the middle of a flush.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from loadtower.errors import LoadtowerError
+from loadtower.store import hdr
+from loadtower.store.connection import connect
+
+READ_ONLY_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
+_JSON_FIELDS = {"versions", "host_facts", "extra", "params", "result", "data", "errors_by_class"}
+
+
+def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description or []]
+    out = []
+    for row in cur.fetchall():
+        item = dict(zip(names, row, strict=True))
+        for key in _JSON_FIELDS & item.keys():
+            if isinstance(item[key], str):
+                item[key] = json.loads(item[key])
+        out.append(item)
+    return out
+
+
+class StoreReader:
+    def __init__(self, path: Path | str, wait_s: float = 30.0) -> None:
+        self.path = Path(path)
+        self.wait_s = wait_s
+        if not self.path.exists():
+            raise LoadtowerError(f"no store at {self.path} (run a scenario first, or pass --store)")
+
+    def _query(self, sql: str, params: list | None = None, run_id: str | None = None) -> list[dict]:
+        with connect(self.path, read_only=True, wait_s=self.wait_s) as con:
+            if (
+                run_id is not None
+                and not con.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchall()
+            ):
+                raise LoadtowerError(f"no run '{run_id}' in {self.path} (see 'loadtower runs')")
+            return _rows(con.execute(sql, params or []))
+
+    def runs(self) -> list[dict]:
+        return self._query(
+            "SELECT id, name, scenario, status, reason, started, ended, versions FROM runs "
+            "ORDER BY id"
+        )
+
+    def run(self, run_id: str) -> dict:
+        return self._query("SELECT * FROM runs WHERE id = ?", [run_id], run_id)[0]
+
+    def phases(self, run_id: str) -> list[dict]:
+        return self._query(
+            'SELECT idx AS "index", name, type, started, ended, params, result FROM phases '
+            "WHERE run_id = ? ORDER BY idx",
+            [run_id],
+            run_id,
+        )
+
+    def events(self, run_id: str) -> list[dict]:
+        sql = "SELECT ts, kind, message, host, phase, data FROM events WHERE run_id = ? ORDER BY ts"
+        return self._query(sql, [run_id], run_id)
+
+    def op_seconds(self, run_id: str, phase: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM op_seconds WHERE run_id = ?"
+        params: list[Any] = [run_id]
+        if phase is not None:
+            sql, params = sql + " AND phase = ?", params + [phase]
+        return self._query(sql + " ORDER BY ts, op", params, run_id)
+
+    def node_seconds(self, run_id: str) -> list[dict]:
+        sql = "SELECT * FROM node_seconds WHERE run_id = ? ORDER BY ts, host"
+        return self._query(sql, [run_id], run_id)
+
+    def agent_samples(self, run_id: str) -> list[dict]:
+        sql = "SELECT * FROM agent_samples WHERE run_id = ? ORDER BY ts, agent"
+        return self._query(sql, [run_id], run_id)
+
+    def phase_summary(self, run_id: str) -> list[dict]:
+        rows = self._query(
+            "SELECT * FROM phase_summary WHERE run_id = ? ORDER BY first_ts, phase, op",
+            [run_id],
+            run_id,
+        )
+        for row in rows:
+            row.pop("first_ts", None)
+        return rows
+
+    def window_percentiles(
+        self,
+        run_id: str,
+        start_ts: float,
+        end_ts: float,
+        op: str | None = None,
+        phase: str | None = None,
+        kind: str = "response",
+    ) -> dict[str, Any]:
+        """Exact percentiles over [start_ts, end_ts): merge the stored histograms.
+
+        Whole minutes inside the window come from the per-minute rollup, the edges
+        from the per-second rows.
+        """
+        if kind not in ("response", "service"):
+            raise LoadtowerError(f"kind must be 'response' or 'service', not '{kind}'")
+        start, end = math.ceil(start_ts), math.ceil(end_ts)
+        m_lo, m_hi = -(-start // 60) * 60, end // 60 * 60
+        filters, params = "", [run_id]
+        if op is not None:
+            filters, params = filters + " AND op = ?", params + [op]
+        if phase is not None:
+            filters, params = filters + " AND phase = ?", params + [phase]
+        column = f"{kind}_hist"
+        if m_lo < m_hi:
+            sql = (
+                f"SELECT ops, errors, {column} FROM op_minute WHERE run_id = ?{filters} "
+                f"AND ts >= {m_lo} AND ts < {m_hi} UNION ALL "
+                f"SELECT ops, errors, {column} FROM op_second WHERE run_id = ?{filters} "
+                f"AND ts >= {start} AND ts < {end} AND NOT (ts >= {m_lo} AND ts < {m_hi})"
+            )
+            params = params + params
+        else:
+            sql = (
+                f"SELECT ops, errors, {column} FROM op_second WHERE run_id = ?{filters} "
+                f"AND ts >= {start} AND ts < {end}"
+            )
+        rows = self._query(sql, params, run_id)
+        blobs = [bytes(r[column]) for r in rows if r[column] is not None]
+        no, idx, cnt = hdr.decode_many(blobs, b64=False)
+        counts = np.bincount(idx, weights=cnt, minlength=hdr.COUNTS_LEN).astype(np.int64)
+        stats = hdr.dense_stats(counts[None, :])[0]
+        out: dict[str, Any] = {
+            "ops": int(sum(r["ops"] for r in rows)),
+            "errors": int(sum(r["errors"] for r in rows)),
+        }
+        for j, name in enumerate(["p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"]):
+            out[name] = None if np.isnan(stats[j]) else float(stats[j])
+        return out
+
+    def sql(self, query: str) -> tuple[list[str], list[tuple]]:
+        """Run one read-only query; anything that could write is refused."""
+        with connect(self.path, read_only=True, wait_s=self.wait_s) as con:
+            try:
+                statements = con.extract_statements(query)
+            except duckdb.Error as exc:
+                raise LoadtowerError(f"bad SQL: {exc}") from exc
+            if len(statements) != 1:
+                raise LoadtowerError("give exactly one SQL statement")
+            kind = statements[0].type.name
+            if kind not in READ_ONLY_STATEMENTS:
+                raise LoadtowerError(
+                    f"the store is read-only here: {kind} statements are refused "
+                    "(only SELECT, EXPLAIN and PRAGMA queries)"
+                )
+            try:
+                cur = con.execute(query)
+            except duckdb.Error as exc:
+                raise LoadtowerError(f"query failed: {exc}") from exc
+            return [d[0] for d in cur.description or []], cur.fetchall()

@@ -1,0 +1,27 @@
+"""Removing secrets from scenario and inventory text before it is stored."""
+
+from __future__ import annotations
+
+import re
+
+MASK = "*****"
+_SECRET_LINE = re.compile(
+    r"""^(?P<key>\s*(?:-\s*)?["']?[\w.-]*(?:password|passwd|secret|token)[\w.-]*["']?\s*[:=]\s*)"""
+    r"""(?P<value>\S.*?)\s*$""",
+    re.IGNORECASE,
+)
+
+
+def redact(text: str | None) -> str | None:
+    """Replace the value of every `password`/`secret`/`token` key (YAML or TOML line) by *****."""
+    if text is None:
+        return None
+    lines = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        match = _SECRET_LINE.match(body)
+        if match and match.group("value") not in ("|", ">", "{", "["):
+            body = match.group("key") + MASK
+        lines.append(body + ending)
+    return "".join(lines)

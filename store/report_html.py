@@ -1,0 +1,75 @@
+"""The self-contained HTML report of one run: charts per phase and the result table."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from html import escape
+from pathlib import Path
+
+from loadtower.store.reader import StoreReader
+from loadtower.store.svg import line_chart
+
+CSS = """body{font-family:system-ui,sans-serif;margin:24px;color:#222}
+table.results{border-collapse:collapse;margin:12px 0}
+table.results td,table.results th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+table.results th{background:#f4f4f4}.chart{display:block;margin:8px 0}"""
+COLUMNS = ["phase", "op", "ops", "ops_per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "errors"]
+
+
+def _fmt(v: object) -> str:
+    if v is None:
+        return ""
+    return f"{v:,.2f}" if isinstance(v, float) else escape(str(v))
+
+
+def _series(rows: list[dict], key: str, value: str, t0: float) -> dict[str, list]:
+    out: dict[str, list] = defaultdict(list)
+    for r in rows:
+        out[str(r[key])].append((r["ts"] - t0, r[value]))
+    return dict(out)
+
+
+def render(reader: StoreReader, run_id: str) -> str:
+    run = reader.run(run_id)
+    phases = reader.phases(run_id)
+    ops = reader.op_seconds(run_id)
+    nodes = reader.node_seconds(run_id)
+    summary = reader.phase_summary(run_id)
+    times = [r["ts"] for r in ops] + [r["ts"] for r in nodes]
+    t0 = min(times) if times else 0.0
+    bands = [(p["started"] - t0, (p["ended"] or p["started"]) - t0, p["name"]) for p in phases
+             if p["started"] is not None]  # fmt: skip
+    charts = [
+        line_chart("Throughput per op", _series(ops, "op", "ops", t0), "ops/s", bands),
+        line_chart("p50 latency per op", _series(ops, "op", "p50_ms", t0), "ms", bands),
+        line_chart("p99 latency per op", _series(ops, "op", "p99_ms", t0), "ms", bands),
+        line_chart("Node CPU", _series(nodes, "host", "cpu_pct", t0), "%", bands),
+        line_chart("Node RAM used", _series(nodes, "host", "mem_pct", t0), "%", bands),
+    ]
+    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_fmt(r.get(c))}</td>" for c in COLUMNS) + "</tr>" for r in summary
+    )
+    phase_rows = "".join(
+        f"<li>{escape(p['name'])} ({escape(p['type'] or '')}): "
+        f"{_fmt((p['ended'] or p['started']) - p['started'])} s</li>"
+        for p in phases
+        if p["started"] is not None
+    )
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["started"] or 0))
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>loadtower run {escape(run_id)}"
+        f"</title><style>{CSS}</style></head><body><h1>Run {escape(run_id)}: "
+        f"{escape(run['name'] or '')}</h1><p>scenario {escape(run['scenario'] or '')}, "
+        f"started {started}, status <b>{escape(run['status'] or '')}</b>"
+        f"{': ' + escape(run['reason']) if run['reason'] else ''}</p><ul>{phase_rows}</ul>"
+        f"<h2>Results per phase and op</h2><table class='results'><tr>{head}</tr>{body}</table>"
+        f"<h2>Charts</h2>{''.join(charts)}</body></html>"
+    )
+
+
+def write_report(store: Path, run_id: str, out: Path) -> None:
+    html = render(StoreReader(store), run_id)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html, encoding="utf-8")
