@@ -10,6 +10,7 @@ object per line: every worker's interval lines, events (``worker_joined``,
 from __future__ import annotations
 
 import json
+import os
 import queue
 import sys
 import threading
@@ -125,7 +126,7 @@ class Master:
                     "contact_points": cmd["contact_points"],
                     "port": int(cmd.get("port") or 9042),
                     "username": cmd.get("username"),
-                    "password": cmd.get("password"),
+                    "password": cmd.get("password") or os.environ.get("LOADTOWER_DB_PASSWORD"),
                     "driver": driver,
                     "worker_index": index,
                     "worker_count": len(workers),

@@ -23,6 +23,8 @@ def node_exporter_command(port: int) -> list[str]:
         "--no-collector.wifi",
         "--no-collector.hwmon",
         "--no-collector.zfs",
+        # every sandbox "host" talks over loopback: keep lo (Debian's default drops it)
+        "--collector.netdev.device-exclude=^$",
     ]
 
 

@@ -83,7 +83,7 @@ class ControlServer:
         self._server: asyncio.AbstractServer | None = None
 
     async def start(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
         self._server = await asyncio.start_unix_server(self._client, path=str(self.path))
@@ -111,8 +111,21 @@ class ControlServer:
             self.path.unlink()
 
 
+UNIX_PATH_MAX = 100  # sun_path is 108 bytes on Linux; keep a margin
+
+
 def default_control_path(store: Path, run_id: str) -> Path:
-    return Path(f"{store}.d") / "control" / f"{run_id}.sock"
+    """STORE.d/control/RUN_ID.sock, or, when that is too long for a UNIX socket, a
+    path derived from the same two names under /tmp/loadtower-UID (same for every
+    process that knows the store and the run id)."""
+    import hashlib
+    import os
+
+    path = Path(f"{Path(store).resolve()}.d") / "control" / f"{run_id}.sock"
+    if len(str(path).encode()) <= UNIX_PATH_MAX:
+        return path
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:20]
+    return Path(f"/tmp/loadtower-{os.getuid()}") / f"{digest}.sock"
 
 
 async def send_command(path: Path, command: str, timeout: float = 5.0) -> str:

@@ -22,6 +22,7 @@ from loadtower.scenarios.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import Plan
 
 JOIN_TIMEOUT_S = 90.0
+START_TIMEOUT_S = 150.0
 RUN_MARKER = "--lt-run"
 
 
@@ -45,6 +46,7 @@ class LocustLoad:
         self.joined: set[str] = set()
         self._joined_changed = asyncio.Event()
         self._done = asyncio.Event()
+        self._acks: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
         self._stderr: asyncio.Task[None] | None = None
 
@@ -77,6 +79,13 @@ class LocustLoad:
         self._stderr = asyncio.create_task(self._read_stderr())
         for name in agents:
             remote_port = await self.pool.forward_remote_port(name, 0, "127.0.0.1", port)
+            self.sinks.event(
+                "agents",
+                f"load worker on {name} reaches the Locust master through an SSH reverse "
+                f"forward ({name} 127.0.0.1:{remote_port} -> 127.0.0.1:{port})",
+                host=name,
+                data={"remote_port": remote_port, "master_port": port},
+            )
             command = (
                 f"{shlex.quote(agents[name].python)} -m loadtower agent worker "
                 f"--master 127.0.0.1:{remote_port} --processes {counts[name]} "
@@ -153,6 +162,8 @@ class LocustLoad:
             )
         elif kind in ("phase_done", "done"):
             self._done.set()
+        elif kind in ("started", "failed", "stopped"):
+            self._acks.put_nowait(line)
 
     # ------------------------------------------------------------------ the Load protocol
     async def start(
@@ -169,6 +180,8 @@ class LocustLoad:
         concurrency: int | None = None,
     ) -> None:
         self._done.clear()
+        while not self._acks.empty():
+            self._acks.get_nowait()
         await self._send(
             {
                 "cmd": "start",
@@ -185,10 +198,30 @@ class LocustLoad:
                 **self._credentials(),
             }
         )
+        ack = await self._ack(("started", "failed"), START_TIMEOUT_S)
+        if ack.get("type") == "failed":
+            raise LoadtowerError(f"phase {phase}: {ack.get('message', 'the load did not start')}")
+
+    async def _ack(self, kinds: tuple[str, ...], timeout: float) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise LoadtowerError(
+                    f"the Locust master did not answer ({' or '.join(kinds)}) within {timeout:g} s"
+                )
+            try:
+                line = await asyncio.wait_for(self._acks.get(), timeout=remaining)
+            except TimeoutError:
+                continue
+            if line.get("type") in kinds:
+                return line
 
     async def stop(self) -> None:
         with contextlib.suppress(LoadtowerError):
             await self._send({"cmd": "stop"})
+            await self._ack(("stopped",), 30.0)
 
     async def wait_done(self, timeout: float | None = None) -> bool:
         try:

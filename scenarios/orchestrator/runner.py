@@ -89,8 +89,9 @@ class Orchestrator:
             await server.start()
             sinks.event("run", f"run {run_id} started: scenario {plan.scenario.name}")
             await pool.connect_all()
-            await self._host_facts(pool, sinks)
-            metrics_task = asyncio.create_task(self._metrics(pool, sinks))
+            await self._host_facts(pool, sinks, writer, run_id)
+            db_hosts_up = list(plan.inventory.with_role("db"))
+            metrics_task = asyncio.create_task(self._metrics(pool, sinks, db_hosts_up))
             load = create_load(pool, plan, run_id, sinks)
             await load.prepare()
             ctx = PhaseContext(
@@ -101,7 +102,7 @@ class Orchestrator:
                 actions=pool,
                 control=self.control,
                 stats=sinks.stats,
-                db_hosts_up=list(plan.inventory.with_role("db")),
+                db_hosts_up=db_hosts_up,
             )
             await self._phases(ctx, writer, sinks)
             if self.control.stop_requested.is_set():
@@ -160,7 +161,7 @@ class Orchestrator:
             )
             ctx.current_phase = sinks.phase = ""
 
-    async def _host_facts(self, pool: Any, sinks: Sinks) -> None:
+    async def _host_facts(self, pool: Any, sinks: Sinks, writer: Any, run_id: str) -> None:
         facts: dict[str, Any] = {}
         for name in self.plan.inventory.hosts:
             if self.plan.inventory.hosts[name].standby:
@@ -169,12 +170,19 @@ class Orchestrator:
                 status, out, _err = await pool.run(name, HOST_FACTS_CMD, timeout=15)
                 if status == 0:
                     facts[name] = parse_host_facts(out)
+        writer.set_host_facts(run_id, facts)
         sinks.event("host_facts", f"facts of {len(facts)} hosts", data=facts)
 
-    async def _metrics(self, pool: Any, sinks: Sinks) -> None:
+    async def _metrics(self, pool: Any, sinks: Sinks, hosts: list[str]) -> None:
+        """Node samples of the DB hosts that are up (a scaled-out host joins the list)."""
         from loadtower.agents.metrics import NodeMetricsSampler
 
-        sampler = NodeMetricsSampler(self.plan.inventory, pool)
+        sampler = NodeMetricsSampler(
+            self.plan.inventory,
+            pool,
+            hosts=lambda: list(hosts),
+            on_warning=lambda host, message: sinks.event("warning", message, host=host or None),
+        )
         try:
             async for sample in sampler.samples():
                 sinks.node_sample(sample)

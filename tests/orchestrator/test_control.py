@@ -57,3 +57,15 @@ UN  127.0.0.1  1.2 MiB    16      100.0%            3f8c...                     
 UJ  127.0.0.2  80 KiB     16      ?                 9a1d...                               rack1
 """
     assert node_states(text) == {"127.0.0.1": "UN", "127.0.0.2": "UJ"}
+
+
+def test_control_path_stays_short_enough_for_a_unix_socket(tmp_path: Path) -> None:
+    from loadtower.scenarios.orchestrator.control import UNIX_PATH_MAX, default_control_path
+
+    short = default_control_path(Path("/tmp/s.duckdb"), "20261123-090837-4860")
+    assert short.parent.name == "control"
+    deep = tmp_path / ("x" * 120) / "s.duckdb"
+    long_one = default_control_path(deep, "20261123-090837-4860")
+    assert len(str(long_one)) <= UNIX_PATH_MAX
+    assert long_one == default_control_path(deep, "20261123-090837-4860")
+    assert long_one != default_control_path(deep, "20261123-090837-4861")

@@ -1,0 +1,214 @@
+"""SSH to every inventory host (asyncssh): commands, node actions, streamed processes
+and reverse port forwards, with verified host keys and reconnects with backoff."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import asyncssh
+
+from loadtower.agents.ssh_keys import KeyPolicyClient, known_hosts_path, refusal
+from loadtower.errors import LoadtowerError
+from loadtower.scenarios.models import Host, Inventory
+
+RECONNECT_FOR_S = 30.0
+ACTION_TIMEOUT_S = 900.0
+StateCallback = Callable[[str, str, str], None]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    host: str
+    port: int
+    user: str | None
+    key: str | None
+
+
+class RemoteProcess:
+    """A long-running remote command; its process group dies on terminate()."""
+
+    def __init__(self, pool: HostPool, name: str, process: Any, tasks: list[asyncio.Task]) -> None:
+        self.pool, self.name, self.process, self.tasks = pool, name, process, tasks
+        self.pid: int | None = None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    async def wait(self) -> int | None:
+        await self.process.wait()
+        for task in self.tasks:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, 5)
+        return self.process.returncode
+
+    async def terminate(self) -> None:
+        if self.pid:
+            with contextlib.suppress(Exception):
+                await self.pool.run(self.name, f"kill -TERM -- -{self.pid} 2>/dev/null; true", 15)
+        with contextlib.suppress(Exception):
+            self.process.terminate()
+        with contextlib.suppress(Exception):
+            self.process.close()
+
+
+class HostPool:
+    def __init__(self, inventory: Inventory, accept_new_host_keys: bool = False,
+                 on_state: StateCallback | None = None) -> None:
+        self.inventory = inventory
+        self.accept_new = accept_new_host_keys or inventory.ssh.accept_new_host_keys
+        self.on_state = on_state or (lambda *_: None)
+        self.known_hosts = known_hosts_path(inventory.ssh.known_hosts)
+        self.conns: dict[Endpoint, asyncssh.SSHClientConnection] = {}
+        self.locks: dict[Endpoint, asyncio.Lock] = {}
+        self.listeners: list[Any] = []
+        self.closed = False
+
+    def endpoint(self, name: str) -> Endpoint:
+        host = self._host(name)
+        ssh = self.inventory.ssh
+        return Endpoint(host.ssh_host or host.address, host.ssh_port or ssh.port,
+                        host.ssh_user or ssh.user, host.ssh_key or ssh.key)
+
+    def _host(self, name: str) -> Host:
+        try:
+            return self.inventory.hosts[name]
+        except KeyError:
+            raise LoadtowerError(f"no host '{name}' in the inventory") from None
+
+    async def connect_all(self) -> None:
+        names = [n for n, h in self.inventory.hosts.items() if not h.standby]
+        await asyncio.gather(*(self.connection(n) for n in names))
+
+    async def _connect(self, name: str, ep: Endpoint) -> asyncssh.SSHClientConnection:
+        client = KeyPolicyClient(self.known_hosts, self.accept_new)
+        timeout = float(self.inventory.ssh.connect_timeout)
+        options: dict[str, Any] = {"known_hosts": str(self.known_hosts)
+                                   if self.known_hosts.exists() else ()}
+        if ep.key:
+            options["client_keys"] = [ep.key]
+        try:
+            conn, _ = await asyncio.wait_for(asyncssh.create_connection(
+                lambda: client, ep.host, port=ep.port, username=ep.user,
+                connect_timeout=timeout, keepalive_interval=5, keepalive_count_max=3,
+                **options), timeout + 5)
+        except asyncssh.HostKeyNotVerifiable:
+            raise LoadtowerError(refusal(name, ep.host, ep.port, client.verdict or "unknown",
+                                         self.known_hosts)) from None
+        except asyncssh.PermissionDenied:
+            raise LoadtowerError(f"host {name} ({ep.host}:{ep.port}): SSH login as "
+                                 f"{ep.user or 'the current user'} refused (check the key)") from None
+        except (OSError, asyncssh.Error, TimeoutError) as exc:
+            reason = str(exc) or type(exc).__name__
+            raise LoadtowerError(f"host {name} ({ep.host}:{ep.port}): cannot connect over "
+                                 f"SSH: {reason}") from None
+        return conn
+
+    async def connection(self, name: str) -> asyncssh.SSHClientConnection:
+        ep = self.endpoint(name)
+        lock = self.locks.setdefault(ep, asyncio.Lock())
+        async with lock:
+            conn = self.conns.get(ep)
+            if conn is not None and not conn.is_closed():
+                return conn
+            lost = conn is not None
+            self.on_state(name, "reconnecting" if lost else "connecting", "")
+            conn = await (self._reconnect(name, ep) if lost else self._connect(name, ep))
+            self.conns[ep] = conn
+            self.on_state(name, "reconnected" if lost else "connected", "")
+            return conn
+
+    async def _reconnect(self, name: str, ep: Endpoint) -> asyncssh.SSHClientConnection:
+        loop = asyncio.get_running_loop()
+        deadline, delay = loop.time() + RECONNECT_FOR_S, 0.5
+        while True:
+            try:
+                return await self._connect(name, ep)
+            except LoadtowerError as exc:
+                if loop.time() + delay > deadline or "host key" in str(exc):
+                    self.on_state(name, "gave_up", str(exc))
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+    async def run(self, name: str, command: str, timeout: float = 60.0) -> tuple[int, str, str]:
+        for attempt in (1, 2):
+            conn = await self.connection(name)
+            try:
+                result = await asyncio.wait_for(conn.run(command, check=False), timeout)
+            except TimeoutError:
+                raise LoadtowerError(f"host {name}: `{command}` did not finish within "
+                                     f"{timeout:g} s") from None
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError,
+                    OSError) as exc:
+                self.on_state(name, "lost", str(exc))
+                if attempt == 2:
+                    raise LoadtowerError(f"host {name}: SSH connection lost: {exc}") from None
+                continue
+            status = result.exit_status if result.exit_status is not None else 255
+            return status, str(result.stdout or ""), str(result.stderr or "")
+        raise AssertionError("unreachable")
+
+    async def run_action(self, name: str, action: str, **placeholders: str) -> tuple[int, str, str]:
+        template = self._host(name).actions.get(action)  # type: ignore[call-overload]
+        if template is None:
+            raise LoadtowerError(f"host {name} has no '{action}' action in the inventory")
+        try:
+            command = template.format(**placeholders)
+        except (KeyError, IndexError) as exc:
+            raise LoadtowerError(f"host {name}: action '{action}' uses an unknown placeholder "
+                                 f"{exc} (known: {', '.join(sorted(placeholders))})") from None
+        return await self.run(name, command, timeout=ACTION_TIMEOUT_S)
+
+    async def stream(self, name: str, command: str, on_stdout: Callable[[str], None],
+                     on_stderr: Callable[[str], None]) -> RemoteProcess:
+        conn = await self.connection(name)
+        wrapped = f"setsid -w sh -c {shlex.quote('echo LTPID $$ >&2; ' + command)}"
+        process = await conn.create_process(wrapped)
+        handle = RemoteProcess(self, name, process, [])
+        pid_seen = asyncio.Event()
+
+        async def pump(stream: Any, callback: Callable[[str], None], is_err: bool) -> None:
+            async for line in stream:
+                if not line:  # end of stream, not an empty line (that would be "\n")
+                    continue
+                text = line.rstrip("\n")
+                if is_err and handle.pid is None and text.startswith("LTPID "):
+                    handle.pid = int(text.split()[1])
+                    pid_seen.set()
+                    continue
+                if is_err and text.startswith("setsid: child"):  # our wrapper's own remark
+                    continue
+                callback(text)
+
+        handle.tasks = [asyncio.create_task(pump(process.stdout, on_stdout, False)),
+                        asyncio.create_task(pump(process.stderr, on_stderr, True))]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(pid_seen.wait(), 15)
+        return handle
+
+    async def forward_remote_port(self, name: str, remote_port: int, local_host: str,
+                                  local_port: int) -> int:
+        conn = await self.connection(name)
+        listener = await conn.forward_remote_port("127.0.0.1", remote_port, local_host, local_port)
+        self.listeners.append(listener)
+        return int(listener.get_port())
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for listener in self.listeners:
+            with contextlib.suppress(Exception):
+                listener.close()
+        for conn in self.conns.values():
+            conn.close()
+        for conn in self.conns.values():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.wait_closed(), 5)
+        self.conns.clear()

@@ -1,0 +1,35 @@
+"""Running `loadtower run` as a user would, for the orchestrator's integration tests."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from loadtower.store import StoreReader
+
+
+def run_scenario(
+    scenario: str | Path,
+    inventory: Path,
+    store: Path,
+    *overrides: str,
+    timeout: float = 400,
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "loadtower", "run", str(scenario), "--inventory", str(inventory)]
+    argv += ["--headless", "--store", str(store)]
+    for item in overrides:
+        argv += ["--set", item]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+
+
+def only_run(store: Path) -> dict:
+    runs = StoreReader(store).runs()
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def phase_bounds(reader: StoreReader, run_id: str, name: str) -> tuple[int, int]:
+    """Whole seconds fully inside the phase."""
+    phase = next(p for p in reader.phases(run_id) if p["name"] == name)
+    return int(phase["started"]) + 1, int(phase["ended"]) - 1
