@@ -9,7 +9,8 @@ from loadtower.defaults import add_store_argument, default_sandbox_dir
 
 HELP = "Bring up the sandbox and run the quick-start scenario against it."
 DESCRIPTION = """Bring up the local sandbox (real Cassandra, Prometheus, node_exporter and sshd on
-loopback), then check the 'quickstart' scenario against its inventory and run it.
+loopback), then check the 'quickstart' scenario against its inventory and run it
+(in the live TUI when the terminal allows, else with a status line and result table).
 The sandbox stays up afterwards: stop it with `loadtower sandbox down --dir DIR`.
 
 example:
@@ -37,10 +38,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from loadtower.cli import main as cli_main
+    from loadtower.defaults import store_path
     from loadtower.sandbox import Sandbox
 
     directory = args.dir or default_sandbox_dir()
     info = Sandbox(directory, cassandra_nodes=args.cassandra_nodes).up()
     inventory = info["inventory"]
     print(f"sandbox up in {info['dir']}; inventory {inventory}")
-    return cli_main(["check", args.scenario, "--inventory", str(inventory)])
+    status = cli_main(["check", args.scenario, "--inventory", str(inventory)])
+    if status != 0:
+        return status
+    argv = ["run", args.scenario, "--inventory", str(inventory), "--store", str(store_path(args))]
+    if args.headless:
+        argv.append("--headless")
+    return cli_main(argv)

@@ -66,5 +66,7 @@ def run(args: argparse.Namespace) -> int:
         except ImportError:
             run_live = None
         if run_live is not None:
-            return int(run_live(plan, store_path(args), args))
+            code = run_live(plan, store_path(args), args)
+            if code is not None:
+                return int(code)
     return asyncio.run(run_headless(plan, store_path(args), args))

@@ -100,6 +100,8 @@ def compare_runs(store_path: Path | str, run_a: str, run_b: str) -> list[dict[st
                 "significant_ops": sig_ops,
                 "significant_p99": sig_p99,
                 "significant": sig_ops or sig_p99,
+                **{f"{m}_{side}": row.get(m) for m in ("p50_ms", "p90_ms", "max_ms", "errors")
+                   for side, row in (("a", sa), ("b", sb))},
             }
         )
     return out

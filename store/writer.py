@@ -76,12 +76,15 @@ class StoreWriter:
         versions: dict,
         host_facts: dict,
         extra: dict,
+        run_id: str | None = None,
+        started: float | None = None,
     ) -> str:
-        run_id = new_run_id()
+        """Record a new run; `run_id`/`started` are for imports and fixtures."""
+        run_id = run_id or new_run_id()
         self._facts[run_id] = dict(host_facts or {})
         row = [run_id, name, scenario_name, redact(scenario_text), redact(inventory_text)]
         row += [_json(versions or {}), _json(self._facts[run_id]), _json(extra or {})]
-        row += [time.time(), None, "running", None, os.getpid(), socket.gethostname()]
+        row += [started or time.time(), None, "running", None, os.getpid(), socket.gethostname()]
         self._queue_meta(f"INSERT INTO runs VALUES ({', '.join('?' * len(row))})", row)
         self.flush()
         return run_id
@@ -141,9 +144,11 @@ class StoreWriter:
         merged.update(facts or {})
         self._queue_meta("UPDATE runs SET host_facts = ? WHERE id = ?", [_json(merged), run_id])
 
-    def end_run(self, run_id: str, status: str, reason: str | None) -> None:
+    def end_run(
+        self, run_id: str, status: str, reason: str | None, ended: float | None = None
+    ) -> None:
         sql = "UPDATE runs SET status = ?, reason = ?, ended = ? WHERE id = ?"
-        self._queue_meta(sql, [status, reason, time.time(), run_id])
+        self._queue_meta(sql, [status, reason, ended or time.time(), run_id])
         self.flush()
         with self._flush_lock:
             self._rollups.forget_run(run_id)

@@ -1,0 +1,119 @@
+"""ClickHouse tables and statements of the three workload families of ``agents/cql``.
+
+The tables mirror the CQL ones column for column (CQL ``text`` -> String, ``uuid`` ->
+UUID, ``float`` -> Float32, ``bigint`` -> Int64), plus the columns ClickHouse needs:
+
+- ``ver UInt64 DEFAULT toUnixTimestamp64Nano(now64(9))``: every table is a
+  ``ReplacingMergeTree(ver)`` so that an insert of an existing key is an upsert, as in
+  CQL. Reads, scans and counts use ``FINAL`` so they see only the newest version.
+  ``ver`` is stamped by the server at insert (the clocks of a cluster's servers must
+  agree to within the time between two writes of one key).
+- ycsb's ``update{i}`` (CQL ``UPDATE ... SET field{i} = ?``) is an
+  ``INSERT ... SELECT`` of the newest row with field i replaced: a new version, no
+  mutation. Unlike CQL it does not create a missing row.
+- ``ttl``: ``inserted DateTime DEFAULT now()`` and ``TTL inserted + INTERVAL n SECOND``
+  when ``ttl_seconds`` is given (an existing table gets the new TTL, unmaterialized).
+  ClickHouse drops expired rows at merges, so a read may still see an expired row.
+- ``recipes``: ORDER BY ``(total_price, id)``, the CQL primary key that its reads and
+  deletes filter on, and a bloom_filter skip index on ``title``.
+
+Statements use server-side binding: ``{p0:Type}, {p1:Type}, ...`` for the op's
+parameters in order, and ``{keys:Array(...)}`` for deletes, which always take a list
+of keys (one key, or a whole batch in ONE statement). ``insert`` is only the head
+``INSERT INTO db.t (cols)``: the session sends the rows with ``client.insert``.
+Deletes are lightweight (``DELETE FROM``); ``delete_mode="mutation"`` makes them
+``ALTER TABLE ... DELETE`` (synchronous only with the ``mutations_sync`` setting).
+"""
+
+from __future__ import annotations
+
+import re
+
+VERSION = "ver UInt64 DEFAULT toUnixTimestamp64Nano(now64(9))"
+_DELETE = re.compile(r"^\s*DELETE\s+FROM\s+(\S+)\s+WHERE\s+(.+)$", re.I | re.S)
+
+
+def default_table(schema: str) -> str:
+    return {"ycsb": "usertable", "recipes": "recipes", "ttl": "ttl_rows"}[schema]
+
+
+def columns(schema: str, fields: int) -> list[tuple[str, str]]:
+    """The CQL columns, in the order of the rows the ops send."""
+    if schema == "ycsb":
+        return [("y_id", "String"), *((f"field{i}", "String") for i in range(fields))]
+    if schema == "recipes":
+        return [("id", "UUID"), ("title", "String"), ("link", "String"), ("total_price", "Float32")]
+    return [("id", "Int64"), ("value1", "String"), ("value2", "String")]
+
+
+def keys(schema: str) -> list[tuple[str, str]]:
+    """The key columns, in the order of the ops' ``where`` tuples."""
+    if schema == "ycsb":
+        return [("y_id", "String")]
+    if schema == "recipes":
+        return [("total_price", "Float32"), ("id", "UUID")]
+    return [("id", "Int64")]
+
+
+def ddl(
+    schema: str, database: str, table: str, fields: int, ttl_seconds: float | None
+) -> list[str]:
+    t = f"{database}.{table}"
+    cols = ", ".join(f"{name} {typ}" for name, typ in columns(schema, fields))
+    order = ", ".join(name for name, _ in keys(schema))
+    extra, ttl = "", ""
+    if schema == "recipes":
+        extra = ", INDEX title_bloom title TYPE bloom_filter(0.01) GRANULARITY 4"
+    if schema == "ttl":
+        extra = ", inserted DateTime DEFAULT now()"
+        if ttl_seconds is not None:
+            ttl = f" TTL inserted + INTERVAL {int(ttl_seconds)} SECOND"
+    out = [
+        f"CREATE DATABASE IF NOT EXISTS {database}",
+        f"CREATE TABLE IF NOT EXISTS {t} ({cols}, {VERSION}{extra}) "
+        f"ENGINE = ReplacingMergeTree(ver) ORDER BY ({order}){ttl}",
+    ]
+    if ttl:
+        # an existing table keeps its old TTL unless told: the scenario's TTL wins
+        out.append(f"ALTER TABLE {t} MODIFY{ttl} SETTINGS materialize_ttl_after_modify = 0")
+    return out
+
+
+def as_mutation(sql: str) -> str:
+    """``DELETE FROM t WHERE c`` -> ``ALTER TABLE t DELETE WHERE c``; others unchanged."""
+    m = _DELETE.match(sql)
+    return f"ALTER TABLE {m.group(1)} DELETE WHERE {m.group(2)}" if m else sql
+
+
+def statements(
+    schema: str, database: str, table: str, fields: int, delete_mode: str = "lightweight"
+) -> dict[str, str]:
+    t = f"{database}.{table}"
+    cols = columns(schema, fields)
+    names = ", ".join(name for name, _ in cols)
+    key = keys(schema)
+    where = " AND ".join(f"{name} = {{p{i}:{typ}}}" for i, (name, typ) in enumerate(key))
+    if len(key) == 1:
+        in_keys = f"{key[0][0]} IN {{keys:Array({key[0][1]})}}"
+    else:
+        tup = ", ".join(typ for _, typ in key)
+        in_keys = f"({', '.join(n for n, _ in key)}) IN {{keys:Array(Tuple({tup}))}}"
+    stmts = {
+        "read": f"SELECT {names} FROM {t} FINAL WHERE {where}",
+        "insert": f"INSERT INTO {t} ({names})",
+        "delete": f"DELETE FROM {t} WHERE {in_keys}",
+    }
+    if schema == "ycsb":
+        stmts["scan"] = (
+            f"SELECT {names} FROM {t} FINAL WHERE y_id >= {{p0:String}} "
+            "ORDER BY y_id LIMIT {p1:UInt32}"
+        )
+        for i in range(fields):
+            picked = ", ".join("{p0:String}" if name == f"field{i}" else name for name, _ in cols)
+            stmts[f"update{i}"] = (
+                f"INSERT INTO {t} ({names}) SELECT {picked} FROM {t} FINAL "
+                "WHERE y_id = {p1:String}"
+            )
+    if delete_mode == "mutation":
+        stmts["delete"] = as_mutation(stmts["delete"])
+    return stmts

@@ -1,0 +1,57 @@
+"""`loadtower run` with the live TUI: the run itself is a headless child process (so it
+survives a TUI crash); the TUI attaches to it. Quitting the TUI stops the run, as
+Ctrl-C does in headless mode, and prints its result table."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import subprocess
+import sys
+from pathlib import Path
+
+from loadtower.scenarios.plan import Plan
+
+STOP_WAIT_S = 120.0
+
+
+def _extra(args: argparse.Namespace) -> list[str]:
+    extra: list[str] = []
+    for item in args.overrides or []:
+        extra += ["--set", item]
+    if args.scale is not None:
+        extra += ["--scale", str(args.scale)]
+    if args.name:
+        extra += ["--name", args.name]
+    if args.accept_new_host_keys:
+        extra.append("--accept-new-host-keys")
+    return extra
+
+
+def run_live(plan: Plan, store: Path, args: argparse.Namespace) -> int | None:
+    """None when there is no terminal to draw on (the caller then runs headless)."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return None
+    from loadtower.scenarios.orchestrator.control import default_control_path, send_command
+    from loadtower.tui.app import LoadtowerApp
+    from loadtower.tui.run_process import start_headless
+
+    started = start_headless(args.scenario, args.inventory, store, _extra(args))
+    control = default_control_path(store, started.run_id)
+    LoadtowerApp(store, open_run=started.run_id, live=True, control_path=control).run()
+    if started.process.poll() is None:
+        print(f"stopping run {started.run_id} ...", file=sys.stderr)
+        with contextlib.suppress(OSError):  # no socket: the run is already ending
+            asyncio.run(send_command(control, "stop"))
+    try:
+        code = started.process.wait(timeout=STOP_WAIT_S)
+    except subprocess.TimeoutExpired:  # never leave the child behind
+        started.process.terminate()
+        try:
+            code = started.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            started.process.kill()
+            code = started.process.wait()
+    print(started.output.read_text(errors="replace"), end="")
+    return code

@@ -1,0 +1,1 @@
+"""loadtower.tui.screens"""

@@ -1,0 +1,232 @@
+"""SqlScreen: a read-only SQL console over a loadtower store."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+import time
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static, TextArea, Tree
+from textual.worker import get_current_worker
+
+from loadtower.errors import LoadtowerError
+
+MAX_SHOWN = 1000
+MAX_CELL = 80
+_SIMPLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+TABLES_SQL = ("SELECT table_name, table_type FROM information_schema.tables "
+              "WHERE table_schema = 'main' ORDER BY table_name")
+COLUMNS_SQL = ("SELECT table_name, column_name, data_type FROM information_schema.columns "
+               "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position")
+
+
+def format_cell(value: Any) -> str:
+    """A table cell: floats with at most 4 decimals, long values cut short."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, float | Decimal) and math.isfinite(value):
+        text = f"{value:.4f}".rstrip("0").rstrip(".")
+        if text in ("0", "-0") and value != 0:
+            text = f"{value:.4g}"
+        return text
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(bytes(value))} bytes>"
+    text = str(value)
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def _reader(store: Path) -> Any:
+    from loadtower.store import StoreReader  # lazy: DuckDB loads only when the screen queries
+
+    return StoreReader(store)
+
+
+def _set_sql_language(editor: TextArea) -> None:
+    """SQL highlighting when the tree-sitter grammar is installed, plain text otherwise."""
+    try:
+        from textual._tree_sitter import TREE_SITTER, get_language
+
+        if "sql" in editor.available_languages and TREE_SITTER and get_language("sql"):
+            editor.language = "sql"
+    except Exception:  # a missing grammar means plain text, never a crash
+        editor.language = None
+
+
+class SqlScreen(Screen):
+    """Schema tree on the left; editor, results and status on the right."""
+
+    DEFAULT_CSS = """
+    SqlScreen #sql-schema { width: 34; border-right: solid $primary-darken-2; }
+    SqlScreen #sql-main { width: 1fr; }
+    SqlScreen #sql-editor { height: 10; }
+    SqlScreen #sql-results { height: 1fr; }
+    SqlScreen #sql-status { height: 1; padding: 0 1; }
+    SqlScreen #sql-status.error { color: $error; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "run", "Run query", priority=True),
+        Binding("f5", "run", "Run query", priority=True),
+        Binding("ctrl+up", "history(-1)", "Prev query", priority=True),
+        Binding("ctrl+down", "history(1)", "Next query", priority=True),
+        Binding("ctrl+e", "export", "Export CSV", priority=True),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, store: Path, initial_query: str = "",
+                 export_dir: Path | None = None) -> None:
+        super().__init__()
+        self.store, self.initial_query, self.export_dir = Path(store), initial_query, export_dir
+        self.last_columns: list[str] = []
+        self.last_rows: list[tuple] = []
+        self.last_error: str | None = None
+        self.history: list[str] = []
+        self._history_pos, self._draft = 0, ""
+
+    def compose(self) -> ComposeResult:
+        tree: Tree[tuple[str, str]] = Tree("tables", id="sql-schema")
+        tree.show_root = False
+        with Horizontal():
+            yield tree
+            with Vertical(id="sql-main"):
+                yield TextArea(self.initial_query, id="sql-editor", soft_wrap=True)
+                yield DataTable(id="sql-results", zebra_stripes=True)
+                yield Static("ctrl+r / F5 runs the query", id="sql-status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        editor = self.query_one("#sql-editor", TextArea)
+        _set_sql_language(editor)
+        editor.focus()
+        self._load_schema()
+
+    @work(thread=True, exclusive=True, group="sql-schema")
+    def _load_schema(self) -> None:
+        try:
+            reader = _reader(self.store)
+            tables, columns = reader.sql(TABLES_SQL)[1], reader.sql(COLUMNS_SQL)[1]
+        except Exception as exc:  # shown inline
+            self._post(self._set_status, f"cannot read the schema: {exc}", True)
+            return
+        self._post(self._fill_schema, tables, columns)
+
+    def _fill_schema(self, tables: list[tuple], columns: list[tuple]) -> None:
+        tree = self.query_one("#sql-schema", Tree)
+        tree.clear()
+        nodes = {}
+        for name, kind in tables:
+            label = f"{name} (view)" if "VIEW" in str(kind).upper() else str(name)
+            nodes[name] = tree.root.add(label, data=("table", str(name)))
+        for table, column, dtype in columns:
+            if table in nodes:
+                nodes[table].add_leaf(f"{column}  {dtype}", data=("column", str(table)))
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
+        data = event.node.data
+        if data and data[0] == "table":
+            name = data[1] if _SIMPLE_NAME.match(data[1]) else '"' + data[1].replace('"', '""') + '"'
+            self.query_one("#sql-editor", TextArea).load_text(f"SELECT * FROM {name} LIMIT 100")
+
+    def run_query(self, query: str) -> None:
+        """Put `query` in the editor and run it in a worker thread."""
+        editor = self.query_one("#sql-editor", TextArea)
+        if editor.text != query:
+            editor.load_text(query)
+        query = query.strip()
+        if not query:
+            self._set_status("nothing to run", True)
+            return
+        if not self.history or self.history[-1] != query:
+            self.history.append(query)
+        self._history_pos, self._draft = len(self.history), ""
+        self._set_status("running…", False)
+        self._execute(query)
+
+    @work(thread=True, exclusive=True, group="sql-query")
+    def _execute(self, query: str) -> None:
+        started = time.perf_counter()
+        try:
+            columns, rows = _reader(self.store).sql(query)
+        except LoadtowerError as exc:
+            result: tuple = (None, None, str(exc))
+        except Exception as exc:  # never a traceback, never a crash
+            result = (None, None, f"{type(exc).__name__}: {exc}")
+        else:
+            result = (list(columns), list(rows), None)
+        if not get_current_worker().is_cancelled:
+            self._post(self._show_result, *result, (time.perf_counter() - started) * 1000)
+
+    def _post(self, callback: Any, *args: Any) -> None:
+        try:
+            self.app.call_from_thread(callback, *args)
+        except Exception:  # the app is shutting down
+            pass
+
+    def _show_result(self, columns: list[str] | None, rows: list[tuple] | None,
+                     error: str | None, elapsed_ms: float) -> None:
+        table = self.query_one("#sql-results", DataTable)
+        table.clear(columns=True)
+        self.last_error = error
+        self.last_columns, self.last_rows = columns or [], rows or []
+        if error is not None:
+            self._set_status(error, True)
+            return
+        table.add_columns(*self.last_columns)
+        table.add_rows([tuple(format_cell(v) for v in row) for row in self.last_rows[:MAX_SHOWN]])
+        total = len(self.last_rows)
+        status = f"{total} rows in {elapsed_ms:.1f} ms"
+        if total > MAX_SHOWN:
+            status += f" (showing first {MAX_SHOWN} of {total})"
+        self._set_status(status, False)
+
+    def _set_status(self, message: str, error: bool) -> None:
+        status = self.query_one("#sql-status", Static)
+        status.set_class(error, "error")
+        status.update(Text(message.replace("\n", " "), style="red" if error else ""))
+
+    def action_run(self) -> None:
+        self.run_query(self.query_one("#sql-editor", TextArea).text)
+
+    def action_history(self, step: int) -> None:
+        if not self.history:
+            return
+        editor = self.query_one("#sql-editor", TextArea)
+        if self._history_pos == len(self.history):
+            self._draft = editor.text
+        self._history_pos = max(0, min(len(self.history), self._history_pos + step))
+        pos = self._history_pos
+        editor.load_text(self.history[pos] if pos < len(self.history) else self._draft)
+
+    def action_export(self) -> None:
+        if not self.last_columns:
+            self._set_status("nothing to export: run a query first", True)
+            return
+        folder = self.export_dir if self.export_dir is not None else Path.cwd()
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        path = folder / f"loadtower-query-{stamp}.csv"
+        n = 1
+        while path.exists():
+            path, n = folder / f"loadtower-query-{stamp}-{n}.csv", n + 1
+        try:
+            with path.open("w", newline="", encoding="utf-8") as fh:
+                writer = csv.writer(fh)
+                writer.writerow(self.last_columns)
+                writer.writerows(self.last_rows)
+        except OSError as exc:
+            self._set_status(f"export failed: {exc}", True)
+            return
+        self._set_status(f"wrote {len(self.last_rows)} rows to {path}", False)
+
+    def action_back(self) -> None:
+        if len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
