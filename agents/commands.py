@@ -51,12 +51,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     master.add_argument("--bind", required=True, help="HOST:PORT to listen on")
     master.add_argument("--expect-workers", type=int, default=1)
     master.add_argument("--lt-run", default="", help="run id (for process listings)")
+    master.add_argument(
+        "--grace", type=float, default=30.0, help="seconds a silent worker is still counted"
+    )
     worker = sub.add_parser("worker", help="Locust worker processes running the load engine")
     worker.add_argument("--master", required=True, help="HOST:PORT of the master")
     worker.add_argument("--processes", type=int, default=1, help="worker processes (0 = per core)")
     worker.add_argument("--host-name", default=os.uname().nodename, help="inventory host name")
     worker.add_argument("--index", type=int, help=argparse.SUPPRESS)
     worker.add_argument("--lt-run", default="", help="run id (for process listings)")
+    worker.add_argument("--spool-dir", help="write every interval line to DIR/INDEX.jsonl first")
+    worker.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        help="stop the load after this many seconds without the master",
+    )
 
 
 def _password(args: argparse.Namespace) -> str | None:
@@ -104,11 +114,13 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "master":
         from loadtower.agents.master_main import Master
 
-        return Master(args.bind, args.expect_workers).serve()
+        return Master(args.bind, args.expect_workers, args.grace).serve()
     if args.action == "worker":
         from loadtower.agents.worker_main import run_workers
 
-        return run_workers(args.master, args.host_name, args.processes, args.index)
+        return run_workers(
+            args.master, args.host_name, args.processes, args.index, args.spool_dir, args.grace
+        )
     from loadtower.agents.agent_run import run_agent
 
     conn = {

@@ -1,5 +1,8 @@
 """The load engine: one native thread per agent process running an asyncio loop.
 
+The database side is a backend chosen by the scenario's engine (``agents/backends.py``:
+Cassandra/Scylla, ClickHouse); lanes, models and measurement here are the same for all.
+
 Locust owns users, spawning and master/worker distribution; each Locust user only
 registers a *lane* here and then idles. The lanes (open-model schedules, closed-model
 loops, load inserters) run entirely on this loop, so the hot path (scheduling,
@@ -18,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadtower.agents.cql.driver_session import make_session
-from loadtower.agents.cql.schemas import CqlOps, ddl, default_table, statements
+from loadtower.agents.backends import Backend, backend_for
+from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix, chooser
 from loadtower.agents.workload.values import ValuePool
@@ -33,8 +36,8 @@ class PhaseConfig:
     phase: str
     mode: str  # load | run
     spec: dict[str, Any]
-    contact_points: list[str]
-    port: int
+    contact_points: list[str]  # host or host:port
+    port: int | None  # None: the engine's default
     username: str | None
     password: str | None
     driver: str
@@ -64,6 +67,8 @@ class Engine:
         self.lanes: dict[int, Lane] = {}
         self.session: Any = None
         self.session_key: tuple | None = None
+        self.backend: Backend | None = None
+        self._advised: set[str] = set()
         self.config: PhaseConfig | None = None
         self.ready = asyncio.Event()
         self.ops: dict[str, Callable[[], Any]] = {}
@@ -73,6 +78,7 @@ class Engine:
         self._load_end = 0
         self._new_key = 0
         self._load_lanes = 0
+        self._load_rows = 1
         self._slots: asyncio.Semaphore | None = None
         self._ticker: asyncio.Task | None = None
         self.total_ops = 0
@@ -113,45 +119,36 @@ class Engine:
         self.ready.clear()
         self._stop_all()
         spec = cfg.spec
-        target, dataset, workload = spec["target"], spec["dataset"], spec["workload"]
+        dataset, workload = spec["dataset"], spec["workload"]
+        backend = backend_for(spec.get("engine") or "cassandra")
         schema = workload.get("schema_") or workload.get("schema") or "ycsb"
-        keyspace = target["keyspace"]
-        table = target.get("table") or default_table(schema)
-        key = (tuple(cfg.contact_points), cfg.port, cfg.username, cfg.driver)
+        table = spec["target"].get("table") or backend.default_table(schema)
+        key = backend.session_key(cfg)
         if self.session is None or self.session_key != key:
             if self.session is not None:
                 await self.session.close()
-            self.session = make_session(cfg.driver)
-            await self.session.connect(
-                cfg.contact_points, cfg.port, cfg.username, cfg.password, target["consistency"]
-            )
+                self.session = None
+            self.session = await backend.open(cfg)
             self.session_key = key
-        fields = int(dataset["fields"])
+        self.backend = backend
         if cfg.worker_index == 0:
-            await self.session.ddl(
-                ddl(
-                    schema,
-                    keyspace,
-                    table,
-                    int(target["replication_factor"]),
-                    fields,
-                    workload.get("ttl"),
-                )
-            )
-        await self._prepare_with_retry(statements(schema, keyspace, table, fields))
+            await self.session.ddl(backend.ddl(cfg, schema, table))
+        await backend.prepare(self.session, cfg, table, backend.statements(cfg, schema, table))
         rng = random.Random(cfg.seed)
         records = int(cfg.records or dataset["records"])
         per_worker = -(-records // max(cfg.worker_count, 1))
         self._load_next = cfg.worker_index * per_worker
         self._load_end = min(records, self._load_next + per_worker)
+        self._load_rows = backend.load_rows(cfg)
         self._new_key = records + cfg.worker_index * NEW_KEY_STRIDE
-        self.cql = CqlOps(
+        self.cql = backend.ops(
+            cfg,
             schema,
             self.session,
-            ValuePool(rng),
-            fields,
-            int(dataset["field_size"]),
-            chooser(
+            values=ValuePool(rng),
+            fields=int(dataset["fields"]),
+            field_size=int(dataset["field_size"]),
+            choose=chooser(
                 workload.get("distribution") or "uniform",
                 records,
                 self._latest,
@@ -159,10 +156,10 @@ class Engine:
                 workload.get("hotspot_data_fraction", 0.2),
                 workload.get("hotspot_op_fraction", 0.8),
             ),
-            self._next_new_key,
-            int(workload.get("batch_size", 100)),
-            int(workload.get("scan_length", 100)),
-            rng,
+            new_key=self._next_new_key,
+            batch_size=int(workload.get("batch_size", 100)),
+            scan_length=int(workload.get("scan_length", 100)),
+            rng=rng,
         )
         table_ops = self.cql.table()
         mix = {op: w for op, w in workload["mix"].items() if w > 0}
@@ -174,18 +171,8 @@ class Engine:
         self.config = cfg
         self.recorder.phase = cfg.phase
         self._load_lanes = 0
+        self._advised.clear()
         self.ready.set()
-
-    async def _prepare_with_retry(self, stmts: dict[str, str], timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                await self.session.prepare(stmts)
-                return
-            except Exception:
-                if time.monotonic() > deadline:  # the table never appeared
-                    raise
-                await asyncio.sleep(0.5)
 
     def _latest(self) -> int:
         cfg = self.config
@@ -232,12 +219,21 @@ class Engine:
                 }
             )
 
+    def _failed(self, op: str, exc: BaseException, late: bool) -> None:
+        self.recorder.error(op, exc, late)
+        name = type(exc).__name__
+        if name not in self._advised and self.backend is not None:
+            advice = self.backend.advice(exc)
+            if advice:  # once per error class and phase: what to change on the server
+                self._advised.add(name)
+                self.out({"type": "event", "kind": "warning", "ts": time.time(), "message": advice})
+
     async def _timed(self, op: str, intended: float, late: bool) -> None:
         sent = time.monotonic()
         try:
             await self.ops[op]()
         except Exception as exc:  # noqa: BLE001 - every failure is counted by class
-            self.recorder.error(op, exc, late)
+            self._failed(op, exc, late)
         else:
             self.recorder.ok(op, intended, sent, time.monotonic(), late)
         finally:
@@ -272,20 +268,30 @@ class Engine:
     async def _load_lane(self, lane: Lane) -> None:
         assert self.cql is not None
         self._load_lanes += 1
+        rows = self._load_rows  # 1: one insert per record; n: blocks of n rows (ClickHouse)
+        op = "insert" if rows == 1 else "insert_batch"
         try:
             while lane.running and self._load_next < self._load_end:
                 k = self._load_next
-                self._load_next += 1
+                count = min(rows, self._load_end - k)
+                self._load_next += count
                 sent = time.monotonic()
                 try:
-                    await self.cql.insert_key(k)
+                    if rows == 1:
+                        await self.cql.insert_key(k)
+                    else:
+                        await self.cql.insert_keys(k, count)  # type: ignore[attr-defined]
                 except Exception as exc:  # noqa: BLE001
-                    self.recorder.error("insert", exc, False)
+                    self._failed(op, exc, False)
                 else:
-                    self.recorder.ok("insert", sent, sent, time.monotonic(), False)
+                    self.recorder.ok(op, sent, sent, time.monotonic(), False)
         finally:
             self._load_lanes -= 1
         if self._load_lanes == 0 and self._load_next >= self._load_end:
+            # the last (partial) second now, so that every load op is reported before
+            # load_done: the orchestrator counts the load when the phase is done
+            if self.recorder.current:
+                self.out(self.recorder.cut(int(time.time())))
             self.out({"type": "load_done", "ts": time.time()})
 
     # ---- the per-second ticker ---------------------------------------------------------
@@ -299,6 +305,8 @@ class Engine:
 
     async def _close(self) -> None:
         self._stop_all()
+        if self._ticker is not None:
+            self._ticker.cancel()
         await asyncio.sleep(0)
         if self.recorder.current:
             self.out(self.recorder.cut(int(time.time())))

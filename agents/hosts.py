@@ -83,7 +83,12 @@ class HostPool:
 
     async def connect_all(self) -> None:
         names = [n for n, h in self.inventory.hosts.items() if not h.standby]
-        await asyncio.gather(*(self.connection(n) for n in names))
+        # every attempt ends before the first error is raised (none is left dangling)
+        results = await asyncio.gather(*(self.connection(n) for n in names),
+                                       return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
 
     async def _connect(self, name: str, ep: Endpoint) -> asyncssh.SSHClientConnection:
         client = KeyPolicyClient(self.known_hosts, self.accept_new)
@@ -103,6 +108,11 @@ class HostPool:
         except asyncssh.PermissionDenied:
             raise LoadtowerError(f"host {name} ({ep.host}:{ep.port}): SSH login as "
                                  f"{ep.user or 'the current user'} refused (check the key)") from None
+        except (asyncssh.KeyImportError, asyncssh.KeyEncryptionError) as exc:
+            hint = (" (for a key with a passphrase, leave 'key' unset and load it into "
+                    "ssh-agent)" if "assphrase" in str(exc) else "")
+            raise LoadtowerError(f"host {name}: cannot use the SSH key {ep.key}: {exc}{hint}"
+                                 ) from None
         except (OSError, asyncssh.Error, TimeoutError) as exc:
             reason = str(exc) or type(exc).__name__
             raise LoadtowerError(f"host {name} ({ep.host}:{ep.port}): cannot connect over "

@@ -1,10 +1,14 @@
 """`loadtower agent master`: the Locust master, driven by JSON commands on stdin.
 
 Commands (one JSON object per line): ``start`` (a phase: spec, mode, rate/users,
-records, concurrency, connection), ``stop``, ``quit``. Output on stdout, one JSON
-object per line: every worker's interval lines, events (``worker_joined``,
-``worker_lost``, errors), ``phase_done`` when a load phase inserted everything,
-``stopped`` after a stop. Workers reach the master through SSH reverse forwards.
+records, concurrency, connection), ``stop``, ``drop`` (agents the orchestrator found
+gone: their users are re-split over the remaining workers, so an open model keeps its
+total rate), ``quit``. Output on stdout, one JSON object per line: every worker's
+interval lines, events (``worker_joined``, ``worker_left``, ``worker_silent``,
+``worker_back``, ``rebalanced``, errors), ``phase_done`` when a load phase inserted
+everything, ``stopped`` after a stop. Workers reach the master through SSH reverse
+forwards; a worker that is silent (its link cut) stays counted for ``grace`` seconds
+and is brought back in step (stopped, or given the current phase) when it answers again.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from loadtower.agents import locust_setup as ls
 
 OPEN_LANES_PER_WORKER = 4
 CONFIGURE_TIMEOUT_S = 120.0
+SILENT_S = 3.0  # a worker without a heartbeat for this long is reported silent
+STOP_RESEND_S = 2.0  # a worker still running this long after a stop is stopped again
+PHASE_RESEND_S = 15.0  # a worker that did not confirm a phase this long is sent it again
 
 
 def emit(line: dict[str, Any]) -> None:
@@ -28,11 +35,29 @@ def emit(line: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+
+EOF_EXIT_S = 10.0  # after stdin closes, stopping the workers may wait on dead links
+
+
+def _exit_after(seconds: float) -> None:
+    time.sleep(seconds)
+    sys.stdout.flush()
+    os._exit(0)
+
 class Master:
-    def __init__(self, bind: str, expect_workers: int) -> None:
+    def __init__(self, bind: str, expect_workers: int, grace: float = 30.0) -> None:
+        import locust.runners as lr
+        import zmq
+
+        # Locust marks a worker "missing" after HEARTBEAT_LIVENESS silent seconds and then
+        # stops counting its users; a link cut shorter than the grace must not do that.
+        # A worker that really died is reported by the orchestrator ("drop") at once.
+        lr.HEARTBEAT_LIVENESS = max(lr.HEARTBEAT_LIVENESS, int(grace) + 5)
         host, port = bind.rsplit(":", 1)
         env = ls.Environment(user_classes=[ls.lane_user_class({})])
         self.runner = env.create_master_runner(host, int(port))
+        # a worker reconnecting through a new SSH forward takes its identity back at once
+        self.runner.server.socket.setsockopt(zmq.ROUTER_HANDOVER, 1)
         self.expect = expect_workers
         self.known: set[str] = set()
         self.phase_workers: set[str] = set()
@@ -41,12 +66,27 @@ class Master:
         self.configured: set[str] = set()
         self.failed = False
         self.commands: queue.Queue[dict | None] = queue.Queue()
+        self.agents: dict[str, str] = {}  # agent name (HOST/INDEX) -> Locust worker id
+        self.phase_msgs: dict[str, dict[str, Any]] = {}
+        self.last_seen: dict[str, float] = {}  # worker id -> its last heartbeat
+        self.silent: set[str] = set()
+        self.lane_rate: float | None = None
+        self.stopped_at = 0.0
+        self.stop_resent: dict[str, float] = {}
         self.runner.register_message("lt_line", self._on_line)
+        env.events.heartbeat_sent.add_listener(self._on_heartbeat)
+
+    def _name(self, wid: str) -> str:
+        return next((a for a, w in self.agents.items() if w == wid), wid)
 
     # ---- worker -> master ---------------------------------------------------------------
     def _on_line(self, environment: Any, msg: Any, **_kw: Any) -> None:
         line = msg.data
         kind = line.get("type")
+        if line.get("agent"):
+            self.agents[str(line["agent"])] = msg.node_id
+        if kind == "hello":
+            return
         if kind == "load_done":
             self.load_done.add(msg.node_id)
             if self.mode == "load" and self.load_done >= self.phase_workers:
@@ -64,31 +104,114 @@ class Master:
         self._stop()
         emit({"type": "phase_done", "ts": time.time()})
 
+    def _event(self, kind: str, wid: str, message: str, **extra: Any) -> None:
+        line = {"type": "event", "kind": kind, "worker": wid, "ts": time.time()}
+        emit({**line, "agent": self._name(wid), "message": message, **extra})
+
     def _watch_workers(self) -> None:
         while True:
             current = {c.id for c in self.runner.clients.all if c.state != "missing"}
             for wid in sorted(current - self.known):
-                emit(
-                    {
-                        "type": "event",
-                        "kind": "worker_joined",
-                        "worker": wid,
-                        "ts": time.time(),
-                        "message": f"load worker {wid} joined",
-                    }
-                )
+                self.last_seen.setdefault(wid, time.time())
+                self._event("worker_joined", wid, f"load worker {wid} joined")
             for wid in sorted(self.known - current):
-                emit(
-                    {
-                        "type": "event",
-                        "kind": "worker_lost",
-                        "worker": wid,
-                        "ts": time.time(),
-                        "message": f"load worker {wid} lost",
-                    }
-                )
+                self._event("worker_left", wid, f"load worker {self._name(wid)} left the master")
             self.known = current
+            now = time.time()
+            for wid in current - self.silent:
+                gap = now - self.last_seen.get(wid, now)
+                if gap > SILENT_S:
+                    self.silent.add(wid)
+                    self._event(
+                        "worker_silent",
+                        wid,
+                        f"load worker {self._name(wid)} silent for {gap:.0f} s (link cut?)",
+                    )
             ls.gevent.sleep(0.2)
+
+    def _on_heartbeat(self, client_id: str, timestamp: float, **_kw: Any) -> None:
+        previous = self.last_seen.get(client_id)
+        self.last_seen[client_id] = timestamp
+        if client_id in self.silent or (previous and timestamp - previous > SILENT_S):
+            self.silent.discard(client_id)
+            gap = timestamp - previous if previous else 0.0
+            self._event(
+                "worker_back",
+                client_id,
+                f"load worker {self._name(client_id)} answers again after {gap:.1f} s",
+            )
+            ls.gevent.spawn(self._resync, client_id)
+        elif not self.mode and timestamp - self.stopped_at > STOP_RESEND_S:
+            # still running long after a stop: the stop was lost on a link that dropped
+            client = self.runner.clients.get(client_id)
+            last = self.stop_resent.get(client_id, 0.0)
+            if client is not None and client.state in ("running", "spawning"):
+                if timestamp - last > STOP_RESEND_S:
+                    self.stop_resent[client_id] = timestamp
+                    ls.gevent.spawn(self._resync, client_id)
+
+    def _resync(self, wid: str) -> None:
+        """Bring a worker that was cut off in step with what it missed."""
+        client = self.runner.clients.get(wid)
+        if client is None:
+            return
+        if not self.mode:
+            self.runner.send_message("lt_stop", {}, client_id=wid)
+            if client.state in ("running", "spawning"):
+                from locust.rpc import Message
+
+                self.runner.server.send_to_client(Message("stop", None, wid))
+        elif wid in self.phase_workers and wid not in self.configured and wid in self.phase_msgs:
+            self.runner.send_message("lt_phase", self.phase_msgs[wid], client_id=wid)
+        elif self.runner.state in ("running", "spawning") and self.runner.spawning_completed:
+            self.runner.start(self.runner.target_user_count, self.runner.spawn_rate)
+
+    def _drop(self, agents: list[str]) -> None:
+        """The orchestrator found these agents gone: forget them, re-split their users."""
+        dropped = []
+        for agent in agents:
+            wid = self.agents.get(agent)
+            client = self.runner.clients.get(wid) if wid else None
+            if wid is None or client is None:
+                continue
+            del self.runner.clients[wid]
+            if self.runner._users_dispatcher is not None:
+                self.runner._users_dispatcher.remove_worker(client)
+            self.phase_workers.discard(wid)
+            self.known.discard(wid)
+            dropped.append(agent)
+        remaining = [c for c in self.runner.clients.all if c.state != "missing"]
+        if not dropped:
+            return
+        if not remaining:
+            emit(
+                {
+                    "type": "event",
+                    "kind": "warning",
+                    "ts": time.time(),
+                    "message": f"no load worker left after losing {', '.join(dropped)}",
+                }
+            )
+            return
+        if self.mode == "load" and self.load_done >= self.phase_workers:
+            ls.gevent.spawn(self._finish_load)
+        elif self.mode and self.runner.state in ("running", "spawning"):
+            users = self.runner.target_user_count
+            ls.gevent.spawn(self.runner.start, users, self.runner.spawn_rate)
+            lane_rate = self.lane_rate
+            emit(
+                {
+                    "type": "event",
+                    "kind": "rebalanced",
+                    "ts": time.time(),
+                    "agents": dropped,
+                    "workers": len(remaining),
+                    "users": users,
+                    "message": f"{users} users re-split over {len(remaining)} remaining workers "
+                    f"after losing {', '.join(dropped)}"
+                    + (f" (total rate kept at {users * lane_rate:g} ops/s)" if lane_rate else ""),
+                }
+            )
 
     # ---- orchestrator -> master ----------------------------------------------------------
     def _read_stdin(self) -> None:
@@ -116,28 +239,29 @@ class Master:
             users = max(int(cmd.get("users") or 1), 1)
         spec = cmd["spec"]
         driver = cmd.get("driver") or spec.get("target", {}).get("driver", "auto")
+        self.lane_rate = (float(rate) / users) if rate and mode != "load" else None
+        self.phase_msgs = {}
         for index, wid in enumerate(workers):
-            self.runner.send_message(
-                "lt_phase",
-                {
-                    "phase": cmd.get("phase", ""),
-                    "mode": mode,
-                    "spec": spec,
-                    "contact_points": cmd["contact_points"],
-                    "port": int(cmd.get("port") or 9042),
-                    "username": cmd.get("username"),
-                    "password": cmd.get("password") or os.environ.get("LOADTOWER_DB_PASSWORD"),
-                    "driver": driver,
-                    "worker_index": index,
-                    "worker_count": len(workers),
-                    "lane_rate": (float(rate) / users) if rate and mode != "load" else None,
-                    "think_time": float(cmd.get("think_time") or 0.0),
-                    "records": int(cmd.get("records") or 0),
-                    "max_in_flight": int(cmd.get("max_in_flight") or 128),
-                    "seed": cmd.get("seed"),
-                },
-                client_id=wid,
-            )
+            self.phase_msgs[wid] = {
+                "phase": cmd.get("phase", ""),
+                "mode": mode,
+                "spec": spec,
+                "contact_points": cmd["contact_points"],
+                "port": int(cmd["port"]) if cmd.get("port") else None,  # None: engine's
+                "username": cmd.get("username"),
+                "password": cmd["password"]  # a second target's engine: its own
+                if "password" in cmd
+                else os.environ.get("LOADTOWER_DB_PASSWORD"),
+                "driver": driver,
+                "worker_index": index,
+                "worker_count": len(workers),
+                "lane_rate": self.lane_rate,
+                "think_time": float(cmd.get("think_time") or 0.0),
+                "records": int(cmd.get("records") or 0),
+                "max_in_flight": int(cmd.get("max_in_flight") or 128),
+                "seed": cmd.get("seed"),
+            }
+            self.runner.send_message("lt_phase", self.phase_msgs[wid], client_id=wid)
         self.configured, self.failed = set(), False
         self.mode, self.phase_workers, self.load_done = mode, set(workers), set()
         ls.gevent.spawn(self._start_users, users, len(workers))
@@ -145,9 +269,15 @@ class Master:
     def _start_users(self, users: int, workers: int) -> None:
         """Start the users once every worker is connected and prepared (or report why not)."""
         deadline = time.monotonic() + CONFIGURE_TIMEOUT_S
+        resend_at = time.monotonic() + PHASE_RESEND_S
         while not self.configured >= self.phase_workers:
+            if time.monotonic() > resend_at:  # a phase message lost on a link that dropped
+                resend_at = time.monotonic() + PHASE_RESEND_S
+                for wid in self.phase_workers - self.configured:
+                    if wid in self.phase_msgs and wid not in self.silent:
+                        self.runner.send_message("lt_phase", self.phase_msgs[wid], client_id=wid)
             if self.failed or time.monotonic() > deadline:
-                missing = sorted(self.phase_workers - self.configured)
+                missing = sorted(self._name(w) for w in self.phase_workers - self.configured)
                 emit(
                     {
                         "type": "failed",
@@ -162,6 +292,7 @@ class Master:
         emit({"type": "started", "ts": time.time(), "users": users})
 
     def _stop(self) -> None:
+        self.stopped_at = time.time()
         self.runner.send_message("lt_stop", {})
         if self.runner.state not in ("ready", "stopped"):
             self.runner.stop()
@@ -176,6 +307,8 @@ class Master:
                 ls.gevent.sleep(0.05)
                 continue
             if cmd is None or cmd.get("cmd") == "quit":
+                if cmd is None:  # the orchestrator is gone: never linger behind it
+                    threading.Thread(target=_exit_after, args=(EOF_EXIT_S,), daemon=True).start()
                 break
             if cmd.get("cmd") == "start":
                 self._start(cmd)
@@ -183,6 +316,8 @@ class Master:
                 self.mode = ""
                 self._stop()
                 emit({"type": "stopped", "ts": time.time()})
+            elif cmd.get("cmd") == "drop":
+                self._drop([str(a) for a in cmd.get("agents") or []])
         self._stop()
         ls.gevent.sleep(1.5)  # let the workers flush their last intervals
         self.runner.quit()

@@ -3,10 +3,18 @@
 One command per agent host starts ``--processes K`` worker processes (0 = one per
 core); each connects to the Locust master (through the SSH reverse forward the
 orchestrator set up) and forwards its engine's interval lines to the master.
+
+Reliability (docs/orchestrator.md, "Faults"): with ``--spool-dir`` every interval and
+event line is numbered and written to the spool file before it is sent, so the
+orchestrator can backfill what a broken link lost. A worker that hears nothing from
+the master for ``--grace`` seconds stops its load and exits by itself, and the worker
+processes die with the command that started them: no load is left orphaned.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -16,47 +24,108 @@ from typing import Any
 
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents.spool import Spool
+
+DEFAULT_GRACE_S = 30.0
+PR_SET_PDEATHSIG = 1
 
 
-def run_worker(master: str, host_name: str, index: int) -> int:
+PARENT_ENV = "LOADTOWER_WORKER_PARENT"
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGTERM this process when the command that started it dies (and end now if
+    it died while this process was still importing)."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    parent = os.environ.get(PARENT_ENV)
+    if parent and parent.isdigit() and os.getppid() != int(parent):
+        sys.exit(1)
+
+
+def _connect(env: Any, host: str, port: int, handlers: dict[str, Any], ref: dict) -> Any:
+    """The Locust worker runner, with our message handlers registered *before* it
+    connects: the master may send the phase as soon as it sees the worker."""
+    from locust.runners import WorkerRunner
+    from locust.stats import RequestStats
+
+    env.stats = RequestStats(use_response_times_cache=False)  # as create_worker_runner does
+
+    class Worker(WorkerRunner):
+        def connect_to_master(self) -> None:
+            ref["runner"] = self
+            for name, handler in handlers.items():
+                if name not in self.custom_messages:
+                    self.register_message(name, handler)
+            super().connect_to_master()
+
+    return env._create_runner(Worker, master_host=host, master_port=port)
+
+
+def run_worker(
+    master: str,
+    host_name: str,
+    index: int,
+    spool_dir: str | None = None,
+    grace: float = DEFAULT_GRACE_S,
+) -> int:
+    _die_with_parent()
+    import locust.runners as lr
+
+    # our own watchdog (below) acts after `grace`; Locust's must not quit earlier
+    lr.MASTER_HEARTBEAT_TIMEOUT = max(lr.MASTER_HEARTBEAT_TIMEOUT, int(grace) + 30)
     host, port = master.rsplit(":", 1)
+    agent = f"{host_name}/{index}"
+    spool = Spool(spool_dir, index, agent) if spool_dir else None
     ref: dict[str, Any] = {}
     env = ls.Environment(user_classes=[ls.lane_user_class(ref)])
-    runner = env.create_worker_runner(host, int(port))
-    agent = f"{host_name}/{index}"
     engine = Engine(agent, host_name)
     ref["engine"] = engine
     engine.start()
 
+    def send(line: dict[str, Any]) -> None:
+        line.setdefault("agent", agent)
+        if spool is not None:
+            spool.number(line)
+        try:
+            ref["runner"].send_message("lt_line", line)
+        except Exception:  # noqa: BLE001 - the link is down: the spool has the line
+            pass
+
     def on_phase(environment: Any, msg: Any, **_kw: Any) -> None:
+        pending = ref.get("configuring")
+        if pending is not None and not pending[1].done() and pending[0] == msg.data:
+            return  # the master sent it again while this one is still being prepared
+        if ref["runner"].user_count:  # users of a phase whose stop was lost on a dropped link
+            ref["runner"].stop()
         cfg = PhaseConfig(**msg.data)
         future = engine.submit(engine.configure(cfg))
+        ref["configuring"] = (msg.data, future)
 
         def report() -> None:
             while not future.done():
                 ls.gevent.sleep(0.05)
             exc = future.exception()
             if exc is not None:
-                runner.send_message(
-                    "lt_line",
+                send(
                     {
                         "type": "event",
                         "kind": "error",
                         "ts": time.time(),
-                        "agent": agent,
                         "message": f"agent {agent}: {type(exc).__name__}: {exc}",
-                    },
+                    }
                 )
             else:
-                runner.send_message("lt_line", {"type": "configured", "agent": agent})
+                send({"type": "configured"})
 
         ls.gevent.spawn(report)
 
     def on_stop(environment: Any, msg: Any, **_kw: Any) -> None:
         engine.stop_lanes()
 
-    runner.register_message("lt_phase", on_phase)
-    runner.register_message("lt_stop", on_stop)
+    runner = _connect(env, host, int(port), {"lt_phase": on_phase, "lt_stop": on_stop}, ref)
+    send({"type": "hello", "agent": agent, "pid": os.getpid()})
+    exit_reason = {"reason": "stopped by the master"}
 
     def pump() -> None:
         while True:
@@ -65,25 +134,60 @@ def run_worker(master: str, host_name: str, index: int) -> int:
             except Exception:  # noqa: BLE001 - queue.Empty
                 ls.gevent.sleep(0.05)
                 continue
-            line.setdefault("agent", agent)
-            runner.send_message("lt_line", line)
+            send(line)
+
+    def watchdog() -> None:
+        """Stop the load when the master (the orchestrator) has been silent for `grace`."""
+        while True:
+            ls.gevent.sleep(0.5)
+            last = runner.last_heartbeat_timestamp
+            if last is None or time.time() - last <= grace:
+                continue
+            engine.stop_lanes()
+            exit_reason["reason"] = (
+                f"stopped its load by itself: no word from the orchestrator for {grace:g} s"
+            )
+            send(
+                {
+                    "type": "event",
+                    "kind": "agent_orphaned",
+                    "ts": time.time(),
+                    "host": host_name,
+                    "message": f"load agent {agent} {exit_reason['reason']}",
+                }
+            )
+            runner.greenlet.kill(block=False)
+            return
 
     pumper = ls.gevent.spawn(pump)
+    guard = ls.gevent.spawn(watchdog)
     try:
         runner.greenlet.join()
     finally:
+        guard.kill()
         engine.shutdown()
         while not engine.out_queue.empty():
-            runner.send_message("lt_line", engine.out_queue.get_nowait())
+            send(engine.out_queue.get_nowait())
         pumper.kill()
+        if spool is not None:
+            spool.exited(exit_reason["reason"])
+            spool.close()
     return 0
 
 
-def run_workers(master: str, host_name: str, processes: int, index: int | None) -> int:
+def run_workers(
+    master: str,
+    host_name: str,
+    processes: int,
+    index: int | None,
+    spool_dir: str | None = None,
+    grace: float = DEFAULT_GRACE_S,
+) -> int:
     """Start ``processes`` workers (children of this command) and wait for them."""
     if index is not None:
-        return run_worker(master, host_name, index)
+        return run_worker(master, host_name, index, spool_dir, grace)
     count = processes or os.cpu_count() or 1
+    extra = ["--grace", str(grace)] + (["--spool-dir", spool_dir] if spool_dir else [])
     children = [
         subprocess.Popen(
             [
@@ -98,7 +202,9 @@ def run_workers(master: str, host_name: str, processes: int, index: int | None) 
                 host_name,
                 "--index",
                 str(i),
-            ]
+                *extra,
+            ],
+            env={**os.environ, PARENT_ENV: str(os.getpid())},
         )
         for i in range(count)
     ]
@@ -111,7 +217,10 @@ def run_workers(master: str, host_name: str, processes: int, index: int | None) 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
     signal.signal(signal.SIGHUP, forward)
+    # reap each child as soon as it ends (a killed worker must not linger as a zombie)
+    while any(child.poll() is None for child in children):
+        time.sleep(0.2)
     status = 0
     for child in children:
-        status = child.wait() or status
+        status = child.returncode or status
     return status

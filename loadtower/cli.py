@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from loadtower import __version__
+from loadtower.build import version_line
 from loadtower.errors import LoadtowerError
 
 # command name -> module implementing it
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="loadtower",
         description="Orchestrate NoSQL benchmarks over SSH, watch them live, keep every sample.",
     )
-    parser.add_argument("--version", action="version", version=f"loadtower {__version__}")
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
@@ -58,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_module", None):
         parser.print_help()
         return 0
+    _recover_runs(args)
     try:
         return int(args._module.run(args) or 0)
     except LoadtowerError as exc:
@@ -66,3 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"loadtower {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _recover_runs(args: argparse.Namespace) -> None:
+    """Commands that open a store first mark the runs of dead orchestrators interrupted."""
+    if "store" not in vars(args):
+        return
+    from loadtower.defaults import store_path
+    from loadtower.store.admin import recover_runs
+
+    recover_runs(store_path(args))

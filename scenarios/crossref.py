@@ -1,9 +1,15 @@
-"""Checks that need both files: hosts, actions and workloads that a scenario names."""
+"""Checks that need both files: hosts, actions and workloads that a scenario names.
+
+A scenario with ``[targets.NAME]`` is checked once per target (its engine, its hosts),
+and errors on a target's keys point at ``targets.NAME.KEY``.
+"""
 
 from __future__ import annotations
 
 from loadtower.errors import ConfigError
 from loadtower.scenarios.models import (
+    CLICKHOUSE_ONLY,
+    CQL_ENGINES,
     CompactionPhase,
     FaultPhase,
     Inventory,
@@ -12,7 +18,7 @@ from loadtower.scenarios.models import (
 )
 from loadtower.scenarios.toml_lines import LineIndex, Path, format_path
 
-CQL_ENGINES = {"cassandra", "scylla"}
+UPSERT_OPS = ("update", "read_modify_write")
 
 
 class _Reporter:
@@ -30,6 +36,109 @@ def engines_match(scenario_engine: str, host_engine: str | None) -> bool:
     return scenario_engine in CQL_ENGINES and host_engine in CQL_ENGINES
 
 
+def target_hosts(
+    scenario: Scenario, inventory: Inventory, include_standby: bool = False
+) -> list[str]:
+    """The DB hosts of a single-target scenario (``for_target``): its ``hosts``, else every
+    DB host whose engine matches; standby hosts only when asked."""
+    named = getattr(scenario.target, "hosts", None)
+    db = inventory.with_role("db", include_standby=include_standby)
+    if named:
+        return [n for n in named if n in db]
+    return [n for n, h in db.items() if engines_match(scenario.engine, h.engine)]
+
+
+def _target_path(scenario: Scenario, name: str | None) -> Path:
+    return ("targets", name) if name else ("target",)
+
+
+def _used_workloads(scenario: Scenario) -> list[str]:
+    names = {workload_of(scenario, i) for i in range(len(scenario.phases))}
+    return [n for n in scenario.workloads if n in names]
+
+
+def check_targets(scenario: Scenario, source: str, file: str) -> None:
+    """Checks of the scenario alone: run_targets, and keys that only one engine knows."""
+    sc = _Reporter(file, source)
+    if scenario.run_targets is not None:
+        if not scenario.targets:
+            raise sc.fail(("run_targets",), "run_targets needs [targets.NAME] tables")
+        if not scenario.run_targets:
+            raise sc.fail(("run_targets",), "name at least one target")
+        for j, name in enumerate(scenario.run_targets):
+            if name not in scenario.targets:
+                known = ", ".join(scenario.targets)
+                raise sc.fail(("run_targets", j), f"unknown target '{name}' (defined: {known})")
+    from loadtower.agents.clickhouse.schemas import columns, unique_column
+
+    for name in scenario.targets or [None]:
+        single = scenario.for_target(name) if name else scenario
+        target, engine, where = single.target, single.engine, _target_path(scenario, name)
+        if engine in CQL_ENGINES:
+            for key in CLICKHOUSE_ONLY:
+                if getattr(target, key) is not None:
+                    raise sc.fail(
+                        (*where, key),
+                        f"'{key}' is a ClickHouse key; this target's engine is '{engine}'",
+                    )
+            continue
+        mix_ops = {
+            op
+            for w in _used_workloads(scenario)
+            for op, weight in scenario.workloads[w].mix.items()
+            if weight > 0
+        }
+        upserts = sorted(mix_ops & set(UPSERT_OPS))
+        if target.table_engine == "MergeTree" and target.update_mode != "mutation" and upserts:
+            raise sc.fail(
+                (*where, "table_engine"),
+                "a MergeTree table keeps every inserted version, so the op(s) "
+                f'{", ".join(upserts)} need update_mode = "mutation" '
+                '(or table_engine = "ReplacingMergeTree")',
+            )
+        for w in _used_workloads(scenario):
+            schema = scenario.workloads[w].schema_name
+            names = [c for c, _ in columns(schema, scenario.dataset.fields)]
+            for j, column in enumerate(target.order_by or []):
+                if column not in names:
+                    raise sc.fail(
+                        (*where, "order_by", j),
+                        f"'{column}' is not a column of the {schema} table "
+                        f"(columns: {', '.join(names[:4])}{', ...' if len(names) > 4 else ''})",
+                    )
+            unique = unique_column(schema)
+            if (
+                target.order_by
+                and target.table_engine != "MergeTree"
+                and unique not in target.order_by
+            ):
+                raise sc.fail(
+                    (*where, "order_by"),
+                    f"a ReplacingMergeTree keeps one row per ORDER BY key: include '{unique}' "
+                    f"(the {schema} table's unique column) or rows would collapse",
+                )
+
+
+def _check_inventory(inventory: Inventory, inv: _Reporter) -> None:
+    for engine in ("cassandra", "scylla", "clickhouse"):
+        creds = inventory.credentials(engine)
+        given = [k for k in ("password", "password_env", "password_file") if getattr(creds, k)]
+        if len(given) > 1:
+            raise inv.fail(
+                (engine, given[1]),
+                f"give one of password, password_env, password_file (got {', '.join(given)})",
+            )
+    for name, host in inventory.hosts.items():
+        if host.port is not None and host.engine in CQL_ENGINES:
+            raise inv.fail(
+                ("hosts", name, "port"),
+                f"a per-host port is for clickhouse hosts; CQL drivers use one port per "
+                f"cluster: set [{host.engine}].port",
+            )
+        if host.port is not None and "db" not in host.roles:
+            raise inv.fail(("hosts", name, "port"), "'port' is the port of a host with role 'db'")
+
+
 def check_references(
     scenario: Scenario,
     scenario_source: str,
@@ -39,19 +148,65 @@ def check_references(
     inventory_file: str,
 ) -> None:
     """Raise ConfigError for the first reference that does not resolve."""
+    check_targets(scenario, scenario_source, scenario_file)
     sc = _Reporter(scenario_file, scenario_source)
     inv = _Reporter(inventory_file, inventory_source)
-    db_hosts = inventory.with_role("db", include_standby=True)
-    running_db = {n: h for n, h in db_hosts.items() if not h.standby}
-    if not any(engines_match(scenario.engine, h.engine) for h in running_db.values()):
-        raise inv.fail(
-            ("hosts",),
-            f"no running host with role 'db' and engine '{scenario.engine}' "
-            f"(the scenario's engine)",
-        )
+    _check_inventory(inventory, inv)
+    names: list[str | None] = list(scenario.target_names()) or [None]
+    for name in names:
+        single = scenario.for_target(name) if name else scenario
+        _check_target(single, name, names, sc, inv, inventory, inventory_file)
     if not inventory.with_role("agent"):
         raise inv.fail(("hosts",), "no host with role 'agent' to generate load")
+    _check_phases(scenario, names, sc, inventory, inventory_file)
 
+
+def _check_target(
+    single: Scenario,
+    name: str | None,
+    others: list[str | None],
+    sc: _Reporter,
+    inv: _Reporter,
+    inventory: Inventory,
+    inventory_file: str,
+) -> None:
+    engine = single.engine
+    label = f"target '{name}'" if name else "the scenario's engine"
+    named = getattr(single.target, "hosts", None)
+    if named:
+        db_all = inventory.with_role("db", include_standby=True)
+        for j, host in enumerate(named):
+            path = ("targets", name or "", "hosts", j)
+            if host not in inventory.hosts:
+                raise sc.fail(path, f"host '{host}' is not in the inventory {inventory_file}")
+            if host not in db_all:
+                raise sc.fail(path, f"host '{host}' does not have role 'db'")
+            if not engines_match(engine, db_all[host].engine):
+                raise sc.fail(
+                    path,
+                    f"host '{host}' runs {db_all[host].engine}, {label} needs {engine}",
+                )
+    if not target_hosts(single, inventory):
+        hint = ""
+        if name and len(others) > 1:
+            rest = ", ".join(f'"{n}"' for n in others if n != name)
+            hint = f"; to run the other targets only: --set 'run_targets=[{rest}]'"
+        raise inv.fail(
+            ("hosts",),
+            f"no running host with role 'db' and engine '{engine}' "
+            f"({'the engine of ' + label if name else label}){hint}",
+        )
+
+
+def _check_phases(
+    scenario: Scenario,
+    names: list[str | None],
+    sc: _Reporter,
+    inventory: Inventory,
+    inventory_file: str,
+) -> None:
+    db_hosts = inventory.with_role("db", include_standby=True)
+    singles = [(n, scenario.for_target(n) if n else scenario) for n in names]
     for i, phase in enumerate(scenario.phases):
         workload = getattr(phase, "workload", None)
         if workload is not None and workload not in scenario.workloads:
@@ -69,14 +224,27 @@ def check_references(
             hosts.append((("phases", i, "host"), phase.host))
         if isinstance(phase, CompactionPhase) and phase.hosts:
             hosts += [(("phases", i, "hosts", j), h) for j, h in enumerate(phase.hosts)]
-        for path, name in hosts:
-            if name not in inventory.hosts:
-                raise sc.fail(path, f"host '{name}' is not in the inventory {inventory_file}")
-            if name not in db_hosts:
-                raise sc.fail(path, f"host '{name}' does not have role 'db'")
+        for path, host in hosts:
+            if host not in inventory.hosts:
+                raise sc.fail(path, f"host '{host}' is not in the inventory {inventory_file}")
+            if host not in db_hosts:
+                raise sc.fail(path, f"host '{host}' does not have role 'db'")
+            for tname, single in singles:
+                if tname and host not in target_hosts(single, inventory, include_standby=True):
+                    raise sc.fail(
+                        path,
+                        f"host '{host}' is not a host of target '{tname}' (the phases run "
+                        "once per target; a phase that names a host fits one target only)",
+                    )
         action: str | None = None
         if isinstance(phase, ScaleOutPhase):
             host = inventory.hosts[phase.host]
+            if host.engine not in CQL_ENGINES:
+                raise sc.fail(
+                    ("phases", i, "host"),
+                    f"scale_out waits for a node to join a Cassandra/Scylla ring; host "
+                    f"'{phase.host}' runs {host.engine}",
+                )
             if not host.standby:
                 raise sc.fail(
                     ("phases", i, "host"),
@@ -95,12 +263,15 @@ def check_references(
                 f"{inventory_file} (declared: {declared})",
             )
         if isinstance(phase, CompactionPhase):
-            for name in phase.hosts or list(running_db):
-                if "compact" not in inventory.hosts[name].actions:
-                    raise sc.fail(
-                        ("phases", i),
-                        f"host '{name}' declares no 'compact' action in {inventory_file}",
-                    )
+            for _tname, single in singles:
+                for host in phase.hosts or target_hosts(single, inventory):
+                    entry = inventory.hosts[host]
+                    # ClickHouse: loadtower runs OPTIMIZE TABLE ... FINAL itself
+                    if entry.engine in CQL_ENGINES and "compact" not in entry.actions:
+                        raise sc.fail(
+                            ("phases", i),
+                            f"host '{host}' declares no 'compact' action in {inventory_file}",
+                        )
 
 
 def workload_of(scenario: Scenario, index: int) -> str | None:

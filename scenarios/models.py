@@ -11,6 +11,8 @@ from loadtower.scenarios.presets import OPS, PRESETS, SCHEMAS
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Engine = Literal["cassandra", "scylla", "clickhouse"]
+DEFAULT_PORTS = {"cassandra": 9042, "scylla": 9042, "clickhouse": 8123}
+CQL_ENGINES = frozenset({"cassandra", "scylla"})
 PositiveInt = Annotated[int, Field(gt=0)]
 
 
@@ -28,6 +30,22 @@ class Target(Strict):
     ] = "LOCAL_QUORUM"
     driver: Literal["auto", "acsylla", "cassandra-driver", "clickhouse-connect"] = "auto"
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    # ClickHouse only (see docs/clickhouse.md): the table and how ops write it
+    table_engine: Literal["ReplacingMergeTree", "MergeTree"] | None = None
+    order_by: Annotated[list[str], Field(min_length=1)] | None = None
+    skip_indexes: dict[str, str] | None = None
+    delete_mode: Literal["lightweight", "mutation"] | None = None
+    update_mode: Literal["insert", "mutation"] | None = None
+
+
+CLICKHOUSE_ONLY = ("table_engine", "order_by", "skip_indexes", "delete_mode", "update_mode")
+
+
+class NamedTarget(Target):
+    """One of a scenario's ``[targets.NAME]``: an engine, its hosts and its target keys."""
+
+    engine: Engine
+    hosts: Annotated[list[str], Field(min_length=1)] | None = None
 
 
 class Dataset(Strict):
@@ -150,19 +168,63 @@ PHASE_TYPES = ("load", "run", "ramp", "scale_out", "compaction", "pause", "fault
 
 
 class Scenario(Strict):
+    """A scenario; with ``[targets.NAME]`` its phases run once per target, in order.
+
+    Each target's keys override ``[target]``'s (which then holds the shared defaults) and
+    its ``engine`` defaults to the top-level ``engine``; after validation ``engine`` is
+    the engine of the first target that runs. ``run_targets`` picks and orders them.
+    """
+
     name: str
     description: str = ""
     engine: Engine = "cassandra"
     target: Target = Field(default_factory=Target)
+    targets: dict[str, NamedTarget] = Field(default_factory=dict)
+    run_targets: list[str] | None = None
     dataset: Dataset = Field(default_factory=Dataset)
     workloads: dict[str, Workload] = Field(
         default_factory=lambda: {"main": Workload(preset="ycsb-a")}
     )
     phases: Annotated[list[Phase], Field(min_length=1)]
 
+    @model_validator(mode="before")
+    @classmethod
+    def _merge_targets(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("targets"), dict):
+            return data
+        base = data.get("target") if isinstance(data.get("target"), dict) else {}
+        engine = data.get("engine", "cassandra")
+        merged = {
+            name: {**base, "engine": engine, **t} if isinstance(t, dict) else t
+            for name, t in data["targets"].items()
+        }
+        out = {**data, "targets": merged}
+        order = data.get("run_targets")
+        names = (
+            [n for n in order if isinstance(n, str) and n in merged]
+            if isinstance(order, list)
+            else []
+        )
+        first = merged[names[0]] if names else None
+        first = first or next(iter(merged.values()), None)
+        if isinstance(first, dict) and first.get("engine") in DEFAULT_PORTS:
+            out["engine"] = first["engine"]  # the first target that runs
+        return out
+
     def phase_label(self, index: int) -> str:
         phase = self.phases[index]
         return phase.name or f"{index + 1}-{phase.type}"
+
+    def target_names(self) -> list[str]:
+        """The targets that run, in order; [] for a scenario without ``[targets.*]``."""
+        return list(self.run_targets if self.run_targets is not None else self.targets)
+
+    def for_target(self, name: str) -> Scenario:
+        """This scenario with one target as its only one (``engine`` and ``target`` set)."""
+        target = self.targets[name]
+        return self.model_copy(
+            update={"engine": target.engine, "target": target, "targets": {}, "run_targets": None}
+        )
 
 
 # ---------------------------------------------------------------- inventory
@@ -177,6 +239,7 @@ class SshDefaults(Strict):
     known_hosts: str | None = None
     accept_new_host_keys: bool = False
     connect_timeout: Duration = 10.0
+    agent_grace: Annotated[Duration, Field(gt=0)] = 30.0  # agents alone longer stop their load
 
 
 class Metrics(Strict):
@@ -202,9 +265,12 @@ class Host(Strict):
     ssh_key: str | None = None
     roles: Annotated[list[Role], Field(min_length=1)]
     engine: Engine | None = None
+    port: Annotated[int, Field(gt=0, lt=65536)] | None = None  # the database's, if not [engine]'s
     node_exporter: str | None = None
     standby: bool = False
     python: str = "python3"
+    bootstrap: bool = False
+    bootstrap_dir: str = "~/.loadtower"
     processes: Annotated[int, Field(ge=0)] = 0
     actions: dict[Literal[ACTIONS], str] = Field(default_factory=dict)  # type: ignore[valid-type]
 
@@ -232,6 +298,10 @@ class Inventory(Strict):
 
     def credentials(self, engine: str) -> Credentials:
         return getattr(self, engine)
+
+    def db_port(self, host: str, engine: str) -> int:
+        """A DB host's port: its own ``port``, else ``[engine].port``, else the default."""
+        return self.hosts[host].port or self.credentials(engine).port or DEFAULT_PORTS[engine]
 
 
 def model_fields_of(model: type[BaseModel]) -> list[str]:

@@ -45,6 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="trust hosts not yet in known_hosts (never a changed key)",
     )
     parser.add_argument(
+        "--bootstrap-agents",
+        action="store_true",
+        help="install this loadtower into a venv on agent hosts that run another version",
+    )
+    parser.add_argument(
         "--control",
         type=Path,
         default=None,

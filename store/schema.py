@@ -43,6 +43,14 @@ MIGRATIONS: list[list[str]] = [
         f"""CREATE TABLE op_phase (run_id VARCHAR, phase VARCHAR, op VARCHAR, first_ts BIGINT,
             last_ts BIGINT, ops BIGINT, errors BIGINT, late BIGINT, {_STATS}, {_HISTS})""",
     ],
+    # 3: who writes a run (with pid and hostname from 1): the process's start time and the
+    # machine's boot id, so a reused pid or a reboot is not taken for a live orchestrator;
+    # and a heartbeat, refreshed by every flush, for writers on other machines
+    [
+        "ALTER TABLE runs ADD COLUMN pid_started BIGINT",
+        "ALTER TABLE runs ADD COLUMN boot_id VARCHAR",
+        "ALTER TABLE runs ADD COLUMN heartbeat DOUBLE",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

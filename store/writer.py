@@ -5,14 +5,17 @@ it folds interval lines into per-agent rows and merged rollups (see rollups.py),
 opens the file, appends Arrow tables, re-writes the rollup rows that changed, commits
 and closes the file again, so readers in other processes can open it in between.
 A killed writer loses at most what arrived since the last flush (about a second).
+Each flush also refreshes the heartbeat of the runs this writer has open (at least
+every HEARTBEAT_S, data or not), and each run row names its writer process, so the
+next loadtower start can tell a dead orchestrator's run from a live one (admin.py).
+A store that cannot be created (full disk, not a directory) is not left half-written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import secrets
-import socket
 import threading
 import time
 from pathlib import Path
@@ -21,14 +24,17 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from loadtower.errors import LoadtowerError
 from loadtower.store import hdr
 from loadtower.store.admin import mark_interrupted_runs
 from loadtower.store.connection import connect
-from loadtower.store.redact import redact
+from loadtower.store.liveness import this_process
+from loadtower.store.redact import MASK, mask_url_passwords, redact
 from loadtower.store.rollups import Level, Rollups, level_rows
 from loadtower.store.schema import migrate
 
 FLUSH_EVERY_S = 1.0
+HEARTBEAT_S = 5.0
 _COLUMNS = {
     "events": ["run_id", "ts", "kind", "message", "host", "phase", "data"],
     "logs": ["run_id", "ts", "host", "stream", "text"],
@@ -46,13 +52,19 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, default=str, sort_keys=True)
 
 
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    for prefix in ("IO Error: ", "TransactionContext Error: "):
+        text = text.replace(prefix, "")
+    return text
+
+
 class StoreWriter:
     def __init__(self, path: Path | str, flush_every_s: float = FLUSH_EVERY_S) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with connect(self.path, read_only=False) as con:
-            migrate(con)
-        mark_interrupted_runs(self.path)
+        self._open_store()
         self._lock = threading.Lock()  # guards the buffers below
         self._flush_lock = threading.Lock()  # one flush at a time
         self._rows: dict[str, list[tuple]] = {name: [] for name in _COLUMNS}
@@ -63,8 +75,49 @@ class StoreWriter:
         self._rollups = Rollups()
         self._stop = threading.Event()
         self._every = flush_every_s
+        self._active: set[str] = set()  # runs started here and not ended: heartbeat
+        # passwords to mask in every text written (the orchestrator sets them: secrets.py)
+        self.secrets: list[str] = []
+        self._last_commit = time.time()
         self._thread = threading.Thread(target=self._loop, name="store-writer", daemon=True)
         self._thread.start()
+
+    def _open_store(self) -> None:
+        """Create or migrate the file; if creating it fails, leave no half-written file."""
+        created = not self.path.exists()
+        try:
+            if self.path.is_dir():
+                raise LoadtowerError(f"store {self.path} is a directory, not a store file")
+            parent = self.path.parent
+            if parent.exists() and not parent.is_dir():
+                raise LoadtowerError(f"store {self.path}: {parent} is a file, not a directory")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with connect(self.path, read_only=False) as con:
+                migrate(con)
+            mark_interrupted_runs(self.path)
+        except (duckdb.Error, OSError, LoadtowerError) as exc:
+            if created:
+                for leftover in (self.path, Path(f"{self.path}.wal")):
+                    with contextlib.suppress(OSError):
+                        leftover.unlink(missing_ok=True)
+            if isinstance(exc, LoadtowerError):
+                raise
+            raise LoadtowerError(f"cannot open store {self.path}: {_one_line(exc)}") from None
+
+    def _mask(self, text: str | None) -> str | None:
+        if text is None:
+            return None
+        text = mask_url_passwords(text)
+        for secret in self.secrets:
+            if secret:
+                text = text.replace(secret, MASK)
+                escaped = json.dumps(secret)[1:-1]  # as it appears inside JSON text
+                if escaped != secret:
+                    text = text.replace(escaped, MASK)
+        return text
+
+    def _mask_json(self, value: Any) -> str | None:
+        return self._mask(_json(value))
 
     # -- calls from the orchestrator ------------------------------------------------
     def start_run(
@@ -82,22 +135,40 @@ class StoreWriter:
         """Record a new run; `run_id`/`started` are for imports and fixtures."""
         run_id = run_id or new_run_id()
         self._facts[run_id] = dict(host_facts or {})
-        row = [run_id, name, scenario_name, redact(scenario_text), redact(inventory_text)]
-        row += [_json(versions or {}), _json(self._facts[run_id]), _json(extra or {})]
-        row += [started or time.time(), None, "running", None, os.getpid(), socket.gethostname()]
-        self._queue_meta(f"INSERT INTO runs VALUES ({', '.join('?' * len(row))})", row)
+        me = this_process()
+        row = {
+            "id": run_id,
+            "name": name,
+            "scenario": scenario_name,
+            "scenario_text": self._mask(redact(scenario_text)),
+            "inventory_text": self._mask(redact(inventory_text)),
+            "versions": _json(versions or {}),
+            "host_facts": self._mask_json(self._facts[run_id]),
+            "extra": self._mask_json(extra or {}),
+            "started": started or time.time(),
+            "status": "running",
+            "pid": me.pid,
+            "hostname": me.hostname,
+            "pid_started": me.started,
+            "boot_id": me.boot_id,
+            "heartbeat": time.time(),
+        }
+        sql = f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
+        self._queue_meta(sql, list(row.values()))
+        with self._lock:
+            self._active.add(run_id)
         self.flush()
         return run_id
 
     def phase_started(
         self, run_id: str, index: int, label: str, type: str, ts: float, params: dict
     ) -> None:
-        row = [run_id, index, label, type, ts, None, _json(params or {}), None]
+        row = [run_id, index, label, type, ts, None, self._mask_json(params or {}), None]
         self._queue_meta("INSERT INTO phases VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
 
     def phase_ended(self, run_id: str, index: int, ts: float, result: dict) -> None:
         sql = "UPDATE phases SET ended = ?, result = ? WHERE run_id = ? AND idx = ?"
-        self._queue_meta(sql, [ts, _json(result or {}), run_id, index])
+        self._queue_meta(sql, [ts, self._mask_json(result or {}), run_id, index])
 
     def event(
         self,
@@ -109,10 +180,11 @@ class StoreWriter:
         phase: str | None = None,
         data: dict | None = None,
     ) -> None:
-        self._append("events", (run_id, ts, kind, message, host, phase, _json(data)))
+        row = (run_id, ts, kind, self._mask(message), host, phase, self._mask_json(data))
+        self._append("events", row)
 
     def log(self, run_id: str, ts: float, host: str, stream: str, text: str) -> None:
-        self._append("logs", (run_id, ts, host, stream, text))
+        self._append("logs", (run_id, ts, host, stream, self._mask(text)))
 
     def add_interval(self, run_id: str, line: dict) -> None:
         with self._lock:
@@ -142,21 +214,33 @@ class StoreWriter:
     def set_host_facts(self, run_id: str, facts: dict) -> None:
         merged = self._facts.setdefault(run_id, {})
         merged.update(facts or {})
-        self._queue_meta("UPDATE runs SET host_facts = ? WHERE id = ?", [_json(merged), run_id])
+        sql = "UPDATE runs SET host_facts = ? WHERE id = ?"
+        self._queue_meta(sql, [self._mask_json(merged), run_id])
 
     def end_run(
         self, run_id: str, status: str, reason: str | None, ended: float | None = None
     ) -> None:
         sql = "UPDATE runs SET status = ?, reason = ?, ended = ? WHERE id = ?"
-        self._queue_meta(sql, [status, reason, ended or time.time(), run_id])
-        self.flush()
+        self._queue_meta(sql, [status, self._mask(reason), ended or time.time(), run_id])
+        self._flush_or_explain()
+        with self._lock:
+            self._active.discard(run_id)
         with self._flush_lock:
             self._rollups.forget_run(run_id)
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=60)
-        self.flush()
+        self._flush_or_explain()
+
+    def _flush_or_explain(self) -> None:
+        try:
+            self.flush()
+        except (duckdb.Error, OSError) as exc:
+            raise LoadtowerError(
+                f"cannot write store {self.path}: {_one_line(exc)} (what it held before stays "
+                "there; the samples since then are lost)"
+            ) from None
 
     def __enter__(self) -> StoreWriter:
         return self
@@ -174,11 +258,18 @@ class StoreWriter:
             self._meta.append((sql, params))
 
     def _loop(self) -> None:
+        failing = ""
         while not self._stop.wait(self._every):
             try:
                 self.flush()
             except Exception as exc:  # noqa: BLE001 - keep the data; retry next tick
-                print(f"loadtower store: flush failed, will retry: {exc}", flush=True)
+                if _one_line(exc) != failing:  # once per kind of failure, not every second
+                    failing = _one_line(exc)
+                    print(f"loadtower store: write failed, will retry: {failing}", flush=True)
+                continue
+            if failing:
+                failing = ""
+                print("loadtower store: writes resumed", flush=True)
 
     def flush(self) -> None:
         """Write everything buffered so far (blocks while a reader holds the file)."""
@@ -187,6 +278,7 @@ class StoreWriter:
                 lines, self._lines = self._lines, []
                 rows, self._rows = self._rows, {name: [] for name in _COLUMNS}
                 meta, self._meta = self._meta, []
+                active = sorted(self._active)
             if lines:
                 table = self._rollups.ingest(lines)
                 if table is not None:
@@ -197,13 +289,20 @@ class StoreWriter:
                     arrays = [pa.array(c, from_pandas=True) for c in cols]
                     self._tables.append((name, pa.table(arrays, names=_COLUMNS[name])))
             levels = self._rollups.seconds, self._rollups.minutes, self._rollups.phases
-            if not (meta or self._tables or any(lv.dirty for lv in levels)):
+            beat_due = bool(active) and time.time() - self._last_commit >= HEARTBEAT_S
+            if not (meta or self._tables or any(lv.dirty for lv in levels) or beat_due):
                 return
             try:
                 with connect(self.path, read_only=False) as con:
                     con.execute("BEGIN")
                     for sql, params in meta:
                         con.execute(sql, params)
+                    if active:
+                        marks = ", ".join("?" * len(active))
+                        con.execute(
+                            f"UPDATE runs SET heartbeat = ? WHERE id IN ({marks})",
+                            [time.time(), *active],
+                        )
                     for name, table in self._tables:
                         con.register("batch_rows", table)
                         con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM batch_rows")
@@ -211,6 +310,7 @@ class StoreWriter:
                     for level in levels:
                         _write_level(con, level)
                     con.execute("COMMIT")
+                self._last_commit = time.time()
             except BaseException:
                 with self._lock:
                     self._meta = meta + self._meta

@@ -51,6 +51,7 @@ class LoadtowerApp(App[None]):
         self.store = Path(store)
         self.initial = (open_run, live, control_path)
         self.known_runs: list[dict] = []
+        self.started_runs: list = []  # runs started from this app (tui.run_process.StartedRun)
 
     def on_mount(self) -> None:
         from loadtower.tui.screens.runs import RunsScreen

@@ -17,6 +17,9 @@ from typing import Any
 from loadtower.store.connection import connect
 
 LOG_LINES = 200
+EVENT_LINES = 500
+AGENT_LOOKBACK_S = 600  # agents silent for longer leave the agents table
+PLAIN_EVENTS = ("run", "phase_start", "phase_end")  # not jump targets ([ and ] use phases)
 WINDOWS = (60, 300, 900, 0)  # seconds; 0 = the whole run
 
 
@@ -44,6 +47,7 @@ class Snapshot:
     events: list[dict[str, Any]] = field(default_factory=list)
     agents: list[dict[str, Any]] = field(default_factory=list)
     logs: list[dict[str, Any]] = field(default_factory=list)
+    marks: list[float] = field(default_factory=list)  # notable events of the whole run
 
     @property
     def x_range(self) -> tuple[float, float]:
@@ -76,80 +80,99 @@ def _rows(con: Any, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def run_bounds(store: Path, run_id: str) -> tuple[dict[str, Any], float, float]:
-    """The run's row and its first and last stored second (for live and seeking)."""
-    with connect(store, read_only=True) as con:
-        run = _rows(con, "SELECT * FROM runs WHERE id = ?", [run_id])
-        if not run:
-            raise KeyError(run_id)
-        bounds = con.execute(
-            "SELECT min(ts), max(ts) FROM op_second WHERE run_id = ?", [run_id]
-        ).fetchone()
+def store_version(store: Path) -> tuple[int, ...]:
+    """Changes whenever a writer commits to the store (file and WAL size and time): a
+    live dashboard asks the store again only then, not on every tick."""
+    found: list[int] = []
+    for path in (Path(store), Path(f"{store}.wal")):
+        try:
+            st = path.stat()
+            found += [st.st_mtime_ns, st.st_size]
+        except OSError:
+            found += [0, 0]
+    return tuple(found)
+
+
+def _bounds(con: Any, run_id: str) -> tuple[dict[str, Any], float, float]:
+    run = _rows(con, "SELECT * FROM runs WHERE id = ?", [run_id])
+    if not run:
+        raise KeyError(run_id)
+    bounds = con.execute(
+        "SELECT min(ts), max(ts) FROM op_second WHERE run_id = ?", [run_id]
+    ).fetchone()
     started = float(run[0]["started"])
     first = float(bounds[0]) if bounds and bounds[0] is not None else started
     last = float(bounds[1]) + 1 if bounds and bounds[1] is not None else first
     return run[0], first, last
 
 
-def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Snapshot:
-    """The run as it was at `cursor` (None: the newest stored second)."""
-    run, first, last = run_bounds(store, run_id)
-    at = last if cursor is None else min(max(cursor, first), last)
-    lo = first if window == 0 else at - window
+def run_bounds(store: Path, run_id: str) -> tuple[dict[str, Any], float, float]:
+    """The run's row and its first and last stored second (for live and seeking)."""
     with connect(store, read_only=True) as con:
+        return _bounds(con, run_id)
+
+
+def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Snapshot:
+    """The run as it was at `cursor` (None: the newest stored second). One short-lived
+    read-only connection, so a writer in another process is held up only briefly."""
+    with connect(store, read_only=True) as con:
+        run, first, last = _bounds(con, run_id)
+        at = last if cursor is None else min(max(cursor, first), last)
+        lo = first if window == 0 else at - window
+        span = [run_id, int(lo), int(at)]
         phases = _rows(
             con,
             "SELECT idx, name, type, started, ended FROM phases WHERE run_id = ? ORDER BY idx",
             [run_id],
         )
-        op_rows = _rows(
-            con,
+        op_rows = con.execute(
             "SELECT ts, op, ops, errors, p50_ms, p90_ms, p99_ms FROM op_seconds "
-            "WHERE run_id = ? AND ts >= ? AND ts < ? ORDER BY ts, op",
-            [run_id, int(lo), int(at)],
-        )
-        node_rows = _rows(
-            con,
-            "SELECT ts, host, cpu_pct, mem_pct FROM node_seconds "
-            "WHERE run_id = ? AND ts >= ? AND ts < ? ORDER BY ts, host",
-            [run_id, int(lo), int(at)],
-        )
+            "WHERE run_id = ? AND ts >= ? AND ts < ? ORDER BY op, ts",
+            span,
+        ).fetchall()
+        node_rows = con.execute(
+            "SELECT host, ts, cpu_pct, mem_pct FROM node_seconds "
+            "WHERE run_id = ? AND ts >= ? AND ts < ? ORDER BY host, ts",
+            span,
+        ).fetchall()
         error_rows = con.execute(
             "SELECT errors_by_class FROM op_intervals WHERE run_id = ? AND errors > 0 "
             "AND ts >= ? AND ts < ?",
-            [run_id, int(lo), int(at)],
+            span,
         ).fetchall()
         events = _rows(
             con,
-            "SELECT ts, kind, message, host, phase FROM events WHERE run_id = ? AND ts <= ? "
-            "ORDER BY ts",
-            [run_id, at],
+            "SELECT ts, kind, message, host, phase FROM (SELECT rowid AS n, * FROM events "
+            "WHERE run_id = ? AND ts <= ? ORDER BY ts DESC, n DESC LIMIT ?) ORDER BY ts, n",
+            [run_id, at, EVENT_LINES],
         )
         agents = _rows(
             con,
             "SELECT agent, arg_max(host, ts) AS host, arg_max(cpu_pct, ts) AS cpu_pct, "
             "arg_max(ops, ts) AS ops, arg_max(state, ts) AS state, max(ts) AS seen "
-            "FROM agent_samples WHERE run_id = ? AND ts < ? GROUP BY agent ORDER BY agent",
-            [run_id, at],
+            "FROM agent_samples WHERE run_id = ? AND ts >= ? AND ts < ? "
+            "GROUP BY agent ORDER BY agent",
+            [run_id, at - AGENT_LOOKBACK_S, at],
         )
+        marks = [float(ts) for (ts,) in con.execute(
+            "SELECT DISTINCT ts FROM events WHERE run_id = ? AND kind NOT IN ?",
+            [run_id, list(PLAIN_EVENTS)],
+        ).fetchall()]
         logs = _rows(
             con,
-            "SELECT * FROM (SELECT ts, host, stream, text FROM logs WHERE run_id = ? AND ts <= ? "
-            "ORDER BY ts DESC LIMIT ?) ORDER BY ts",
+            "SELECT ts, host, stream, text FROM (SELECT rowid AS n, * FROM logs WHERE run_id = ? "
+            "AND ts <= ? ORDER BY ts DESC, n DESC LIMIT ?) ORDER BY ts, n",  # ties: as written
             [run_id, at, LOG_LINES],
         )
     ops: dict[str, list[OpPoint]] = defaultdict(list)
-    for r in op_rows:
-        ops[r["op"]].append(
-            OpPoint(int(r["ts"]), int(r["ops"]), int(r["errors"]), r["p50_ms"] or 0.0,
-                    r["p90_ms"] or 0.0, r["p99_ms"] or 0.0)
-        )
+    for ts, op, n, errs, p50, p90, p99 in op_rows:
+        ops[op].append(OpPoint(int(ts), int(n), int(errs), p50 or 0.0, p90 or 0.0, p99 or 0.0))
     nodes: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
-    for r in node_rows:
-        nodes[r["host"]].append((int(r["ts"]), r["cpu_pct"] or 0.0, r["mem_pct"] or 0.0))
+    for host, ts, cpu, mem in node_rows:
+        nodes[host].append((int(ts), cpu or 0.0, mem or 0.0))
     errors: dict[str, int] = defaultdict(int)
     for (raw,) in error_rows:
         for name, count in (json.loads(raw) if raw else {}).items():
             errors[name] += int(count)
     return Snapshot(run, at, first, last, window, phases, dict(ops), dict(nodes),
-                    dict(errors), events, agents, logs)
+                    dict(errors), events, agents, logs, sorted(marks))

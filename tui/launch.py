@@ -26,6 +26,8 @@ def _extra(args: argparse.Namespace) -> list[str]:
         extra += ["--name", args.name]
     if args.accept_new_host_keys:
         extra.append("--accept-new-host-keys")
+    if getattr(args, "bootstrap_agents", False):
+        extra.append("--bootstrap-agents")
     return extra
 
 

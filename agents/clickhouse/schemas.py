@@ -23,6 +23,11 @@ of keys (one key, or a whole batch in ONE statement). ``insert`` is only the hea
 ``INSERT INTO db.t (cols)``: the session sends the rows with ``client.insert``.
 Deletes are lightweight (``DELETE FROM``); ``delete_mode="mutation"`` makes them
 ``ALTER TABLE ... DELETE`` (synchronous only with the ``mutations_sync`` setting).
+
+The scenario's target may change the table (``table_engine``, ``order_by``,
+``skip_indexes``) and the updates: ``update_mode="mutation"`` makes ``update``
+an ``ALTER TABLE ... UPDATE`` of the row's non-key columns. ``table_engine="MergeTree"``
+(experiment 1's table) keeps every inserted version, so reads do not use ``FINAL``.
 """
 
 from __future__ import annotations
@@ -46,6 +51,11 @@ def columns(schema: str, fields: int) -> list[tuple[str, str]]:
     return [("id", "Int64"), ("value1", "String"), ("value2", "String")]
 
 
+def unique_column(schema: str) -> str:
+    """The column that tells rows apart (what a ReplacingMergeTree's ORDER BY must hold)."""
+    return "y_id" if schema == "ycsb" else "id"
+
+
 def keys(schema: str) -> list[tuple[str, str]]:
     """The key columns, in the order of the ops' ``where`` tuples."""
     if schema == "ycsb":
@@ -56,22 +66,32 @@ def keys(schema: str) -> list[tuple[str, str]]:
 
 
 def ddl(
-    schema: str, database: str, table: str, fields: int, ttl_seconds: float | None
+    schema: str,
+    database: str,
+    table: str,
+    fields: int,
+    ttl_seconds: float | None,
+    table_engine: str | None = None,
+    order_by: list[str] | None = None,
+    skip_indexes: dict[str, str] | None = None,
 ) -> list[str]:
     t = f"{database}.{table}"
     cols = ", ".join(f"{name} {typ}" for name, typ in columns(schema, fields))
-    order = ", ".join(name for name, _ in keys(schema))
+    order = ", ".join(order_by or [name for name, _ in keys(schema)])
+    engine = "MergeTree" if table_engine == "MergeTree" else "ReplacingMergeTree(ver)"
     extra, ttl = "", ""
-    if schema == "recipes":
+    if skip_indexes is not None:
+        extra = "".join(f", INDEX {name} {spec}" for name, spec in skip_indexes.items())
+    elif schema == "recipes":
         extra = ", INDEX title_bloom title TYPE bloom_filter(0.01) GRANULARITY 4"
     if schema == "ttl":
-        extra = ", inserted DateTime DEFAULT now()"
+        extra += ", inserted DateTime DEFAULT now()"
         if ttl_seconds is not None:
             ttl = f" TTL inserted + INTERVAL {int(ttl_seconds)} SECOND"
     out = [
         f"CREATE DATABASE IF NOT EXISTS {database}",
         f"CREATE TABLE IF NOT EXISTS {t} ({cols}, {VERSION}{extra}) "
-        f"ENGINE = ReplacingMergeTree(ver) ORDER BY ({order}){ttl}",
+        f"ENGINE = {engine} ORDER BY ({order}){ttl}",
     ]
     if ttl:
         # an existing table keeps its old TTL unless told: the scenario's TTL wins
@@ -86,12 +106,19 @@ def as_mutation(sql: str) -> str:
 
 
 def statements(
-    schema: str, database: str, table: str, fields: int, delete_mode: str = "lightweight"
+    schema: str,
+    database: str,
+    table: str,
+    fields: int,
+    delete_mode: str = "lightweight",
+    update_mode: str = "insert",
+    final: bool = True,
 ) -> dict[str, str]:
     t = f"{database}.{table}"
     cols = columns(schema, fields)
     names = ", ".join(name for name, _ in cols)
     key = keys(schema)
+    fin = " FINAL" if final else ""
     where = " AND ".join(f"{name} = {{p{i}:{typ}}}" for i, (name, typ) in enumerate(key))
     if len(key) == 1:
         in_keys = f"{key[0][0]} IN {{keys:Array({key[0][1]})}}"
@@ -99,21 +126,33 @@ def statements(
         tup = ", ".join(typ for _, typ in key)
         in_keys = f"({', '.join(n for n, _ in key)}) IN {{keys:Array(Tuple({tup}))}}"
     stmts = {
-        "read": f"SELECT {names} FROM {t} FINAL WHERE {where}",
+        "read": f"SELECT {names} FROM {t}{fin} WHERE {where}",
         "insert": f"INSERT INTO {t} ({names})",
         "delete": f"DELETE FROM {t} WHERE {in_keys}",
     }
     if schema == "ycsb":
         stmts["scan"] = (
-            f"SELECT {names} FROM {t} FINAL WHERE y_id >= {{p0:String}} "
+            f"SELECT {names} FROM {t}{fin} WHERE y_id >= {{p0:String}} "
             "ORDER BY y_id LIMIT {p1:UInt32}"
         )
         for i in range(fields):
+            if update_mode == "mutation":
+                stmts[f"update{i}"] = (
+                    f"ALTER TABLE {t} UPDATE field{i} = {{p0:String}} WHERE y_id = {{p1:String}}"
+                )
+                continue
             picked = ", ".join("{p0:String}" if name == f"field{i}" else name for name, _ in cols)
             stmts[f"update{i}"] = (
-                f"INSERT INTO {t} ({names}) SELECT {picked} FROM {t} FINAL "
+                f"INSERT INTO {t} ({names}) SELECT {picked} FROM {t}{fin} "
                 "WHERE y_id = {p1:String}"
             )
+    elif update_mode == "mutation":
+        # the non-key columns of the row, then its key: (values..., key...)
+        key_names = {name for name, _ in key}
+        values = [(n, typ) for n, typ in cols if n not in key_names]
+        sets = ", ".join(f"{n} = {{p{i}:{typ}}}" for i, (n, typ) in enumerate(values))
+        at = " AND ".join(f"{n} = {{p{len(values) + i}:{typ}}}" for i, (n, typ) in enumerate(key))
+        stmts["update"] = f"ALTER TABLE {t} UPDATE {sets} WHERE {at}"
     if delete_mode == "mutation":
         stmts["delete"] = as_mutation(stmts["delete"])
     return stmts

@@ -1,10 +1,16 @@
 """The ClickHouse path: clickhouse-connect's sync HTTP client behind an asyncio face.
 
-Same interface as ``agents/cql/driver_session.DriverSession``. clickhouse-connect
-clients are not thread-safe, so each worker thread of a small ThreadPoolExecutor owns
-its own client (``threading.local``), all sharing one urllib3 pool sized to the
-threads; contact points are spread over the threads. Every call returns an asyncio
-future, so the agent's loop never blocks on HTTP.
+Same interface as ``agents/cql/driver_session.DriverSession``. The calls run on a
+ThreadPoolExecutor (as many threads as ops may be in flight); every call returns an
+asyncio future, so the agent's loop never blocks on HTTP. ``connect`` makes ONE client
+per contact point, shared by the threads (each thread sticks to one, round robin):
+without a session id a clickhouse-connect client serves concurrent queries from many
+threads (each query keeps its own context), and creating a client costs round trips
+(server version, settings) that must not land in the first ops' latencies. All clients
+share one urllib3 pool sized to the threads.
+
+Contact points are ``host`` or ``host:port`` (a per-host HTTP port); ``port`` is the
+port of those without one.
 
 Statements come from ``agents/clickhouse/schemas``: ``{p0:Type}...`` bind the op's
 parameters in order, ``{keys:Array(...)}`` takes the list of keys of a delete, and an
@@ -47,13 +53,14 @@ class ClickhouseSession:
         self.database = "default"
         self.delete_mode = "lightweight"
         self.statements: dict[str, str] = {}
-        self.inserts: dict[str, tuple[str, list[str]]] = {}
+        self.inserts: dict[str, tuple[str, list[str], list[str]]] = {}
         self._executor: ThreadPoolExecutor | None = None
         self._local = threading.local()
         self._clients: list[Any] = []
+        self._assigned = 0
         self._lock = threading.Lock()
         self._args: dict[str, Any] = {}
-        self._hosts: list[str] = []
+        self._hosts: list[tuple[str, int]] = []
         self._pool: Any = None
 
     # -- connection ----------------------------------------------------------------------
@@ -66,6 +73,8 @@ class ClickhouseSession:
         consistency: str,
         settings: dict | None = None,
         database: str = "default",
+        secure: bool = False,
+        timeout_s: float = 300.0,
     ) -> None:
         from clickhouse_connect.driver.httputil import get_pool_manager
 
@@ -73,39 +82,46 @@ class ClickhouseSession:
         settings = dict(settings or {})
         self.delete_mode = str(settings.pop("delete_mode", "lightweight"))
         self.loop = asyncio.get_running_loop()
-        self.database, self._hosts = database, list(contact_points) or ["127.0.0.1"]
+        self.database = database
+        self._hosts = [split_host(p, port) for p in contact_points] or [("127.0.0.1", port)]
         self._pool = get_pool_manager(maxsize=self.threads, num_pools=len(self._hosts) + 1)
         self._args = dict(
-            port=port,
             username=username or "default",
             password=password or "",
             settings=settings,
             pool_mgr=self._pool,
             autogenerate_session_id=False,
+            secure=secure,
+            connect_timeout=10,
+            send_receive_timeout=timeout_s,
         )
         self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="clickhouse")
         await self._submit(self._bootstrap)
 
-    def _new_client(self, host: str, database: str) -> Any:
+    def _new_client(self, host: tuple[str, int], database: str) -> Any:
         import clickhouse_connect
 
-        return clickhouse_connect.get_client(host=host, database=database, **self._args)
+        return clickhouse_connect.get_client(
+            host=host[0], port=host[1], database=database, **self._args
+        )
 
     def _bootstrap(self) -> None:
-        """Checks the credentials and creates the database the threads' clients use."""
+        """Checks the credentials, creates the database, makes one client per host."""
         client = self._new_client(self._hosts[0], "default")
         try:
             client.command(f"CREATE DATABASE IF NOT EXISTS {self.database}")
         finally:
             client.close()
+        clients = [self._new_client(host, self.database) for host in self._hosts]
+        with self._lock:
+            self._clients = clients
 
     def _client(self) -> Any:
         client = getattr(self._local, "client", None)
         if client is None:
             with self._lock:
-                host = self._hosts[len(self._clients) % len(self._hosts)]
-                client = self._new_client(host, self.database)
-                self._clients.append(client)
+                self._assigned += 1
+                client = self._clients[self._assigned % len(self._clients)]
             self._local.client = client
         return client
 
@@ -119,6 +135,9 @@ class ClickhouseSession:
             await self._submit(lambda s=sql: self._client().command(s))
 
     async def prepare(self, statements: dict[str, str]) -> None:
+        """Keep the statements; an insert's column types are read once here (the table
+        must exist), so that each insert op is ONE request (clickhouse-connect would
+        otherwise ask the server for the types before every insert)."""
         for name, sql in statements.items():
             if self.delete_mode == "mutation":
                 sql = as_mutation(sql)
@@ -126,7 +145,15 @@ class ClickhouseSession:
             m = _INSERT.match(sql)
             if m is not None:
                 cols = [c.strip().strip("`") for c in m.group(2).split(",")]
-                self.inserts[name] = (m.group(1), cols)
+                types = await self._submit(self._column_types, m.group(1))
+                missing = [c for c in cols if c not in types]
+                if missing:
+                    raise ValueError(f"table {m.group(1)} has no column {', '.join(missing)}")
+                self.inserts[name] = (m.group(1), cols, [types[c] for c in cols])
+
+    def _column_types(self, table: str) -> dict[str, str]:
+        rows = self._client().query(f"DESCRIBE TABLE {table}").result_rows
+        return {str(r[0]): str(r[1]) for r in rows}
 
     def _run(self, name: str, params: tuple) -> Any:
         if name in self.inserts:
@@ -140,8 +167,10 @@ class ClickhouseSession:
         return self._command(sql, bound)
 
     def _insert(self, name: str, rows: list[tuple]) -> Any:
-        table, cols = self.inserts[name]
-        return self._client().insert(table, [list(r) for r in rows], column_names=cols)
+        table, cols, types = self.inserts[name]
+        return self._client().insert(
+            table, [list(r) for r in rows], column_names=cols, column_type_names=types
+        )
 
     def _command(self, sql: str, parameters: dict[str, Any]) -> Any:
         return self._client().command(sql, parameters=parameters)
@@ -187,6 +216,14 @@ class ClickhouseSession:
         if self._pool is not None:
             self._pool.clear()
             self._pool = None
+
+
+def split_host(contact_point: str, port: int) -> tuple[str, int]:
+    """``host`` or ``host:port`` (``[v6]:port`` too) -> (host, port)."""
+    host, sep, tail = contact_point.rpartition(":")
+    if sep and tail.isdigit() and (host.endswith("]") or ":" not in host):
+        return host.strip("[]"), int(tail)
+    return contact_point.strip("[]"), port
 
 
 def _guard(fn: Callable[..., Any], *args: Any) -> Any:

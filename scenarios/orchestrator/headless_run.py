@@ -23,6 +23,7 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
         accept_new_host_keys=args.accept_new_host_keys,
         control_path=args.control,
         name=args.name,
+        bootstrap_agents=getattr(args, "bootstrap_agents", False),
     )
     orch = Orchestrator(plan, options)
     console = Console(stderr=False)
@@ -64,6 +65,7 @@ def _print_results(console: Console, store: Path, run_id: str, results: dict) ->
     except Exception as exc:  # noqa: BLE001 - the run is stored; the table is a courtesy
         console.print(f"(no result table: {exc})")
         return
-    console.print(result_table(summary, f"Run {run_id}: results per phase and op"))
+    if summary:  # a run that failed before any load has no table to show
+        console.print(result_table(summary, f"Run {run_id}: results per phase and op"))
     for note in phase_notes(results):
         console.print(note)

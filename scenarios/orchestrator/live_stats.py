@@ -36,6 +36,7 @@ class WindowSummary:
     p90_ms: float
     p99_ms: float
     max_ms: float
+    errors_by_class: dict[str, int] = field(default_factory=dict)
 
     @property
     def ops_per_s(self) -> float:
@@ -75,6 +76,7 @@ class LiveStats:
         """Merged stats over seconds in [t0, t1)."""
         merged = new_histogram()
         ops = errors = late = 0
+        classes: dict[str, int] = {}
         seconds = set()
         if op is None:
             items = [(ts, s) for ts, s in self.seconds.items() if t0 <= ts < t1]
@@ -85,6 +87,8 @@ class LiveStats:
             ops += stats.ops
             errors += stats.errors
             late += stats.late
+            for name, count in stats.errors_by_class.items():
+                classes[name] = classes.get(name, 0) + count
             merged.add(stats.hist)
         span = max(1, int(t1 - t0)) if items else 0
 
@@ -100,6 +104,7 @@ class LiveStats:
             pct(90),
             pct(99),
             merged.get_max_value() / 1000.0 if merged.get_total_count() else 0.0,
+            classes,
         )
 
     def latest(self, now: float, span: int = 1) -> WindowSummary:

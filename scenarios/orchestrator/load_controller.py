@@ -4,6 +4,10 @@ The master is a local process (`loadtower agent master`) controlled through JSON
 on its stdin; it prints every worker's interval lines (the agent protocol) on stdout.
 Workers (`loadtower agent worker`) run on the agent hosts over SSH and reach the master
 through SSH reverse port forwards, so agent hosts need no open ports.
+
+Faults (``agent_guard.py``, docs/orchestrator.md): workers spool every line on their
+host first; an agent process that dies is recorded and its users re-split over the
+others; a host whose SSH link drops is reconnected and its spool backfilled.
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ import shlex
 import sys
 from typing import Any
 
+from loadtower.agents.cleanup import marker_env, marker_prefix
+from loadtower.agents.spool import spool_dir
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.orchestrator.agent_guard import AgentGuard
 from loadtower.scenarios.orchestrator.secrets import db_password
 from loadtower.scenarios.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import Plan
@@ -24,6 +31,8 @@ from loadtower.scenarios.plan import Plan
 JOIN_TIMEOUT_S = 90.0
 START_TIMEOUT_S = 150.0
 RUN_MARKER = "--lt-run"
+KEPT_EVENT_KINDS = ("warning", "error", "rebalanced", "worker_silent", "worker_back", "agent_orphaned")
+WORKERS_END_S = 10.0
 
 
 def _free_port() -> int:
@@ -42,13 +51,16 @@ class LocustLoad:
         self.sinks = sinks
         self.master: asyncio.subprocess.Process | None = None
         self.workers: dict[str, Any] = {}
+        self.pythons: dict[str, str] = {}  # per agent host, when not the inventory's python
         self.expected = 0
         self.joined: set[str] = set()
+        self.first_error = ""  # the first error event an agent sent since the last start
         self._joined_changed = asyncio.Event()
         self._done = asyncio.Event()
         self._acks: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
         self._stderr: asyncio.Task[None] | None = None
+        self.guard: AgentGuard | None = None
 
     # ------------------------------------------------------------------ set-up
     async def prepare(self) -> None:
@@ -57,6 +69,8 @@ class LocustLoad:
         counts = {name: host.processes or await self._cores(name) for name, host in agents.items()}
         self.expected = sum(counts.values())
         env = {**os.environ, "LOADTOWER_DB_PASSWORD": db_password(self.plan) or ""}
+        env.update(marker_env(self.run_id))  # `loadtower cleanup` finds leftovers by it
+        grace = float(self.plan.inventory.ssh.agent_grace)
         self.master = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -67,6 +81,8 @@ class LocustLoad:
             f"127.0.0.1:{port}",
             "--expect-workers",
             str(self.expected),
+            "--grace",
+            f"{grace:g}",
             RUN_MARKER,
             self.run_id,
             stdin=asyncio.subprocess.PIPE,
@@ -77,6 +93,7 @@ class LocustLoad:
         )
         self._reader = asyncio.create_task(self._read_master())
         self._stderr = asyncio.create_task(self._read_stderr())
+        self.guard = AgentGuard(self.pool, self.sinks, self._send, port, self.run_id)
         for name in agents:
             remote_port = await self.pool.forward_remote_port(name, 0, "127.0.0.1", port)
             self.sinks.event(
@@ -87,9 +104,11 @@ class LocustLoad:
                 data={"remote_port": remote_port, "master_port": port},
             )
             command = (
-                f"{shlex.quote(agents[name].python)} -m loadtower agent worker "
+                marker_prefix(self.run_id)  # `loadtower cleanup` finds leftovers by it
+                + f"{shlex.quote(self.pythons.get(name, agents[name].python))} -m loadtower agent worker "
                 f"--master 127.0.0.1:{remote_port} --processes {counts[name]} "
-                f"--host-name {shlex.quote(name)} {RUN_MARKER} {self.run_id}"
+                f"--host-name {shlex.quote(name)} {RUN_MARKER} {self.run_id} "
+                f"--spool-dir {shlex.quote(spool_dir(self.run_id, name))} --grace {grace:g}"
             )
             self.workers[name] = await self.pool.stream(
                 name,
@@ -97,6 +116,8 @@ class LocustLoad:
                 on_stdout=lambda line, host=name: self.sinks.log(host, "stdout", line),
                 on_stderr=lambda line, host=name: self.sinks.log(host, "stderr", line),
             )
+            python = self.pythons.get(name, agents[name].python)
+            await self.guard.watch(name, python, remote_port, spool_dir(self.run_id, name))
         await self._wait_joined()
 
     async def _cores(self, host: str) -> int:
@@ -147,15 +168,19 @@ class LocustLoad:
         if kind == "interval":
             self.sinks.interval(line)
         elif kind == "event":
+            if not self.sinks.first_time(line):
+                return  # an agent's event that its spool gave us already
             event = str(line.get("kind", "agent"))
             worker = line.get("worker") or line.get("agent")
             if event == "worker_joined" and worker:
                 self.joined.add(str(worker))
                 self._joined_changed.set()
-            elif event in ("worker_lost", "worker_missing") and worker:
+            elif event in ("worker_lost", "worker_left", "worker_missing") and worker:
                 self.joined.discard(str(worker))
+            elif event == "error" and not self.first_error:
+                self.first_error = str(line.get("message", ""))  # named when a start fails
             self.sinks.event(
-                event if event in ("warning",) else "agent",
+                event if event in KEPT_EVENT_KINDS else "agent",
                 str(line.get("message", event)),
                 host=line.get("host"),
                 data=line,
@@ -180,13 +205,15 @@ class LocustLoad:
         concurrency: int | None = None,
     ) -> None:
         self._done.clear()
+        self.first_error = ""
         while not self._acks.empty():
             self._acks.get_nowait()
+        conn = self._connection(spec)
         await self._send(
             {
                 "cmd": "start",
                 "phase": phase,
-                "spec": spec,
+                "spec": conn.pop("spec"),
                 "mode": mode,
                 "rate": rate,
                 "users": users,
@@ -194,13 +221,14 @@ class LocustLoad:
                 "duration": duration,
                 "records": records,
                 "concurrency": concurrency,
-                "contact_points": self._contact_points(),
-                **self._credentials(),
+                **conn,
             }
         )
         ack = await self._ack(("started", "failed"), START_TIMEOUT_S)
         if ack.get("type") == "failed":
-            raise LoadtowerError(f"phase {phase}: {ack.get('message', 'the load did not start')}")
+            why = str(ack.get("message", "the load did not start"))
+            cause = f" ({self.first_error})" if self.first_error else ""
+            raise LoadtowerError(f"phase {phase}: {why}{cause}")
 
     async def _ack(self, kinds: tuple[str, ...], timeout: float) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
@@ -230,22 +258,31 @@ class LocustLoad:
             return False
         return True
 
-    def _contact_points(self) -> list[str]:
-        return [h.address for h in self.plan.inventory.with_role("db").values()]
+    def _connection(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """Contact points, port and login of the spec's target (its engine, its hosts), and
+        the spec with the connection options the workers need."""
+        from loadtower.scenarios.orchestrator.targets import connection
 
-    def _credentials(self) -> dict[str, Any]:
-        creds = self.plan.inventory.credentials(self.plan.scenario.engine)
-        return {"port": creds.port, "username": creds.username, "database": creds.database}
+        return connection(self.plan, spec)
 
     async def close(self) -> None:
+        if self.guard is not None:
+            self.guard.closing = True
         with contextlib.suppress(Exception):
             await self._send({"cmd": "quit"})
+        if self.guard is not None:  # workers whose SSH stream was cut: wait via the watcher
+            await self.guard.wait_gone(WORKERS_END_S)
         for name, process in self.workers.items():
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(process.wait(), timeout=10)
             with contextlib.suppress(Exception):
                 await process.terminate()
             self.sinks.event("agents", f"load worker on {name} stopped", host=name)
+        if self.guard is not None:
+            with contextlib.suppress(Exception):
+                await self.guard.final_sweep()  # whatever the link lost: store it now
+            with contextlib.suppress(Exception):
+                await self.guard.stop()
         if self.master is not None:
             try:
                 await asyncio.wait_for(self.master.wait(), timeout=10)
@@ -259,5 +296,8 @@ class LocustLoad:
                     await task
 
 
-def create_load(pool: Any, plan: Plan, run_id: str, sinks: Sinks) -> LocustLoad:
-    return LocustLoad(pool, plan, run_id, sinks)
+def create_load(pool: Any, plan: Plan, run_id: str, sinks: Sinks,
+                pythons: dict[str, str] | None = None) -> LocustLoad:
+    load = LocustLoad(pool, plan, run_id, sinks)
+    load.pythons = dict(pythons or {})
+    return load

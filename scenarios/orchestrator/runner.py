@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.orchestrator.agent_version import AgentVersions
 from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.control import ControlServer, RunControl, default_control_path
 from loadtower.scenarios.orchestrator.facts import HOST_FACTS_CMD, local_versions, parse_host_facts
@@ -33,6 +34,7 @@ class RunOptions:
     accept_new_host_keys: bool = False
     control_path: Path | None = None
     name: str | None = None
+    bootstrap_agents: bool = False
 
 
 @dataclass
@@ -60,10 +62,12 @@ class Orchestrator:
     async def run(self) -> RunState:
         from loadtower.agents.hosts import HostPool
         from loadtower.scenarios.orchestrator.load_controller import create_load
+        from loadtower.scenarios.orchestrator.secrets import known_secrets
         from loadtower.store import StoreWriter
 
         plan = self.plan
         writer = StoreWriter(self.options.store)
+        writer.secrets = known_secrets(plan)  # masked in everything the store gets
         run_id = writer.start_run(
             self.options.name or plan.scenario.name,
             plan.scenario.name,
@@ -92,7 +96,10 @@ class Orchestrator:
             await self._host_facts(pool, sinks, writer, run_id)
             db_hosts_up = list(plan.inventory.with_role("db"))
             metrics_task = asyncio.create_task(self._metrics(pool, sinks, db_hosts_up))
-            load = create_load(pool, plan, run_id, sinks)
+            pythons = await AgentVersions(
+                pool, plan.inventory, sinks, bootstrap=self.options.bootstrap_agents
+            ).ensure()
+            load = create_load(pool, plan, run_id, sinks, pythons)
             await load.prepare()
             ctx = PhaseContext(
                 plan=plan,
@@ -133,33 +140,58 @@ class Orchestrator:
                 f"run {run_id} ended: {self.state.status}"
                 + (f" ({self.state.reason})" if self.state.reason else ""),
             )
-            writer.end_run(run_id, self.state.status, self.state.reason)
-            writer.close()
+            try:
+                writer.end_run(run_id, self.state.status, self.state.reason)
+            except LoadtowerError as exc:  # the store's disk is full, say: samples kept so far
+                self.state.status, self.state.reason = "failed", str(exc)
+            with contextlib.suppress(LoadtowerError):
+                writer.close()
         return self.state
 
     async def _phases(self, ctx: PhaseContext, writer: Any, sinks: Sinks) -> None:
-        for index, phase in enumerate(self.plan.scenario.phases):
-            if self.control.stop_requested.is_set():
-                break
-            self.control.new_phase()
-            label = self.plan.scenario.phase_label(index)
-            ctx.current_phase = sinks.phase = label
-            now = time.time()
-            self.state.phase, self.state.phase_index, self.state.phase_started = label, index, now
-            writer.phase_started(
-                ctx.run_id, index, label, phase.type, now, phase.model_dump(mode="json")
-            )
-            sinks.event("phase_start", f"phase {label} ({phase.type}) started")
-            result = await HANDLERS[phase.type](ctx, index, phase)
-            skipped = self.control.skip_requested.is_set()
-            if skipped:
-                result["skipped"] = True
-            writer.phase_ended(ctx.run_id, index, time.time(), result)
-            self.state.results[label] = result
-            sinks.event(
-                "phase_end", f"phase {label} ended" + (" (skipped)" if skipped else ""), data=result
-            )
-            ctx.current_phase = sinks.phase = ""
+        """The phases in order; with ``[targets.*]`` once per target (``targets.py``)."""
+        from loadtower.scenarios.orchestrator.targets import (
+            check_passwords,
+            phase_prefix,
+            target_plans,
+        )
+
+        targets = target_plans(self.plan)
+        # a missing password fails now, not after the first target; every one is masked
+        sinks.secrets += [pw for pw in check_passwords(targets) if pw not in sinks.secrets]
+        count = len(self.plan.scenario.phases)
+        for number, (target, plan) in enumerate(targets):
+            ctx.plan = plan
+            if target:
+                sinks.event("target", f"target {target} ({plan.scenario.engine}) starts")
+            for index, phase in enumerate(plan.scenario.phases):
+                if self.control.stop_requested.is_set():
+                    return
+                self.control.new_phase()
+                label = phase_prefix(target) + plan.scenario.phase_label(index)
+                ctx.current_phase = sinks.phase = label
+                now = time.time()
+                # the index within the target's phases: displays show 'phase i/n TARGET:NAME'
+                self.state.phase, self.state.phase_index = label, index
+                self.state.phase_started = now
+                params = phase.model_dump(mode="json") | {"engine": plan.scenario.engine}
+                if target:
+                    params["target"] = target
+                stored = number * count + index
+                writer.phase_started(ctx.run_id, stored, label, phase.type, now, params)
+                sinks.event("phase_start", f"phase {label} ({phase.type}) started")
+                result = await HANDLERS[phase.type](ctx, index, phase)
+                skipped = self.control.skip_requested.is_set()
+                if skipped:
+                    result["skipped"] = True
+                writer.phase_ended(ctx.run_id, stored, time.time(), result)
+                self.state.results[label] = result
+                sinks.event(
+                    "phase_end",
+                    f"phase {label} ended" + (" (skipped)" if skipped else ""),
+                    data=result,
+                )
+                ctx.current_phase = sinks.phase = ""
 
     async def _host_facts(self, pool: Any, sinks: Sinks, writer: Any, run_id: str) -> None:
         facts: dict[str, Any] = {}

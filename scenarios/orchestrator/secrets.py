@@ -1,4 +1,9 @@
-"""Database passwords: from an environment variable or a file, never from the store."""
+"""Database passwords: from an environment variable or a file, never from the store.
+
+`known_secrets` lists every password a plan can reveal (any engine's, however it is
+given) so that the store writer masks them in everything it writes: events, logs,
+phase parameters and results, run reasons (see StoreWriter.secrets).
+"""
 
 from __future__ import annotations
 
@@ -8,42 +13,51 @@ from pathlib import Path
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.plan import Plan
 
+ENGINES = ("cassandra", "scylla", "clickhouse")
+MIN_SECRET_LEN = 4  # shorter values would mask ordinary words and numbers
 
-def db_password(plan: Plan) -> str | None:
-    creds = plan.inventory.credentials(plan.scenario.engine)
+
+def engine_password(plan: Plan, engine: str) -> str | None:
+    """The password for `engine` from the inventory: password_env, password_file or password."""
+    creds = plan.inventory.credentials(engine)
     if creds.password_env:
         value = os.environ.get(creds.password_env)
         if value is None:
             raise LoadtowerError(
                 f"{plan.inventory_path}: the password variable "
-                f"${creds.password_env} ([{plan.scenario.engine}].password_env) is not set"
+                f"${creds.password_env} ([{engine}].password_env) is not set"
             )
         return value
     if creds.password_file:
-        path = Path(creds.password_file)
+        path = Path(creds.password_file).expanduser()
         if not path.is_absolute():
             path = plan.inventory_path.parent / path
         try:
             return path.read_text().strip()
         except OSError as exc:
             raise LoadtowerError(
-                f"{plan.inventory_path}: cannot read [{plan.scenario.engine}]."
-                f"password_file {path}: {exc.strerror}"
+                f"{plan.inventory_path}: cannot read [{engine}].password_file {path}: "
+                f"{exc.strerror}"
             ) from None
     return creds.password
 
 
+def db_password(plan: Plan) -> str | None:
+    return engine_password(plan, plan.scenario.engine)
+
+
 def known_secrets(plan: Plan) -> list[str]:
-    """Every secret this plan can reveal, for masking in logs and events."""
-    secrets = []
-    for engine in ("cassandra", "scylla", "clickhouse"):
+    """Every secret this plan can reveal, for masking in logs, events and the store."""
+    secrets: list[str] = []
+    for engine in ENGINES:
         creds = plan.inventory.credentials(engine)
         if creds.password:
             secrets.append(creds.password)
-    try:
-        value = db_password(plan)
-    except LoadtowerError:
-        value = None
-    if value:
-        secrets.append(value)
-    return [s for s in secrets if len(s) >= 4]
+        try:
+            value = engine_password(plan, engine)
+        except LoadtowerError:
+            value = None
+        if value:
+            secrets.append(value)
+    unique = {s for s in secrets if len(s) >= MIN_SECRET_LEN}
+    return sorted(unique, key=len, reverse=True)  # longest first: no partial masking

@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from loadtower.agents.spool import SeenSeqs
 from loadtower.scenarios.orchestrator.live_stats import LiveStats
 from loadtower.scenarios.plan import Plan
 
 AGENT_CPU_WARN = 90.0
 WARN_EVERY_S = 30.0
+ERROR_EVENT_EVERY_S = 30.0  # an error class is announced again after this long without it
 
 
 class Sinks:
@@ -20,7 +22,10 @@ class Sinks:
         self.stats = LiveStats()
         self.phase = ""
         self._last_cpu_warning: dict[str, float] = {}
+        self._error_seen: dict[str, float] = {}  # error class -> last second it occurred
         self.lines_received = 0
+        self.duplicates = 0
+        self.seen = SeenSeqs()  # (agent, seq) of the lines stored: live and backfilled
         from loadtower.scenarios.orchestrator.secrets import known_secrets
 
         self.secrets = known_secrets(plan)
@@ -38,11 +43,32 @@ class Sinks:
         return json.loads(self.mask(json.dumps(data, default=str)))
 
     def event(
-        self, kind: str, message: str, host: str | None = None, data: dict | None = None
+        self,
+        kind: str,
+        message: str,
+        host: str | None = None,
+        data: dict | None = None,
+        ts: float | None = None,
     ) -> None:
         self.writer.event(
-            self.run_id, time.time(), kind, message, host=host, phase=self.phase or None, data=data
+            self.run_id,
+            time.time() if ts is None else ts,
+            kind,
+            message,
+            host=host,
+            phase=self.phase or None,
+            data=data,
         )
+
+    def first_time(self, line: dict[str, Any]) -> bool:
+        """False for a line (with the agent's ``seq``) that was stored already."""
+        seq = line.get("seq")
+        if seq is None:
+            return True
+        if self.seen.add(str(line.get("agent", "?")), int(seq)):
+            return True
+        self.duplicates += 1
+        return False
 
     def log(self, host: str, stream: str, text: str) -> None:
         self.writer.log(self.run_id, time.time(), host, stream, self.mask(text))
@@ -51,13 +77,17 @@ class Sinks:
         kind = "warning" if state in ("lost", "gave_up") else "host"
         self.event(kind, f"SSH to {host}: {state}" + (f" ({detail})" if detail else ""), host=host)
 
-    def interval(self, line: dict[str, Any]) -> None:
-        """One agent-protocol interval line (from any agent)."""
+    def interval(self, line: dict[str, Any]) -> bool:
+        """One agent-protocol interval line (from any agent, live or backfilled from its
+        spool); False when it was stored already."""
+        if not self.first_time(line):
+            return False
         if not line.get("phase"):
             line = {**line, "phase": self.phase}
         self.lines_received += 1
         self.writer.add_interval(self.run_id, line)
         self.stats.add(line)
+        self._announce_errors(line)
         agent = str(line.get("agent", "?"))
         cpu = float(line.get("cpu_pct", 0.0))
         ops = sum(int(s.get("ops", 0)) for s in (line.get("ops") or {}).values())
@@ -80,6 +110,28 @@ class Sinks:
                     f"suspect (the loader itself is saturated)",
                     host=str(line.get("host", "")),
                     data={"agent": agent, "cpu_pct": cpu},
+                )
+        return True
+
+    def _announce_errors(self, line: dict[str, Any]) -> None:
+        """An event when an error class appears (again, after 30 s without it)."""
+        ts = int(line["ts"])
+        counts: dict[str, int] = {}
+        for stats in (line.get("ops") or {}).values():
+            for name, count in (stats.get("errors") or {}).items():
+                counts[name] = counts.get(name, 0) + int(count)
+        for name, count in counts.items():
+            last = self._error_seen.get(name)
+            self._error_seen[name] = max(ts, last or ts)
+            if last is None or ts - last > ERROR_EVENT_EVERY_S:
+                self.event(
+                    "errors",
+                    f"{count} {name} errors at agent {line.get('agent', '?')} ("
+                    + ("the first in this run" if last is None else "again")
+                    + ")",
+                    host=str(line.get("host", "")) or None,
+                    data={"error": name, "count": count, "agent": line.get("agent"), "ts": ts},
+                    ts=float(ts),
                 )
 
     def node_sample(self, sample: Any) -> None:

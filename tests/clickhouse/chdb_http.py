@@ -262,3 +262,45 @@ def chdb_server(user: str = "default", password: str = "secret") -> Iterator[tup
         stack.callback(thread.join, 10)
         stack.callback(server.shutdown)
         yield "127.0.0.1", server.server_address[1]
+
+
+def serve(address: str, port: int, user: str, password: str, data: str) -> None:
+    """Serve ``data`` (a chdb database directory, kept) on address:port until SIGTERM/SIGINT."""
+    import signal
+
+    engine = ChdbEngine(data)
+    server = _Server((address, port), _Handler)
+    server.engine, server.user, server.password = engine, user, password
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    thread = threading.Thread(target=server.serve_forever, name="chdb-http", daemon=True)
+    thread.start()
+    try:
+        stop.wait()
+    finally:
+        server.shutdown()
+        thread.join(10)
+        server.server_close()
+        engine.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.clickhouse.chdb_http --address A --port P --data DIR ...``: the
+    endpoint as a server process (what tests/clickhouse/chdb_service.py starts)."""
+    import argparse
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--address", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--user", default="default")
+    parser.add_argument("--password-file", type=Path, required=True)
+    parser.add_argument("--data", required=True, help="chdb database directory (kept)")
+    args = parser.parse_args(argv)
+    serve(args.address, args.port, args.user, args.password_file.read_text().strip(), args.data)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,10 +1,14 @@
-"""Two runs side by side per phase and op, with their throughput and p99 overlaid."""
+"""Two runs side by side per phase and op, with their throughput and p99 overlaid.
+
+Each phase and op is one table row two lines high: run A's figure over run B's, and
+the change from A to B beside them, so the table fits a 100-column terminal."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -16,12 +20,17 @@ from textual.widgets import DataTable, Footer, Static
 from loadtower.tui.feed import snapshot
 from loadtower.tui.widgets.chart import LineChart, Series
 
-COLUMNS = ("phase", "op", "ops/s A", "ops/s B", "Δ ops", "p50 A", "p50 B", "p90 A", "p90 B",
-           "p99 A", "p99 B", "Δ p99", "max A", "max B", "err A", "err B", "sig")
+COLUMNS = ("phase", "op", "run", "ops/s", "Δ ops", "p50 ms", "p90 ms", "p99 ms", "Δ p99",
+           "max ms", "errors", "sig")
 
 
 def _num(value: Any, digits: int = 2) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _pair(a: Any, b: Any, digits: int = 2) -> Text:
+    """A's figure over B's, right-aligned."""
+    return Text(f"{_num(a, digits)}\n{_num(b, digits)}", justify="right")
 
 
 def _change(value: float | None, significant: bool, worse_if_up: bool) -> Text:
@@ -29,29 +38,32 @@ def _change(value: float | None, significant: bool, worse_if_up: bool) -> Text:
         return Text("-")
     worse = value > 0 if worse_if_up else value < 0
     style = ("bold red" if worse else "bold green") if significant else "dim"
-    return Text(f"{value:+.1f}%", style=style)
+    return Text(f"{value:+.1f}%", style=style, justify="right")
 
 
 def table_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """One tuple of cells per phase and op (cells are two lines: A over B)."""
     out = []
     for r in rows:
         out.append((
-            r["phase"], r["op"], _num(r["ops_per_s_a"], 1), _num(r["ops_per_s_b"], 1),
+            r["phase"], r["op"], Text("A\nB", style="bold"),
+            _pair(r["ops_per_s_a"], r["ops_per_s_b"], 1),
             _change(r["ops_change_pct"], r["significant_ops"], worse_if_up=False),
-            _num(r["p50_ms_a"]), _num(r["p50_ms_b"]), _num(r["p90_ms_a"]), _num(r["p90_ms_b"]),
-            _num(r["p99_ms_a"]), _num(r["p99_ms_b"]),
+            _pair(r["p50_ms_a"], r["p50_ms_b"]), _pair(r["p90_ms_a"], r["p90_ms_b"]),
+            _pair(r["p99_ms_a"], r["p99_ms_b"]),
             _change(r["p99_change_pct"], r["significant_p99"], worse_if_up=True),
-            _num(r["max_ms_a"]), _num(r["max_ms_b"]), f"{r['errors_a'] or 0:,}",
-            f"{r['errors_b'] or 0:,}", "*" if r["significant"] else "",
+            _pair(r["max_ms_a"], r["max_ms_b"]),
+            _pair(r["errors_a"] or 0, r["errors_b"] or 0, 0),
+            Text("*", style="bold") if r["significant"] else "",
         ))
     return out
 
 
 class CompareScreen(Screen):
     DEFAULT_CSS = """
-    CompareScreen #compare-title { height: 2; padding: 0 1; }
-    CompareScreen #compare-table { height: 1fr; }
-    CompareScreen #compare-charts { height: 1fr; }
+    CompareScreen #compare-title { height: auto; padding: 0 1; }
+    CompareScreen #compare-table { height: auto; max-height: 50%; }
+    CompareScreen #compare-charts { height: 1fr; min-height: 8; }
     """
     BINDINGS = [Binding("escape", "back", "Back"), Binding("L", "log_scale", "Log scale")]
 
@@ -63,15 +75,15 @@ class CompareScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(
             f"[b]A[/b] {self.run_a}   vs   [b]B[/b] {self.run_b}\n"
-            "[dim]Δ in colour when significant (Welch's t-test over per-second samples, "
-            "p < 0.01); red is worse[/]",
+            "[dim]Δ from A to B, in colour when significant (Welch's t-test over per-second "
+            "samples, p < 0.01): red is worse[/]",
             id="compare-title",
         )
         yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="compare-charts"):
             yield LineChart("ops/s over the run (A, B)", id="compare-ops")
             yield LineChart("p99 ms over the run (A, B)", " ms", id="compare-p99")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns(*COLUMNS)
@@ -89,7 +101,13 @@ class CompareScreen(Screen):
         self.rows = rows
         table = self.query_one(DataTable)
         for row in table_rows(rows):
-            table.add_row(*row)
+            table.add_row(*row, height=2)
+        title = "  vs  ".join(
+            f"[b]{label}[/b] {escape(s.run['name'])} {s.run['id']} {escape(s.run['status'])} "
+            f"{s.last_ts - s.first_ts:,.0f} s" for label, s in zip("AB", snaps, strict=True))
+        self.query_one("#compare-title", Static).update(
+            title + "\n[dim]Δ from A to B, in colour when significant (Welch's t-test over "
+            "per-second samples, p < 0.01): red is worse[/]")
         ops, p99 = [], []
         longest = 1.0
         for label, snap in zip(("A", "B"), snaps, strict=True):

@@ -1,8 +1,11 @@
 """The run dashboard: the same panels for a live run and for a replay.
 
-A worker reads a Snapshot from the store (read-only) and posts it; one handler draws
-it. Live: the cursor follows the newest stored second. Replay: a playback clock
-moves the cursor (1x..64x), with pause, step, seek and jumps to phases and events.
+A thread worker reads a Snapshot from the store (read-only) and posts it; one handler
+draws it. One read at a time: a request made while one runs is served right after
+it, and an older snapshot is never drawn over a newer one. Live: the cursor follows
+the newest stored second, and the store is read again only when a writer has
+committed to it since. Replay: a playback clock moves the cursor (1x..64x), with
+pause, step, seek and jumps to phases and events.
 """
 
 from __future__ import annotations
@@ -10,28 +13,34 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import duckdb
+from rich.markup import escape
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, RichLog, Static
+from textual.widgets import Footer, RichLog
 
-from loadtower.tui.feed import WINDOWS, Snapshot, snapshot
+from loadtower.errors import LoadtowerError
+from loadtower.tui.feed import WINDOWS, Snapshot, snapshot, store_version
 from loadtower.tui.widgets import panels
 from loadtower.tui.widgets.chart import LineChart
 from loadtower.tui.widgets.confirm import Confirm
+from loadtower.tui.widgets.live_table import LiveTable
 from loadtower.tui.widgets.seek import SeekPrompt, parse_seek
+from loadtower.tui.widgets.status_line import StatusLine
 
 SPEEDS = (1, 2, 4, 8, 16, 32, 64)
 TICK_S = 0.25
 
 
 class SnapshotReady(Message):
-    def __init__(self, snap: Snapshot) -> None:
+    def __init__(self, snap: Snapshot | None, seq: int, error: str | None = None) -> None:
         super().__init__()
-        self.snap = snap
+        self.snap, self.seq, self.error = snap, seq, error
 
 
 class RunDashboard(Screen):
@@ -39,28 +48,38 @@ class RunDashboard(Screen):
     RunDashboard #status { height: 1; padding: 0 1; background: $boost; }
     RunDashboard #charts { grid-size: 2 2; height: 1fr; }
     RunDashboard #bottom { height: 11; }
-    RunDashboard #events { width: 2fr; border: round $panel; }
-    RunDashboard #side { width: 38; }
-    RunDashboard #agents, RunDashboard #errors { height: 1fr; border: round $panel; }
-    RunDashboard #log { width: 2fr; border: round $panel; }
+    RunDashboard #events, RunDashboard #log {
+        width: 1fr; border: round $panel; border-title-color: $text-accent;
+        overflow-x: hidden; overflow-y: auto; scrollbar-size-vertical: 1;
+    }
+    RunDashboard #side { width: 48; }
+    RunDashboard Footer.-compact FooterLabel { margin: 0 1 0 0; }
+    RunDashboard #agents, RunDashboard #errors {
+        height: 1fr; border: round $panel; border-title-color: $text-accent;
+        overflow-x: hidden; scrollbar-size-vertical: 1;
+    }
     """
+    SPEED = Binding.Group("Speed", compact=True)
+    STEP = Binding.Group("Step", compact=True)
+    JUMP = Binding.Group("Jump", compact=True)
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("w", "window", "Window"),
-        Binding("L", "log_scale", "Log scale"),
-        Binding("space", "play_pause", "Play/pause", show=True),
-        Binding("plus,equals_sign", "speed(1)", "Faster"),
-        Binding("minus", "speed(-1)", "Slower"),
-        Binding("right", "step(1)", "Step +1s", show=False),
-        Binding("left", "step(-1)", "Step -1s", show=False),
-        Binding("shift+right", "step(10)", "Step +10s", show=False),
+        Binding("L", "log_scale", "Log y"),
+        Binding("P", "percentiles", "Pctl"),
+        Binding("space", "play_pause", "Play"),
+        Binding("minus", "speed(-1)", "Slower", group=SPEED),
+        Binding("plus,equals_sign", "speed(1)", "Faster", group=SPEED),
+        Binding("left", "step(-1)", "Step -1s", group=STEP),
+        Binding("right", "step(1)", "Step +1s", group=STEP),
         Binding("shift+left", "step(-10)", "Step -10s", show=False),
-        Binding("bracketright", "jump(1)", "Next phase", key_display="]"),
-        Binding("bracketleft", "jump(-1)", "Prev phase", key_display="[", show=False),
-        Binding("P", "percentiles", "Percentiles"),
+        Binding("shift+right", "step(10)", "Step +10s", show=False),
+        Binding("bracketleft", "jump(-1)", "Previous phase or event", key_display="[",
+                group=JUMP),
+        Binding("bracketright", "jump(1)", "Next phase or event", key_display="]", group=JUMP),
         Binding("g", "seek", "Seek"),
         Binding("s", "stop_run", "Stop run"),
-        Binding("n", "skip_phase", "Next phase"),
+        Binding("n", "skip_phase", "Skip phase"),
         Binding("p", "pause_phase", "Pause phase"),
     ]
 
@@ -79,30 +98,35 @@ class RunDashboard(Screen):
         self._last_tick = time.monotonic()
         self.phase_paused = False
         self.percentile_index = 0
+        self._wanted = 0  # number of the newest snapshot request
+        self._answered = 0  # number of the newest request answered (drawn or failed)
+        self._loading = False  # a read is under way (one at a time)
+        self._version: tuple[int, ...] | None = None  # the store as last read (live)
+        self._error: str | None = None
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
+        yield StatusLine(id="status")
         with Grid(id="charts"):
             yield LineChart("throughput (ops/s)", id="throughput")
             yield LineChart("latency (ms)", " ms", id="latency")
             yield LineChart("node CPU (%)", "%", y_max=100, id="cpu")
             yield LineChart("node memory (%)", "%", y_max=100, id="memory")
         with Horizontal(id="bottom"):
-            yield RichLog(id="events", wrap=False, markup=False, max_lines=2000)
+            yield RichLog(id="events", wrap=True, markup=False, max_lines=2000, min_width=10)
             with Vertical(id="side"):
-                yield DataTable(id="agents", cursor_type="none", zebra_stripes=True)
-                yield DataTable(id="errors", cursor_type="none")
-            yield RichLog(id="log", wrap=False, markup=False, max_lines=2000)
-        yield Footer()
+                yield LiveTable(id="agents")
+                yield LiveTable(id="errors")
+            yield RichLog(id="log", wrap=True, markup=False, max_lines=2000, min_width=10)
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#events", RichLog).border_title = "timeline"
         self.query_one("#log", RichLog).border_title = "host output"
-        agents = self.query_one("#agents", DataTable)
+        agents = self.query_one("#agents", LiveTable)
         agents.border_title = "agents"
         agents.add_columns("agent", "host", "cpu", "ops/s", "state")
-        errors = self.query_one("#errors", DataTable)
+        errors = self.query_one("#errors", LiveTable)
         errors.border_title = "errors (window)"
         errors.add_columns("class", "count")
         self.set_interval(TICK_S, self._tick)
@@ -113,23 +137,58 @@ class RunDashboard(Screen):
         now = time.monotonic()
         elapsed, self._last_tick = now - self._last_tick, now
         if self.live:
-            self.refresh_snapshot()
+            if store_version(self.store) != self._version:
+                self.refresh_snapshot()
         elif self.playing and self.snap is not None and self.cursor is not None:
             self.cursor += elapsed * SPEEDS[self.speed_index]
             if self.cursor >= self.snap.last_ts:
                 self.cursor, self.playing = self.snap.last_ts, False
             self.refresh_snapshot()
 
-    @work(thread=True, exclusive=True, group="snapshot")
     def refresh_snapshot(self) -> None:
-        window = WINDOWS[self.window_index]
-        snap = snapshot(self.store, self.run_id, None if self.live else self.cursor, window)
-        self.post_message(SnapshotReady(snap))
+        """Ask for a snapshot of the current cursor and window."""
+        self._wanted += 1
+        if not self._loading:
+            self._start_read()
+
+    def _start_read(self) -> None:
+        self._loading = True
+        if self.live:
+            self._version = store_version(self.store)  # before the read: no commit is missed
+        self._read(self._wanted, None if self.live else self.cursor, WINDOWS[self.window_index])
+
+    @work(thread=True, group="snapshot")
+    def _read(self, seq: int, cursor: float | None, window: int) -> None:
+        try:
+            snap = snapshot(self.store, self.run_id, cursor, window)
+        except KeyError:
+            self.post_message(SnapshotReady(None, seq, f"no run {self.run_id} in {self.store}"))
+        except (LoadtowerError, duckdb.Error) as exc:  # shown, and tried again: never a crash
+            self.post_message(SnapshotReady(None, seq, (str(exc).splitlines() or [repr(exc)])[0]))
+        else:
+            self.post_message(SnapshotReady(snap, seq))
+
+    @property
+    def up_to_date(self) -> bool:
+        """Every snapshot asked for has been read and drawn (tests wait for this)."""
+        return not self._loading and self._answered == self._wanted
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        self._loading = False
+        self._answered = message.seq
+        if message.seq < self._wanted:
+            self._start_read()  # asked again meanwhile (seek, window, newer data)
+        if message.snap is None:
+            if message.error != self._error:
+                self._error = message.error
+                self.notify(f"cannot read the run: {message.error}", severity="error")
+            if self.live:
+                self._version = None  # try again on the next tick
+            return
+        self._error = None
         snap = self.snap = message.snap
-        if self.cursor is None and not self.live:
-            self.cursor = snap.first_ts
+        if self.cursor is None:
+            self.cursor = snap.cursor  # a replay opens at the end of the run
         with self.app.batch_update():
             self._draw(snap)
 
@@ -140,24 +199,40 @@ class RunDashboard(Screen):
                            panels.PERCENTILE_SETS[self.percentile_index])
         panels.fill_log(q("#events", RichLog), self._events_shown, panels.event_lines(snap))
         panels.fill_log(q("#log", RichLog), self._logs_shown, panels.log_lines(snap))
-        panels.fill_table(q("#agents", DataTable), panels.agent_rows(snap))
-        panels.fill_table(q("#errors", DataTable), panels.error_rows(snap))
-        q("#status", Static).update(self._status(snap))
+        q("#agents", LiveTable).show(panels.agent_rows(snap))
+        q("#errors", LiveTable).show(panels.error_rows(snap))
+        self._show_status()
 
-    def _status(self, snap: Snapshot) -> str:
+    def _show_status(self) -> None:
+        if self.snap is not None:
+            status = self.query_one("#status", StatusLine)
+            status.text = self._status(self.snap, status.content_size.width or self.size.width)
+
+    def _status(self, snap: Snapshot, width: int = 10_000) -> Text:
+        """The status line; parts of less use are left out when the terminal is narrow."""
         ops, p99, errors = snap.last_second()
         window = WINDOWS[self.window_index]
         mode = "LIVE" if self.live else (
             f"REPLAY {'▶' if self.playing else '⏸'} {SPEEDS[self.speed_index]}x")
-        return (
-            f"[b]{snap.run['name']}[/b] {self.run_id}  [{'green' if self.live else 'cyan'}]"
-            f"{mode}[/]  {snap.run['status']}  phase [b]{snap.phase_at(snap.cursor) or '-'}[/b]"
-            f"{' (paused)' if self.phase_paused else ''}  "
-            f"t+{snap.cursor - snap.first_ts:,.0f}s/{snap.last_ts - snap.first_ts:,.0f}s  "
-            f"[green]{ops:,.0f} ops/s[/]  [yellow]p99 {p99:.2f} ms[/]  "
-            f"[{'red' if errors else 'dim'}]errors {errors}[/]  "
-            f"window {'whole run' if window == 0 else f'{window // 60} min'}"
-        )
+        parts = [  # (priority: lower is kept longer, markup)
+            (0, f"[b {'green' if self.live else 'cyan'}]{mode}[/]"),
+            (3, f"[b]{escape(snap.run['name'])}[/b]"),
+            (4, self.run_id),
+            (5, escape(snap.run["status"])),
+            (1, f"phase [b]{escape(snap.phase_at(snap.cursor) or '-')}[/b]"
+                + (" (paused)" if self.phase_paused else "")),
+            (1, f"t+{snap.cursor - snap.first_ts:,.0f}s/{snap.last_ts - snap.first_ts:,.0f}s"),
+            (0, f"[green]{ops:,.0f} ops/s[/]"),
+            (0, f"[yellow]p99 {p99:.2f} ms[/]"),
+            (2, f"[{'red' if errors else 'dim'}]errors {errors}[/]"),
+            (2, f"window {'whole run' if window == 0 else f'{window // 60} min'}"),
+        ]
+        for keep_below in range(6, 0, -1):
+            text = Text.from_markup("  ".join(m for level, m in parts if level < keep_below))
+            if text.cell_len <= width:
+                break
+        return text
+        return text
 
     # ------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -195,8 +270,10 @@ class RunDashboard(Screen):
 
     def action_speed(self, delta: int) -> None:
         self.speed_index = min(len(SPEEDS) - 1, max(0, self.speed_index + delta))
-        if self.snap:
-            self.query_one("#status", Static).update(self._status(self.snap))
+        self._show_status()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._show_status)
 
     def seek_to(self, ts: float) -> None:
         if self.snap is not None:
@@ -214,7 +291,7 @@ class RunDashboard(Screen):
         if self.snap is None:
             return []
         found = {float(p["started"]) for p in self.snap.phases if p["started"] is not None}
-        return sorted(found)
+        return sorted(found | set(self.snap.marks))
 
     def action_jump(self, direction: int) -> None:
         if self.cursor is None:
@@ -251,6 +328,9 @@ class RunDashboard(Screen):
         except OSError as exc:
             self.notify(f"cannot reach the run: {exc}", severity="error")
             return
+        if reply == "ok" and command in ("pause_phase", "resume_phase"):
+            self.phase_paused = command == "pause_phase"
+            self._show_status()
         self.notify(done_message if reply == "ok" else reply)
 
     def action_stop_run(self) -> None:
@@ -268,6 +348,9 @@ class RunDashboard(Screen):
         self.app.push_screen(Confirm("Skip the rest of the current phase?", "Skip"), answered)
 
     def action_pause_phase(self) -> None:
-        self.phase_paused = not self.phase_paused
-        command = "pause_phase" if self.phase_paused else "resume_phase"
-        self._control(command, "phase clock paused" if self.phase_paused else "phase resumed")
+        """Pause the phase clock, or resume it (the status line says which, once the run
+        has answered)."""
+        if self.phase_paused:
+            self._control("resume_phase", "phase resumed")
+        else:
+            self._control("pause_phase", "phase clock paused")

@@ -16,8 +16,10 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from loadtower.tui.runs_data import list_runs
 from loadtower.tui.widgets.confirm import Confirm
 
-COLUMNS = ("", "name", "scenario", "status", "started (UTC)", "duration", "peak ops/s", "p99 ms")
+COLUMNS = ("name", "id", "scenario", "status", "started (UTC)", "length", "peak ops/s", "p99 ms")
+MARK = "● "
 SORTS = ("started", "name", "status", "duration", "peak_ops", "p99_ms")
+RELOAD_S = 5.0
 STATUS_STYLE = {"running": "bold green", "completed": "", "failed": "bold red",
                 "interrupted": "yellow"}
 
@@ -37,11 +39,13 @@ class RunsScreen(Screen):
     BINDINGS = [
         Binding("enter", "open", "Open"),
         Binding("space", "mark", "Mark"),
-        Binding("c", "compare", "Compare marked"),
+        Binding("c", "compare", "Compare"),
         Binding("slash", "filter", "Filter"),
         Binding("o", "sort", "Sort"),
         Binding("d", "delete", "Delete"),
-        Binding("r", "reload", "Reload"),
+        Binding("r", "reload", "Reload", show=False),
+        Binding("N", "app.start_run", "Start run"),
+        Binding("2", "app.sql", "SQL"),
     ]
 
     def __init__(self, store: Path) -> None:
@@ -58,13 +62,20 @@ class RunsScreen(Screen):
                     id="filter")
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static(id="runs-status")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns(*COLUMNS)
         self.query_one(DataTable).focus()
         self.reload()
-        self.set_interval(5.0, self.reload)
+        self.set_interval(RELOAD_S, self._auto_reload)
+
+    def _auto_reload(self) -> None:
+        if self.is_current:  # not while a dashboard or the SQL console covers this screen
+            self.reload()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
 
     @work(thread=True, exclusive=True, group="runs")
     def reload(self) -> None:
@@ -92,13 +103,16 @@ class RunsScreen(Screen):
             if table.row_count else None
         table.clear()
         for run in self.visible():
-            mark = "●" if run["id"] in self.marked else ""
+            name = (Text(MARK + run["name"], style="bold magenta") if run["id"] in self.marked
+                    else Text(run["name"]))
             p99 = f"{run['p99_ms']:.2f}" if run["p99_ms"] is not None else "-"
             table.add_row(
-                mark, run["name"], run["scenario"],
+                name, run["id"], run["scenario"],
                 Text(run["status"], style=STATUS_STYLE.get(run["status"], "")),
                 time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(run["started"])),
-                f"{duration(run):,.0f} s", f"{run['peak_ops']:,.0f}", p99, key=run["id"],
+                Text(f"{duration(run):,.0f} s", justify="right"),
+                Text(f"{run['peak_ops']:,.0f}", justify="right"), Text(p99, justify="right"),
+                key=run["id"],
             )
         if current is not None and current in table.rows:
             table.move_cursor(row=table.get_row_index(current))

@@ -102,7 +102,7 @@ class SqlScreen(Screen):
                 yield TextArea(self.initial_query, id="sql-editor", soft_wrap=True)
                 yield DataTable(id="sql-results", zebra_stripes=True)
                 yield Static("ctrl+r / F5 runs the query", id="sql-status", markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         editor = self.query_one("#sql-editor", TextArea)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -17,8 +18,9 @@ from loadtower.defaults import default_sandbox_dir
 class StartRun(ModalScreen[tuple[str, Path] | None]):
     DEFAULT_CSS = """
     StartRun { align: center middle; }
-    StartRun > Vertical { width: 90; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
-    StartRun #start-plan { height: auto; max-height: 12; margin-top: 1; }
+    StartRun > Vertical { width: 90; height: auto; max-height: 100%; border: thick $accent; background: $surface; padding: 1 2; }
+    StartRun #start-plan-box { height: 1fr; min-height: 4; margin-top: 1; }
+    StartRun #start-plan { height: auto; }
     StartRun Horizontal { height: auto; align: right middle; margin-top: 1; }
     StartRun Button { margin-left: 2; }
     """
@@ -36,14 +38,18 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
             yield Input(value="quickstart", id="start-scenario")
             yield Label("Inventory file")
             yield Input(value=str(inventory) if inventory.exists() else "", id="start-inventory")
-            yield Static("", id="start-plan")
+            yield Label("Overrides (KEY=VALUE separated by spaces, e.g. phases[1].duration=20s)")
+            yield Input(value="", id="start-overrides")
+            with VerticalScroll(id="start-plan-box"):  # a long plan scrolls, never cut off
+                yield Static("", id="start-plan")
             with Horizontal():
                 yield Button("Validate", id="validate")
                 yield Button("Start", id="start", variant="success", disabled=True)
 
-    def _values(self) -> tuple[str, Path]:
+    def _values(self) -> tuple[str, Path, list[str]]:
         scenario = self.query_one("#start-scenario", Input).value.strip()
-        return scenario, Path(self.query_one("#start-inventory", Input).value.strip())
+        overrides = self.query_one("#start-overrides", Input).value.split()
+        return scenario, Path(self.query_one("#start-inventory", Input).value.strip()), overrides
 
     def on_input_changed(self) -> None:
         self.valid = False
@@ -62,12 +68,12 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
         from loadtower.errors import LoadtowerError
         from loadtower.scenarios.plan import load_plan, render_plan
 
-        scenario, inventory = self._values()
+        scenario, inventory, overrides = self._values()
         try:
-            plan = load_plan(scenario, inventory, [], None)
+            plan = load_plan(scenario, inventory, overrides, None)
             text, ok = render_plan(plan), True
-        except LoadtowerError as exc:
-            text, ok = f"[red]{exc}[/red]", False
+        except LoadtowerError as exc:  # not markup: the message may hold [brackets]
+            text, ok = Text(str(exc), style="red"), False
         self.app.call_from_thread(self._validated, text, ok)
 
     def _validated(self, text: object, ok: bool) -> None:
@@ -81,12 +87,14 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
         from loadtower.scenarios.orchestrator.control import default_control_path
         from loadtower.tui.run_process import start_headless
 
-        scenario, inventory = self._values()
+        scenario, inventory, overrides = self._values()
+        extra = [arg for item in overrides for arg in ("--set", item)]
         try:
-            started = start_headless(scenario, inventory, self.store)
+            started = start_headless(scenario, inventory, self.store, extra)
         except LoadtowerError as exc:
-            self.app.call_from_thread(self._validated, f"[red]{exc}[/red]", False)
+            self.app.call_from_thread(self._validated, Text(str(exc), style="red"), False)
             return
+        getattr(self.app, "started_runs", []).append(started)
         control = default_control_path(self.store, started.run_id)
         self.app.call_from_thread(self.dismiss, (started.run_id, control))
 

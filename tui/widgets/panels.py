@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from rich.text import Text
-from textual.widgets import DataTable, RichLog
+from textual.widgets import RichLog
 
 from loadtower.tui.feed import Snapshot
 from loadtower.tui.widgets.chart import LineChart, Series
@@ -42,29 +42,39 @@ def fill_charts(snap: Snapshot, throughput: LineChart, latency: LineChart, cpu: 
     memory.set_data([Series(h, [(ts, m) for ts, _c, m in pts]) for h, pts in hosts], x, labels)
 
 
-def fill_table(table: DataTable, rows: dict[str, tuple[str, ...]]) -> None:
-    """Update a keyed table in place: add new rows, update changed cells, drop gone rows."""
-    columns = list(table.columns.keys())
-    for key in [k for k in table.rows if k.value not in rows]:
-        table.remove_row(key)
-    for key, values in rows.items():
-        if key in table.rows:
-            for column, value in zip(columns, values, strict=False):
-                if table.get_cell(key, column) != value:
-                    table.update_cell(key, column, value)
-        else:
-            table.add_row(*values, key=key)
+def _continues(shown: list[tuple[float, str]], keys: list[tuple[float, str]]) -> int | None:
+    """How many lines at the front of `keys` are the last lines of `shown` (`keys` is
+    the newest part of a growing list whose older lines drop off its front); None when
+    `keys` does not go on from `shown` (a replay seek back)."""
+    if not shown:
+        return 0
+    for pos in range(max(0, len(shown) - len(keys)), len(shown)):
+        if shown[pos] == keys[0] and shown[pos:] == keys[: len(shown) - pos]:
+            return len(shown) - pos
+    if keys and keys[0][0] > shown[-1][0]:
+        return 0  # all new (more new lines than the list holds came at once)
+    return None
 
 
-def fill_log(log: RichLog, shown: list[tuple[float, str]], items: list[tuple[float, Text]]) -> None:
+def fill_log(log: RichLog, shown: list[tuple[float, str]], items: list[tuple[float, Text]],
+             keep: int = 2000) -> None:
     """Append only what is new; rewrite when the cursor went back (replay seek)."""
     keys = [(ts, str(text)) for ts, text in items]
-    if keys[: len(shown)] != shown:
+    if not keys:
+        if shown:
+            log.clear()
+            shown.clear()
+        return
+    start = _continues(shown, keys)
+    if start is None:
         log.clear()
         shown.clear()
-    for (_ts, text), key in zip(items[len(shown):], keys[len(shown):], strict=True):
+        start = 0
+    for (_ts, text), key in zip(items[start:], keys[start:], strict=True):
         log.write(text)
         shown.append(key)
+    if len(shown) > 2 * keep:
+        del shown[:-keep]
 
 
 def event_lines(snap: Snapshot) -> list[tuple[float, Text]]:

@@ -1,15 +1,23 @@
-"""`compaction`: flush and major compaction under background load; duration and latency impact."""
+"""`compaction`: flush and major compaction under background load; duration and latency impact.
+
+Cassandra/Scylla hosts run their declared `flush` (if any) and `compact` actions
+(nodetool). ClickHouse hosts run `OPTIMIZE TABLE ... FINAL` on the scenario's tables
+(`clickhouse_node.py`), unless they declare a `compact` action of their own.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from loadtower.scenarios.crossref import target_hosts
 from loadtower.scenarios.models import CompactionPhase
+from loadtower.scenarios.orchestrator.clickhouse_node import optimize_final
 from loadtower.scenarios.orchestrator.context import PhaseContext
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: CompactionPhase) -> dict[str, Any]:
-    hosts = phase.hosts or list(ctx.db_hosts_up)
+    mine = set(target_hosts(ctx.plan.scenario, ctx.plan.inventory, include_standby=True))
+    hosts = phase.hosts or [h for h in ctx.db_hosts_up if h in mine]
     loaded = await ctx.background_load(index, phase)
     await ctx.control.sleep(5.0)
     start = ctx.clock()
@@ -18,17 +26,24 @@ async def run_phase(ctx: PhaseContext, index: int, phase: CompactionPhase) -> di
         if ctx.control.interrupted:
             break
         entry: dict[str, Any] = {}
-        if "flush" in ctx.plan.inventory.hosts[host].actions:
-            status, _o, _e, took = await ctx.action(host, "flush")
-            entry["flush_s"] = round(took, 2)
-            entry["flush_exit_status"] = status
-        status, _o, err, took = await ctx.action(host, "compact")
-        entry["compaction_s"] = round(took, 2)
-        entry["exit_status"] = status
+        actions = ctx.plan.inventory.hosts[host].actions
+        if ctx.plan.inventory.hosts[host].engine == "clickhouse" and "compact" not in actions:
+            entry = await optimize_final(ctx, host, phase.timeout)
+            took, status, err = entry["compaction_s"], entry["exit_status"], entry.get("error", "")
+            what = "OPTIMIZE TABLE ... FINAL"
+        else:
+            if "flush" in actions:
+                status, _o, _e, took = await ctx.action(host, "flush")
+                entry["flush_s"] = round(took, 2)
+                entry["flush_exit_status"] = status
+            status, _o, err, took = await ctx.action(host, "compact")
+            entry["compaction_s"] = round(took, 2)
+            entry["exit_status"] = status
+            what = "major compaction"
         per_host[host] = entry
         ctx.event(
             "compaction",
-            f"major compaction on {host} took {took:.1f} s"
+            f"{what} on {host} took {took:.1f} s"
             + ("" if status == 0 else f" and failed: {err.strip()[:200]}"),
             host=host,
             data=entry,

@@ -1,4 +1,9 @@
-"""`fault`: stop, kill, pause or restart a node through its declared action, under load."""
+"""`fault`: stop, kill, pause or restart a node through its declared action, under load.
+
+The result compares the seconds before the action with those after it: ops/s, errors
+(and their classes: the driver's exception names, e.g. Unavailable, WriteTimeout), p99
+and the slowest op. Failed ops never end the run; they are counted by class.
+"""
 
 from __future__ import annotations
 
@@ -36,6 +41,15 @@ async def run_phase(ctx: PhaseContext, index: int, phase: FaultPhase) -> dict[st
     before = ctx.stats.window(start, fault_at)
     after = ctx.stats.window(fault_at, ctx.clock())
     result.update(
-        {"errors_after": after.errors, "p99_ms_before": before.p99_ms, "p99_ms_after": after.p99_ms}
+        {
+            "ops_per_s_before": round(before.ops_per_s, 1),
+            "ops_per_s_after": round(after.ops_per_s, 1),
+            "errors_before": before.errors,
+            "errors_after": after.errors,
+            "errors_by_class_after": dict(sorted(after.errors_by_class.items())),
+            "p99_ms_before": before.p99_ms,
+            "p99_ms_after": after.p99_ms,
+            "max_ms_after": after.max_ms,
+        }
     )
     return result

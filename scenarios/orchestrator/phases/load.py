@@ -1,9 +1,16 @@
-"""`load`: insert the dataset (N records at a given concurrency), reporting the insert rate."""
+"""`load`: insert the dataset (N records at a given concurrency), reporting the insert rate.
+
+Cassandra/Scylla insert one record per op (`insert`). ClickHouse inserts blocks of the
+workload's `batch_size` rows per op (`insert_batch`, see agents/clickhouse/ops.py); the
+result then also gives `rows_per_op` and `rows_per_s` (exact when there were no errors:
+every record is then in; with errors, an upper bound).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import LoadPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext
 
@@ -27,7 +34,7 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
         await ctx.load.stop()
     took = max(ctx.clock() - start, 1e-9)
     window = ctx.stats.window(start - 1, ctx.clock() + 1)
-    result = {
+    result: dict[str, Any] = {
         "records": records,
         "inserted_ops": window.ops,
         "errors": window.errors,
@@ -35,10 +42,17 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
         "insert_rate": round(window.ops / took, 1),
         "completed": finished,
     }
+    rows_note = ""
+    if ctx.plan.scenario.engine == "clickhouse":
+        sc = ctx.plan.scenario
+        per_op = sc.workloads[workload_of(sc, index) or next(iter(sc.workloads))].batch_size
+        rows = min(records, (window.ops - window.errors) * per_op)
+        result.update(rows_per_op=per_op, rows=rows, rows_per_s=round(rows / took, 1))
+        rows_note = f", {rows:,} rows in blocks of {per_op}"
     ctx.event(
         "load",
         f"loaded {window.ops:,} ops in {took:.1f} s ({window.ops / took:,.0f} ops/s, "
-        f"{window.errors} errors)",
+        f"{window.errors} errors{rows_note})",
         data=result,
     )
     return result

@@ -1,0 +1,60 @@
+"""The database engines of the load agent, by the scenario's ``engine`` name.
+
+A backend opens a session (one per process and target), writes the schema (worker 0),
+prepares the statements and builds the ops the mixes call; the agent's lanes, open and
+closed models and HDR measurement (``agents/engine.py``) are the same for every engine.
+Adding an engine (MongoDB, Aerospike, ...) is one class with the ``Backend`` interface
+and one line in ``_REGISTRY``; its session needs ``execute(name, params)``,
+``batch(name, rows)``, ``ddl``, ``prepare``, ``scalar`` and ``close`` (awaitables), and
+its ops object the op methods of ``agents/cql/schemas.CqlOps``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from loadtower.agents.cql.schemas import CqlOps
+    from loadtower.agents.engine import PhaseConfig
+
+PREPARE_TIMEOUT_S = 60.0
+
+
+class Backend(Protocol):
+    engine: str
+    default_port: int
+
+    def session_key(self, cfg: PhaseConfig) -> tuple: ...
+    async def open(self, cfg: PhaseConfig) -> Any: ...
+    def default_table(self, schema: str) -> str: ...
+    def ddl(self, cfg: PhaseConfig, schema: str, table: str) -> list[str]: ...
+    def statements(self, cfg: PhaseConfig, schema: str, table: str) -> dict[str, str]: ...
+    async def prepare(
+        self, session: Any, cfg: PhaseConfig, table: str, stmts: dict[str, str]
+    ) -> None: ...
+    def ops(self, cfg: PhaseConfig, schema: str, session: Any, **common: Any) -> CqlOps: ...
+    def load_rows(self, cfg: PhaseConfig) -> int: ...
+    def advice(self, exc: BaseException) -> str | None: ...
+
+
+# engine name -> "module:class"; imported on first use
+_REGISTRY: dict[str, str] = {
+    "cassandra": "loadtower.agents.cql.backend:CqlBackend",
+    "scylla": "loadtower.agents.cql.backend:CqlBackend",
+    "clickhouse": "loadtower.agents.clickhouse.backend:ClickhouseBackend",
+}
+
+
+def engines() -> list[str]:
+    return list(_REGISTRY)
+
+
+def backend_for(engine: str) -> Backend:
+    try:
+        module, _, name = _REGISTRY[engine].partition(":")
+    except KeyError:
+        raise ValueError(
+            f"the load agent has no engine '{engine}' (known: {', '.join(_REGISTRY)})"
+        ) from None
+    return getattr(importlib.import_module(module), name)()

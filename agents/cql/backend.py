@@ -1,0 +1,80 @@
+"""The load agent's CQL backend: Cassandra and ScyllaDB (see ``agents/backends.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from loadtower.agents.backends import PREPARE_TIMEOUT_S
+from loadtower.agents.cql.schemas import CqlOps
+from loadtower.agents.cql.schemas import ddl as cql_ddl
+from loadtower.agents.cql.schemas import default_table as cql_default_table
+from loadtower.agents.cql.schemas import statements as cql_statements
+
+if TYPE_CHECKING:
+    from loadtower.agents.engine import PhaseConfig
+
+
+class CqlBackend:
+    """Cassandra and ScyllaDB through acsylla or the DataStax cassandra-driver."""
+
+    engine = "cassandra"
+    default_port = 9042
+
+    def session_key(self, cfg: PhaseConfig) -> tuple:
+        return ("cql", tuple(cfg.contact_points), cfg.port, cfg.username, cfg.driver)
+
+    async def open(self, cfg: PhaseConfig) -> Any:
+        from loadtower.agents.cql.driver_session import make_session
+
+        session = make_session(cfg.driver)
+        await session.connect(
+            cfg.contact_points,
+            cfg.port or self.default_port,
+            cfg.username,
+            cfg.password,
+            cfg.spec["target"]["consistency"],
+        )
+        return session
+
+    def default_table(self, schema: str) -> str:
+        return cql_default_table(schema)
+
+    def ddl(self, cfg: PhaseConfig, schema: str, table: str) -> list[str]:
+        spec = cfg.spec
+        return cql_ddl(
+            schema,
+            spec["target"]["keyspace"],
+            table,
+            int(spec["target"]["replication_factor"]),
+            int(spec["dataset"]["fields"]),
+            spec["workload"].get("ttl"),
+        )
+
+    def statements(self, cfg: PhaseConfig, schema: str, table: str) -> dict[str, str]:
+        keyspace, fields = cfg.spec["target"]["keyspace"], int(cfg.spec["dataset"]["fields"])
+        return cql_statements(schema, keyspace, table, fields)
+
+    async def prepare(
+        self, session: Any, cfg: PhaseConfig, table: str, stmts: dict[str, str]
+    ) -> None:
+        """Prepare; another worker may still be creating the table, so retry a while."""
+        deadline = time.monotonic() + PREPARE_TIMEOUT_S
+        while True:
+            try:
+                await session.prepare(stmts)
+                return
+            except Exception:
+                if time.monotonic() > deadline:  # the table never appeared
+                    raise
+                await asyncio.sleep(0.5)
+
+    def ops(self, cfg: PhaseConfig, schema: str, session: Any, **common: Any) -> CqlOps:
+        return CqlOps(schema, session, **common)
+
+    def load_rows(self, cfg: PhaseConfig) -> int:
+        return 1
+
+    def advice(self, exc: BaseException) -> str | None:
+        return None

@@ -1,0 +1,232 @@
+"""The agent's spool: every interval and event line, written to a local file first.
+
+Each worker process appends its lines (numbered with a per-agent ``seq``) to
+``DIR/INDEX.jsonl`` before sending them to the Locust master, and keeps
+``DIR/INDEX.pid`` (and, when it ends on its own, ``DIR/INDEX.exit``). ``DIR`` is
+``/tmp/loadtower-spool/RUN_ID/HOST`` on the agent host. The orchestrator runs, over SSH:
+
+- ``python -m loadtower.agents.spool read DIR OPTIONS`` to read what was written after
+  the byte offsets it already has, leaving out the lines it already stored
+  (``{"offsets": {"0.jsonl": 1234}, "floors": {"0.jsonl": 57}, "before": null}``): for
+  each file one header line ``@@ {"file": ..., "start": S, "end": E}`` then the lines
+  in ``[S, E)`` it still needs;
+- ``python -m loadtower.agents.spool watch DIR`` to learn within a quarter second when a
+  worker process is gone: ``{"type": "alive"|"gone", ...}`` lines and a ``tick`` every
+  second (its write fails, and the watcher ends, when the SSH session is gone).
+
+It writes and reads plain files only; the orchestrator side parses with
+:func:`parse_read` and de-duplicates with :class:`SeenSeqs`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = "/tmp/loadtower-spool"
+SPOOLED = ("interval", "event")
+WATCH_EVERY_S = 0.25
+
+
+def safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"
+
+
+def spool_dir(run_id: str, host: str, root: str = ROOT) -> str:
+    return f"{root}/{safe(run_id)}/{safe(host)}"
+
+
+class Spool:
+    """One worker process's spool file, pid file and exit record."""
+
+    def __init__(self, directory: str | Path, index: int, agent: str) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.index, self.agent = index, agent
+        self.seq = 0
+        self.file = open(self.dir / f"{index}.jsonl", "a", encoding="utf-8")  # noqa: SIM115
+        pid = {"pid": os.getpid(), "agent": agent, "started": time.time()}
+        (self.dir / f"{index}.pid").write_text(json.dumps(pid))
+        with_exit = self.dir / f"{index}.exit"
+        if with_exit.exists():
+            with_exit.unlink()
+
+    def number(self, line: dict[str, Any]) -> dict[str, Any]:
+        """Give an interval/event line its seq and write it; return it."""
+        if line.get("type") not in SPOOLED:
+            return line
+        self.seq += 1
+        line["seq"] = self.seq
+        line.setdefault("agent", self.agent)
+        self.file.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self.file.flush()  # in the page cache: survives the process being killed
+        return line
+
+    def exited(self, reason: str) -> None:
+        record = {"agent": self.agent, "reason": reason, "ts": time.time()}
+        (self.dir / f"{self.index}.exit").write_text(json.dumps(record))
+
+    def close(self) -> None:
+        self.file.close()
+
+
+# ---------------------------------------------------------------- reading (agent host)
+def read(
+    directory: str,
+    offsets: dict[str, int],
+    out: Any = sys.stdout,
+    floors: dict[str, int] | None = None,
+    before: float | None = None,
+) -> None:
+    """Print the complete lines after each file's offset, without those the reader has:
+    ``floors[file]`` (every seq up to it arrived). With ``before`` (a periodic read) it
+    stops at the first missing line of second ``before`` or later: that one may still be
+    on its way, so the reported end offset stays in front of it."""
+    base = Path(directory)
+    if not base.is_dir():
+        return
+    for path in sorted(base.glob("*.jsonl")):
+        start = int(offsets.get(path.name, 0))
+        floor = int((floors or {}).get(path.name, 0))
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            data = fh.read()
+        end, kept = start, []
+        for raw in data.splitlines(keepends=True):
+            if not raw.endswith(b"\n"):
+                break  # a line being written is left for later
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                end += len(raw)
+                continue
+            if int(line.get("seq") or 0) > floor:
+                if before is not None and float(line.get("ts") or 0) >= before:
+                    break
+                kept.append(raw)
+            end += len(raw)
+        header = {"file": path.name, "start": start, "end": end}
+        out.write("@@ " + json.dumps(header) + "\n")
+        out.write(b"".join(kept).decode("utf-8", errors="replace"))
+    out.flush()
+
+
+def parse_read(text: str) -> Iterator[tuple[str, int, dict[str, Any] | None]]:
+    """(file, end offset, line) per spooled line; a header alone yields line None."""
+    current, end = "", 0
+    for raw in text.splitlines():
+        if raw.startswith("@@ "):
+            header = json.loads(raw[3:])
+            current, end = str(header["file"]), int(header["end"])
+            yield current, end, None
+        elif raw.strip():
+            try:
+                yield current, end, json.loads(raw)
+            except ValueError:
+                continue
+
+
+# ---------------------------------------------------------------- watching (agent host)
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _emit(line: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def watch(directory: str, every: float = WATCH_EVERY_S) -> int:
+    base = Path(directory)
+    watched: dict[str, dict[str, Any]] = {}
+    reported: set[str] = set()
+    next_tick = 0.0
+    try:
+        while True:
+            for pid_file in sorted(base.glob("*.pid")) if base.is_dir() else []:
+                name = pid_file.stem
+                if name in watched or name in reported:
+                    continue
+                try:
+                    info = json.loads(pid_file.read_text())
+                except (OSError, ValueError):
+                    continue  # being written
+                watched[name] = info
+                _emit({"type": "alive", "agent": info["agent"], "pid": info["pid"]})
+            for name, info in list(watched.items()):
+                if _alive(int(info["pid"])):
+                    continue
+                exit_file = base / f"{name}.exit"
+                reason = "killed or crashed (it left no exit record)"
+                if exit_file.exists():
+                    try:
+                        reason = str(json.loads(exit_file.read_text()).get("reason", reason))
+                    except (OSError, ValueError):
+                        pass
+                _emit(
+                    {
+                        "type": "gone",
+                        "agent": info["agent"],
+                        "pid": info["pid"],
+                        "ts": time.time(),
+                        "reason": reason,
+                    }
+                )
+                del watched[name]
+                reported.add(name)
+            if time.monotonic() >= next_tick:
+                _emit({"type": "tick", "alive": len(watched)})
+                next_tick = time.monotonic() + 1.0
+            time.sleep(every)
+    except (BrokenPipeError, OSError):
+        return 0  # the SSH session is gone
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[0] == "read":
+        opts = json.loads(argv[2]) if len(argv) > 2 else {}
+        read(argv[1], opts.get("offsets", {}), floors=opts.get("floors"), before=opts.get("before"))
+        return 0
+    if len(argv) == 2 and argv[0] == "watch":
+        return watch(argv[1])
+    sys.stderr.write("usage: python -m loadtower.agents.spool read DIR [OPTIONS] | watch DIR\n")
+    return 2
+
+
+class SeenSeqs:
+    """Which (agent, seq) lines are already stored: a floor per agent plus the seqs above it."""
+
+    def __init__(self) -> None:
+        self.floor: dict[str, int] = {}
+        self.above: dict[str, set[int]] = {}
+
+    def add(self, agent: str, seq: int) -> bool:
+        """Record it; False when it was seen before."""
+        floor = self.floor.get(agent, 0)
+        above = self.above.setdefault(agent, set())
+        if seq <= floor or seq in above:
+            return False
+        above.add(seq)
+        while floor + 1 in above:
+            floor += 1
+            above.discard(floor)
+        self.floor[agent] = floor
+        return True
+
+    def count(self, agent: str) -> int:
+        return self.floor.get(agent, 0) + len(self.above.get(agent, ()))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

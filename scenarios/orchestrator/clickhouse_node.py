@@ -1,0 +1,92 @@
+"""ClickHouse node actions the orchestrator runs itself: ``OPTIMIZE TABLE ... FINAL``.
+
+ClickHouse's "major compaction" is a statement, not a node tool: for a clickhouse host
+without a declared ``compact`` action, the compaction phase runs
+``OPTIMIZE TABLE db.t FINAL`` on every table the scenario's workloads use, through
+clickhouse-connect over an SSH local forward to the host (so the orchestrator needs no
+route to the HTTP port; the DB host reaches its own ``address:port``). Each statement
+is an ``action`` event with its duration, like ``nodetool compact``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from loadtower.scenarios.orchestrator.context import PhaseContext
+
+
+def scenario_tables(ctx: PhaseContext) -> list[str]:
+    """``database.table`` of every table the (single-target) scenario's workloads use."""
+    from loadtower.agents.clickhouse.schemas import default_table
+
+    sc = ctx.plan.scenario
+    names = {sc.target.table or default_table(w.schema_name) for w in sc.workloads.values()}
+    return [f"{sc.target.keyspace}.{t}" for t in sorted(names)]
+
+
+@contextlib.asynccontextmanager
+async def _reach(ctx: PhaseContext, host: str, address: str, port: int) -> AsyncIterator[str]:
+    """``host:port`` to connect to: an SSH local forward when the actions are SSH ones."""
+    connection = getattr(ctx.actions, "connection", None)
+    if connection is None:  # not over SSH (tests with fake actions): connect directly
+        yield f"{address}:{port}"
+        return
+    conn = await connection(host)
+    listener = await conn.forward_local_port("127.0.0.1", 0, address, port)
+    try:
+        yield f"127.0.0.1:{listener.get_port()}"
+    finally:
+        listener.close()
+
+
+async def optimize_final(ctx: PhaseContext, host: str, timeout_s: float) -> dict[str, Any]:
+    """Run OPTIMIZE TABLE ... FINAL for the scenario's tables on ``host``; the entry of the
+    compaction phase's result (durations, exit status 0 or 1, the error if any)."""
+    from loadtower.agents.clickhouse.session import ClickhouseSession
+    from loadtower.scenarios.orchestrator.secrets import db_password
+
+    inventory = ctx.plan.inventory
+    creds = inventory.credentials("clickhouse")
+    address, port = inventory.hosts[host].address, inventory.db_port(host, "clickhouse")
+    entry: dict[str, Any] = {"compaction_s": 0.0, "exit_status": 0, "tables": {}}
+    for table in scenario_tables(ctx):
+        statement = f"OPTIMIZE TABLE {table} FINAL"
+        data = {"action": "compact", "statement": statement}
+        ctx.event("action", f"compact on {host}: {statement} started", host=host, data=data)
+        start = ctx.clock()
+        session = ClickhouseSession(threads=1)
+        try:
+            async with _reach(ctx, host, address, port) as point:
+                await session.connect(
+                    [point],
+                    port,
+                    creds.username,
+                    db_password(ctx.plan),
+                    "",
+                    database=table.split(".")[0],
+                    secure=creds.secure,
+                    timeout_s=timeout_s,
+                )
+                took = await session.optimize_final(table)
+        except Exception as exc:  # noqa: BLE001 - the phase records the failure and goes on
+            took = ctx.clock() - start
+            entry["exit_status"] = 1
+            entry["error"] = f"{type(exc).__name__}: {exc}"[:500]
+            outcome = f"failed: {entry['error'][:200]}"
+        else:
+            outcome = "done"
+        finally:
+            await session.close()
+        entry["tables"][table] = round(took, 3)
+        entry["compaction_s"] = round(entry["compaction_s"] + took, 3)
+        ctx.event(
+            "action",
+            f"compact on {host}: {statement} {outcome} in {took:.1f} s",
+            host=host,
+            data={**data, "exit_status": entry["exit_status"], "duration_s": round(took, 3)},
+        )
+        if entry["exit_status"]:
+            break
+    return entry

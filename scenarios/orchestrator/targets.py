@@ -1,0 +1,84 @@
+"""A scenario's targets as the orchestrator runs them, and how the load reaches each one.
+
+A scenario without ``[targets.*]`` is one unnamed target. With targets, the phases run
+once per target in order, each with a plan whose scenario has that target only
+(``Scenario.for_target``); stored phase names get the prefix ``TARGET:``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from loadtower.scenarios.crossref import engines_match
+from loadtower.scenarios.models import DEFAULT_PORTS
+from loadtower.scenarios.plan import Plan
+
+SEPARATOR = ":"
+
+
+def target_plans(plan: Plan) -> list[tuple[str | None, Plan]]:
+    """(target name or None, the plan of that target alone), in run order."""
+    names = plan.scenario.target_names()
+    if not names:
+        return [(None, plan)]
+    return [
+        (name, dataclasses.replace(plan, scenario=plan.scenario.for_target(name))) for name in names
+    ]
+
+
+def phase_prefix(name: str | None) -> str:
+    return f"{name}{SEPARATOR}" if name else ""
+
+
+def engine_plan(plan: Plan, engine: str) -> Plan:
+    """The plan with another scenario engine (whose credentials then apply)."""
+    if plan.scenario.engine == engine:
+        return plan
+    return dataclasses.replace(plan, scenario=plan.scenario.model_copy(update={"engine": engine}))
+
+
+def check_passwords(targets: list[tuple[str | None, Plan]]) -> list[str]:
+    """Every target engine's password, read once (LoadtowerError naming the key when one
+    cannot be read); those long enough to mask in logs and events."""
+    from loadtower.scenarios.orchestrator.secrets import db_password
+
+    passwords = [db_password(plan) for _name, plan in targets]
+    return [pw for pw in passwords if pw and len(pw) >= 4]
+
+
+def _point(address: str, port: int | None, default: int) -> str:
+    if port is None or port == default:
+        return address
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+
+
+def connection(plan: Plan, spec: dict[str, Any]) -> dict[str, Any]:
+    """What the Locust master's ``start`` command needs to reach the spec's target:
+    contact points (``address`` or ``address:port`` for a host with its own port), the
+    engine's port and login, the password when the engine is not the one whose password
+    the master got at start, and the spec with ``connection`` options for the workers."""
+    from loadtower.scenarios.orchestrator.secrets import db_password
+
+    inventory = plan.inventory
+    engine = str(spec.get("engine") or plan.scenario.engine)
+    target = spec.get("target") or {}
+    running = inventory.with_role("db")
+    named = target.get("hosts")
+    hosts = (
+        [n for n in named if n in running]
+        if named
+        else [n for n, h in running.items() if engines_match(engine, h.engine)]
+    )
+    creds = inventory.credentials(engine)
+    port = creds.port or DEFAULT_PORTS[engine]
+    out: dict[str, Any] = {
+        "contact_points": [_point(running[n].address, running[n].port, port) for n in hosts],
+        "port": port,
+        "username": creds.username,
+        "database": creds.database,
+        "spec": {**spec, "connection": {"secure": creds.secure}},
+    }
+    if engine != plan.scenario.engine:
+        out["password"] = db_password(engine_plan(plan, engine)) or ""
+    return out

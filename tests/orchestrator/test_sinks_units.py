@@ -1,0 +1,66 @@
+"""Sinks: a line that arrives twice (live and from an agent's spool) is stored once;
+error classes are announced as events; windows count errors by class."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.scenarios.plan import load_plan
+from loadtower.store import StoreReader, StoreWriter
+from tests.orchestrator.test_live_stats import _line
+
+INVENTORY = """
+[hosts.db1]
+address = "127.0.0.1"
+roles = ["db"]
+engine = "cassandra"
+[hosts.agent1]
+address = "127.0.0.1"
+roles = ["agent"]
+"""
+SCENARIO = """
+name = "sinks"
+[[phases]]
+type = "run"
+rate = 10
+duration = "5s"
+"""
+
+
+def _sinks(tmp_path: Path) -> tuple[Sinks, StoreWriter, str]:
+    (tmp_path / "inv.toml").write_text(INVENTORY)
+    (tmp_path / "sc.toml").write_text(SCENARIO)
+    plan = load_plan(tmp_path / "sc.toml", tmp_path / "inv.toml")
+    writer = StoreWriter(tmp_path / "store.duckdb")
+    run_id = writer.start_run("sinks", "sinks", SCENARIO, INVENTORY, {}, {}, {})
+    return Sinks(writer, run_id, plan), writer, run_id
+
+
+def test_a_line_is_stored_once_however_often_it_arrives(tmp_path: Path) -> None:
+    sinks, writer, run_id = _sinks(tmp_path)
+    lines = [{**_line("agent1/0", 100 + n, "read", [1000] * 10), "seq": n + 1} for n in range(4)]
+    stored = [sinks.interval(dict(line)) for line in lines]  # live
+    stored += [sinks.interval(dict(line)) for line in reversed(lines)]  # backfilled again
+    stored.append(sinks.interval({**lines[0], "seq": None}))  # no seq: always taken
+    assert stored == [True] * 4 + [False] * 4 + [True]
+    assert sinks.duplicates == 4
+    writer.close()
+    rows = StoreReader(tmp_path / "store.duckdb").op_seconds(run_id)
+    assert [(r["ts"], r["ops"]) for r in rows] == [(100, 20), (101, 10), (102, 10), (103, 10)]
+
+
+def test_error_classes_are_announced_and_counted_by_class(tmp_path: Path) -> None:
+    sinks, writer, run_id = _sinks(tmp_path)
+    sinks.interval(_line("agent1/0", 200, "read", [1000], errors=3))  # class "Timeout"
+    sinks.interval(_line("agent1/0", 201, "read", [1000], errors=2))  # same class: quiet
+    sinks.interval(_line("agent1/0", 260, "read", [1000], errors=1))  # 59 s later: again
+    window = sinks.stats.window(200, 261)
+    assert window.errors == 6 and window.errors_by_class == {"Timeout": 6}
+    writer.close()
+    events = [e for e in StoreReader(tmp_path / "store.duckdb").events(run_id)
+              if e["kind"] == "errors"]
+    assert [(e["ts"], e["message"]) for e in events] == [
+        (200.0, "3 Timeout errors at agent agent1/0 (the first in this run)"),
+        (260.0, "1 Timeout errors at agent agent1/0 (again)"),
+    ]

@@ -1,0 +1,51 @@
+"""Waiting for a Textual app under test to finish its work, and reading its screen."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+from textual.worker import WorkerCancelled, WorkerFailed, WorkerState
+
+SIZE = (120, 36)
+WAIT_S = 20.0  # a bound, never a measure: a test waits this long at most, then fails
+
+
+async def settle(pilot: Pilot, timeout: float = WAIT_S) -> None:
+    """Let the app's workers finish and the screen handle what they posted."""
+    app = pilot.app
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        await pilot.pause()
+        busy = [w for w in app.workers if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+        screen = app.screen
+        stale = getattr(screen, "up_to_date", True) is False
+        if not busy and not stale:
+            await pilot.pause()
+            return
+        if loop.time() > deadline:
+            raise AssertionError(f"the app is still busy after {timeout:g} s: {busy}")
+        for worker in busy:
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await asyncio.wait_for(worker.wait(), max(0.1, deadline - loop.time()))
+        if stale:
+            await pilot.pause(0.02)
+
+
+async def wait_for(pilot: Pilot, predicate: Callable[[], object], what: str,
+                   timeout: float = WAIT_S) -> None:
+    """Pause until `predicate()` is true (fails naming `what` after `timeout`)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def screen_text(pilot: Pilot) -> str:
+    """What the terminal shows, as plain text lines."""
+    return "\n".join(strip.text for strip in pilot.app.screen._compositor.render_strips())

@@ -1,0 +1,62 @@
+"""Pilot tests of the compare screen: one row per phase and op, A over B in each cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable
+
+from loadtower.store import compare_runs
+from loadtower.tui.app import LoadtowerApp
+from loadtower.tui.screens.compare import COLUMNS, CompareScreen
+from loadtower.tui.widgets.chart import LineChart
+from tests.tui.fixture_store import RUN_A, RUN_B
+from tests.tui.helpers import SIZE, screen_text, settle
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def test_rows_per_phase_and_op(store: Path) -> None:
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_compare(RUN_A, RUN_B)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        table = screen.query_one("#compare-table", DataTable)
+        assert [str(c.label) for c in table.columns.values()] == list(COLUMNS)
+        assert COLUMNS == ("phase", "op", "run", "ops/s", "Δ ops", "p50 ms", "p90 ms", "p99 ms",
+                           "Δ p99", "max ms", "errors", "sig")
+        expected = compare_runs(store, RUN_A, RUN_B)
+        assert table.row_count == len(expected) == 3
+        for index, want in enumerate(expected):
+            cells = {name: str(c) for name, c in zip(COLUMNS, table.get_row_at(index),
+                                                      strict=True)}
+            assert (cells["phase"], cells["op"]) == (want["phase"], want["op"])
+            assert cells["run"] == "A\nB"
+            assert cells["ops/s"] == f"{want['ops_per_s_a']:,.1f}\n{want['ops_per_s_b']:,.1f}"
+            for col, key in (("p50 ms", "p50_ms"), ("p90 ms", "p90_ms"), ("p99 ms", "p99_ms"),
+                             ("max ms", "max_ms")):
+                assert cells[col] == f"{want[key + '_a']:,.2f}\n{want[key + '_b']:,.2f}"
+            assert cells["errors"] == f"{want['errors_a']}\n{want['errors_b']}"
+            assert cells["Δ p99"] == f"{want['p99_change_pct']:+.1f}%"
+            assert cells["sig"] == ("*" if want["significant"] else "")
+        # the figures show what the fixture was made to show: B is slower, same rate
+        assert [str(table.get_row_at(i)[2]) for i in range(3)] == ["A\nB"] * 3
+        assert all(r["p99_change_pct"] > 0 for r in expected)
+        # both runs overlaid, on the same time axis from 0
+        for chart_id in ("compare-ops", "compare-p99"):
+            chart = screen.query_one(f"#{chart_id}", LineChart)
+            assert [s.name for s in chart.series] == ["A", "B"]
+            assert chart.x_range == (0.0, 36.0)
+            assert all(s.points[0][0] == 0 for s in chart.series)
+        text = screen_text(pilot)
+        assert f"A fixture {RUN_A} completed 36 s" in text
+        assert f"B fixture {RUN_B} completed 36 s" in text
+        assert "ops/s over the run (A, B)" in text and "p99 ms over the run (A, B)" in text
+        await pilot.press("L")
+        assert screen.query_one("#compare-p99", LineChart).log_y
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CompareScreen)
