@@ -41,7 +41,10 @@ EOF_EXIT_S = 10.0  # after stdin closes, stopping the workers may wait on dead l
 
 def _exit_after(seconds: float) -> None:
     time.sleep(seconds)
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):  # the reader is gone: nothing to flush to
+        pass
     os._exit(0)
 
 class Master:
