@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa
 from hdrh.histogram import HdrHistogram
 
+from loadtower.agents.measure import encode
 from loadtower.store import StoreReader, StoreWriter
 
 OPS = [f"op{i}" for i in range(8)]
@@ -29,7 +30,7 @@ def hist_pool(n: int = 64, per_second: int = 500) -> list[str]:
         h = HdrHistogram(1, 60_000_000, 3)
         for _ in range(per_second):
             h.record_value(min(int(rng.lognormvariate(6.9 + 0.05 * (i % 8), 0.5)), 60_000_000))
-        pool.append(h.encode().decode())
+        pool.append(encode(h))  # what the agents send
     return pool
 
 
@@ -118,7 +119,9 @@ def main() -> None:
     writer.end_run(run_id, "completed", None)
     writer.close()
     t_writer += time.perf_counter() - t
-    base.close()
+    t = time.perf_counter()
+    base.close()  # its last checkpoint: both sides end with every row in the file
+    t_base += time.perf_counter() - t
     reader = StoreReader(store)
     t = time.perf_counter()
     summary = reader.phase_summary(run_id)

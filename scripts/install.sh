@@ -29,6 +29,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e ".[dev]"
+.venv/bin/python -m loadtower.store.hdr_kernels  # compile the store's loops once (numba cache)
 
 .venv/bin/loadtower sandbox fetch
 echo "install: done"

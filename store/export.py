@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from loadtower.errors import LoadtowerError
+from loadtower.store import hdr
 from loadtower.store.connection import connect
 
 # file name -> query (one parameter: the run id)
@@ -18,8 +20,7 @@ EXPORTS = {
     "logs": "SELECT * FROM logs WHERE run_id = ? ORDER BY ts",
     "op_intervals": "SELECT * FROM op_intervals WHERE run_id = ? ORDER BY ts, agent, op",
     "op_seconds": "SELECT * FROM op_seconds WHERE run_id = ? ORDER BY ts, op",
-    "op_second_hists": "SELECT * REPLACE (base64(service_hist) AS service_hist, "
-    "base64(response_hist) AS response_hist) FROM op_second WHERE run_id = ? ORDER BY ts, op",
+    "op_second_hists": "SELECT * FROM op_second WHERE run_id = ? ORDER BY ts, op",
     "node_seconds": "SELECT * FROM node_seconds WHERE run_id = ? ORDER BY ts, host",
     "agent_samples": "SELECT * FROM agent_samples WHERE run_id = ? ORDER BY ts, agent",
     "phase_summary": "SELECT * FROM phase_summary WHERE run_id = ? ORDER BY first_ts, op",
@@ -37,9 +38,20 @@ def export_run(store: Path, run_id: str, fmt: str, out: Path) -> dict[str, int]:
             raise LoadtowerError(f"no run '{run_id}' in {store} (see 'loadtower runs')")
         for name, query in EXPORTS.items():
             table = con.execute(query, [run_id]).to_arrow_table()
+            if name == "op_second_hists":
+                table = _standard_hists(table)
             if fmt == "parquet":
                 pq.write_table(table, out / f"{name}.parquet")
             else:
                 pa_csv.write_csv(table, out / f"{name}.csv")
             counts[name] = table.num_rows
     return counts
+
+
+def _standard_hists(table: pa.Table) -> pa.Table:
+    """The histogram BLOBs as hdrh's base64 text, which any HdrHistogram library decodes."""
+    for column in ("service_hist", "response_hist"):
+        at = table.schema.get_field_index(column)
+        text = [None if b is None else hdr.standard(b) for b in table.column(at).to_pylist()]
+        table = table.set_column(at, column, pa.array(text, pa.string()))
+    return table

@@ -1,10 +1,13 @@
-"""Vectorised codec for the agents' HDR histograms (hdrh V2 format, 1..60e6 us, 3 digits).
+"""Codec for the agents' and the store's HDR histograms (V2 counts, 1..60e6 us, 3 digits).
 
-Decoding thousands of histograms one by one through `hdrh` is too slow for a
-16-agent run, so this module decodes a whole batch at once with numpy: base64 and
-zlib per histogram, then one vectorised LEB128/ZigZag pass over all payloads.
-Encoding writes the exact format `hdrh.HdrHistogram.decode` reads, and the
-percentile rule is hdrh's (`get_value_at_percentile`: highest equivalent value).
+Three envelopes around the same V2 varint counts payload are understood:
+- hdrh's compressed V2 encoding (zlib; what `HdrHistogram.encode` writes), base64 or not;
+- the uncompressed V2 encoding (40-byte header + payload; HdrHistogram's
+  `encodeIntoByteBuffer`): what the agents send, base64, so the store need not inflate;
+- the store's BLOB: b"LTZ1", the uncompressed length (4 bytes, big-endian), then a zstd
+  frame of the uncompressed V2 encoding (zstd is several times cheaper than zlib here).
+The varint loops are compiled (hdr_kernels.py). The percentile rule is hdrh's
+(`get_value_at_percentile`: highest equivalent value).
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import zlib
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
 import pyhdrh  # hdrhistogram's C varint codec
 
-LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3
+LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3  # the agent protocol's range (us)
 SUB_HALF_MAG = 10  # 2 * 10**3 -> 2048 sub-buckets, half = 1024
 SUB_HALF = 1 << SUB_HALF_MAG
 BUCKETS = 16  # smallest 2048 << k above 60e6
@@ -27,8 +31,10 @@ _ENCODING_COOKIE = 0x1C849303 | 0x10
 _COMPRESSION_COOKIE = 0x1C849304 | 0x10
 _PAYLOAD_HEADER = struct.Struct(">IIIIqqd")
 _EXTERNAL_HEADER = struct.Struct(">II")
+STORED_MAGIC = b"LTZ1"
+_STORED_HEADER = struct.Struct(">4sI")
+_ZSTD = pa.Codec("zstd", compression_level=1)
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
-BATCH = 256
 
 
 def _highest_equivalent_values() -> np.ndarray:
@@ -44,59 +50,99 @@ def _highest_equivalent_values() -> np.ndarray:
 HIGH_VALUES = _highest_equivalent_values()  # value (us) reported for each counts index
 
 
-def _payload(encoded: str | bytes, b64: bool) -> bytes:
-    raw = binascii.a2b_base64(encoded) if b64 else encoded
-    cookie, length = _EXTERNAL_HEADER.unpack_from(raw)
-    if cookie & ~0xF0 != 0x1C849304:
+V2_COOKIE_BYTES = struct.pack(">I", _ENCODING_COOKIE)
+
+
+V2_FIELDS = struct.pack(">IIqq", 0, DIGITS, LOWEST, HIGHEST)  # header bytes 8..32
+
+
+def v2(encoded: str | bytes, b64: bool = True) -> bytes:
+    """Any of the three envelopes as the uncompressed V2 encoding (header + payload).
+
+    Raises ValueError when it is not an HDR histogram over the agent protocol's range.
+    """
+    try:
+        raw = binascii.a2b_base64(encoded) if b64 else bytes(encoded)
+        if raw[:4] == V2_COOKIE_BYTES and raw[8:32] == V2_FIELDS:  # the agents' form
+            if _PAYLOAD_HEADER.size + int.from_bytes(raw[4:8], "big") <= len(raw):
+                return raw
+        if raw[:4] == STORED_MAGIC:
+            _, size = _STORED_HEADER.unpack_from(raw)
+            raw = _ZSTD.decompress(raw[_STORED_HEADER.size :], size, asbytes=True)
+        elif raw[:4] != V2_COOKIE_BYTES:
+            cookie, length = _EXTERNAL_HEADER.unpack_from(raw)
+            if cookie & ~0xF0 == 0x1C849304:
+                raw = zlib.decompress(raw[8 : 8 + length])
+    except (binascii.Error, struct.error, zlib.error, pa.ArrowException, TypeError) as exc:
+        raise ValueError(f"not an HDR histogram ({type(exc).__name__}: {exc})") from None
+    if len(raw) < _PAYLOAD_HEADER.size or (int.from_bytes(raw[:4], "big") & ~0xF0) != 0x1C849303:
         raise ValueError("not an HDR histogram (bad cookie)")
-    data = zlib.decompress(raw[8 : 8 + length])
-    _, plen, offset, _, lowest, highest, _ = _PAYLOAD_HEADER.unpack_from(data)
-    if offset or lowest != LOWEST or highest != HIGHEST:
+    if raw[8:32] != V2_FIELDS:
         raise ValueError("HDR histogram with unexpected range (want 1..60e6 us, 3 digits)")
-    return data[_PAYLOAD_HEADER.size : _PAYLOAD_HEADER.size + plen]
+    if _PAYLOAD_HEADER.size + int.from_bytes(raw[4:8], "big") > len(raw):
+        raise ValueError("HDR histogram payload is truncated")
+    return raw
+
+
+def decode_v2(encodings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sparse counts of uncompressed V2 encodings (b"" = empty): (index, count, offsets);
+    histogram h's non-empty buckets are index/count[offsets[h]:offsets[h + 1]]."""
+    sizes = np.fromiter((len(p) for p in encodings), np.int64, len(encodings))
+    ends = np.cumsum(sizes)
+    buf = np.frombuffer(b"".join(encodings), np.uint8)
+    idx = np.empty(buf.size + 1, np.int32)
+    cnt = np.empty(buf.size + 1, np.int64)
+    off = np.zeros(len(encodings) + 1, np.int64)
+    from loadtower.store import hdr_kernels as kern  # numba: imported when first needed
+
+    n = kern.decode_sparse(buf, ends - sizes, ends, LOWEST, HIGHEST, COUNTS_LEN, idx, cnt, off)
+    if n < 0:
+        raise ValueError(
+            f"histogram {-n - 1} of the batch is not an HDR V2 histogram over "
+            f"{LOWEST}..{HIGHEST} us with {DIGITS} digits"
+        )
+    return idx[:n], cnt[:n], off
 
 
 def decode_many(encoded: Sequence[str | bytes | None], b64: bool = True) -> tuple[np.ndarray, ...]:
     """Sparse counts of many histograms: (hist_no, index, count), sorted by hist then index.
 
-    `b64=False` takes the stored form (hdrh's encoding without the base64 wrapper).
+    `b64=False` takes the raw bytes (the store's BLOBs).
     """
-    if len(encoded) > BATCH:  # small batches keep the temporaries in the CPU cache
-        parts = [decode_many(encoded[i : i + BATCH], b64) for i in range(0, len(encoded), BATCH)]
-        nos = [p[0] + i * BATCH for i, p in enumerate(parts)]
-        return tuple(np.concatenate(x) for x in (nos, [p[1] for p in parts], [p[2] for p in parts]))
-    payloads = [_payload(e, b64) if e else b"" for e in encoded]
-    sizes = np.fromiter((len(p) for p in payloads), np.int64, len(payloads))
-    buf = np.frombuffer(b"".join(payloads), np.uint8)
-    if buf.size == 0:
-        empty = np.zeros(0, np.int64)
-        return empty, empty, empty
-    ends = np.flatnonzero((buf & 0x80) == 0)
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    pos = np.arange(buf.size, dtype=np.int64) - np.repeat(starts, ends - starts + 1)
-    parts = (buf & 0x7F).astype(np.int64) << (7 * pos)
-    zz = np.add.reduceat(parts, starts)
-    vals = (zz >> 1) ^ -(zz & 1)
-    hist_start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    hist_no = np.searchsorted(hist_start, starts, side="right") - 1
-    step = np.where(vals < 0, -vals, 1)
-    excl = np.cumsum(step) - step
-    first = np.searchsorted(hist_no, np.arange(len(payloads)), side="left")
-    first = np.minimum(first, len(vals) - 1)
-    index = excl - excl[first][hist_no]
-    keep = vals > 0
-    return hist_no[keep], index[keep], vals[keep]
+    idx, cnt, off = decode_v2([v2(e, b64) if e else b"" for e in encoded])
+    hist_no = np.repeat(np.arange(len(encoded), dtype=np.int64), np.diff(off))
+    return hist_no, idx, cnt
+
+
+def payload(encoded: str | bytes, b64: bool = True) -> bytes:
+    """The varint counts payload of any of the three envelopes."""
+    raw = v2(encoded, b64)
+    _, plen = _EXTERNAL_HEADER.unpack_from(raw)
+    return raw[_PAYLOAD_HEADER.size : _PAYLOAD_HEADER.size + plen]
+
+
+def stored(varints: bytes | memoryview) -> bytes:
+    """The store's BLOB for a varint payload."""
+    header = _PAYLOAD_HEADER.pack(_ENCODING_COOKIE, len(varints), 0, DIGITS, LOWEST, HIGHEST, 1.0)
+    plain = header + bytes(varints)
+    return _STORED_HEADER.pack(STORED_MAGIC, len(plain)) + _ZSTD.compress(plain, asbytes=True)
+
+
+def standard(blob: bytes) -> str:
+    """Any envelope as hdrh's base64 compressed V2 text (`HdrHistogram.decode` reads it)."""
+    varints = payload(blob, b64=False)
+    header = _PAYLOAD_HEADER.pack(_ENCODING_COOKIE, len(varints), 0, DIGITS, LOWEST, HIGHEST, 1.0)
+    body = zlib.compress(header + varints)
+    return base64.b64encode(_EXTERNAL_HEADER.pack(_COMPRESSION_COOKIE, len(body)) + body).decode()
 
 
 def encode(counts: np.ndarray) -> str:
     """Encode a dense counts array (length COUNTS_LEN) as hdrh's base64 V2 text."""
-    return base64.b64encode(encode_raw(counts)).decode()
+    return standard(encode_raw(counts))
 
 
 def encode_raw(counts: np.ndarray) -> bytes:
-    """hdrh's V2 encoding without the base64 wrapper: what the store keeps (BLOB)."""
+    """A dense counts array (length COUNTS_LEN) as the store's BLOB."""
     counts = np.ascontiguousarray(counts, dtype=np.int64)
     nz = np.flatnonzero(counts)
     limit = int(nz[-1]) + 1 if nz.size else 0
@@ -105,9 +151,7 @@ def encode_raw(counts: np.ndarray) -> bytes:
         buf = np.zeros(limit * 9, np.uint8)
         size = pyhdrh.encode(counts.ctypes.data, limit, 8, buf.ctypes.data, buf.size)
         varints = buf[:size].tobytes()
-    header = _PAYLOAD_HEADER.pack(_ENCODING_COOKIE, len(varints), 0, DIGITS, LOWEST, HIGHEST, 1.0)
-    body = zlib.compress(header + varints)
-    return _EXTERNAL_HEADER.pack(_COMPRESSION_COOKIE, len(body)) + body
+    return stored(varints)
 
 
 def dense(hist_no: np.ndarray, index: np.ndarray, count: np.ndarray, groups: int) -> np.ndarray:

@@ -2,15 +2,19 @@
 
 A batch of interval lines becomes (1) one row per agent, second and op with that
 agent's own percentiles and (2) updates of three rollup levels keyed by op and phase:
-per second (merged across agents), per minute and per phase. Each rollup keeps dense
-HDR counts, so percentiles of a merged key are exact; dirty keys are re-written on
-the next flush.
+per second (merged across agents), per minute and per phase. Each level keeps the
+dense HDR counts of its keys as rows of one matrix (service and response), so
+percentiles of a merged key are exact and the compiled loops (hdr_kernels.py) can add
+and encode them without a Python step per histogram; dirty keys are re-written on the
+next flush.
 """
 
 from __future__ import annotations
 
+import binascii
 import json
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,19 +22,22 @@ import numpy as np
 import pyarrow as pa
 
 from loadtower.store import hdr
+from loadtower.store import hdr_kernels as kern
 
+_POOL = ThreadPoolExecutor(1, thread_name_prefix="store-ingest")
+AGENTS_PREFIX = "HISTEw"  # base64 of the uncompressed V2 cookie: what agents send
 KEEP_SECONDS = 5  # a second's counts stay in memory this long after newer data arrives
 KEEP_MINUTES = 2
+EMPTY_LO, EMPTY_HI = hdr.COUNTS_LEN, -1  # the [lo, hi] of a row with no counts
 
 
 @dataclass
 class Acc:
+    row: int  # this key's row in its level's count matrix
     ops: int = 0
     errors: int = 0
     late: int = 0
     classes: Counter = field(default_factory=Counter)
-    svc: np.ndarray = field(default_factory=lambda: np.zeros(hdr.COUNTS_LEN, np.int64))
-    resp: np.ndarray = field(default_factory=lambda: np.zeros(hdr.COUNTS_LEN, np.int64))
     first_ts: int = 0
     last_ts: int = 0
     written: bool = False  # a row for this key is already in the file
@@ -46,16 +53,47 @@ class Level:
     dirty: set[Key] = field(default_factory=set)
     late_keys: set[Key] = field(default_factory=set)  # evicted earlier; merge with the file
     evicted_before: dict[str, int] = field(default_factory=dict)  # run -> watermark
+    # counts[row, 0] service and counts[row, 1] response; lo/hi bound a row's non-empty part
+    counts: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, hdr.COUNTS_LEN), np.int64))
+    lo: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    hi: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    free: list[int] = field(default_factory=list)
 
     def get(self, key: Key) -> Acc:
         acc = self.accs.get(key)
         if acc is None:
             start = key[1] if key[1] is not None else 2**62
-            acc = self.accs[key] = Acc(first_ts=start, last_ts=key[1] or 0)
+            acc = self.accs[key] = Acc(self._row(), first_ts=start, last_ts=key[1] or 0)
             if key[1] is not None and key[1] < self.evicted_before.get(key[0], -1):
                 self.late_keys.add(key)
         self.dirty.add(key)
         return acc
+
+    def _row(self) -> int:
+        if not self.free:
+            old = len(self.lo)
+            cap = max(16, 2 * old)
+            counts = np.zeros((cap, 2, hdr.COUNTS_LEN), np.int64)
+            for r, k in zip(*np.nonzero(self.hi >= self.lo), strict=True):  # copy what is held
+                lo, hi = self.lo[r, k], self.hi[r, k] + 1
+                counts[r, k, lo:hi] = self.counts[r, k, lo:hi]
+            self.counts = counts
+            self.lo = np.concatenate([self.lo, np.full((cap - old, 2), EMPTY_LO, np.int64)])
+            self.hi = np.concatenate([self.hi, np.full((cap - old, 2), EMPTY_HI, np.int64)])
+            self.free = list(range(cap - 1, old - 1, -1))
+        return self.free.pop()
+
+    def add_dense(self, acc: Acc, kind: int, counts: np.ndarray) -> None:
+        nz = np.flatnonzero(counts)
+        if nz.size:
+            self.counts[acc.row, kind] += counts
+            self.lo[acc.row, kind] = min(self.lo[acc.row, kind], nz[0])
+            self.hi[acc.row, kind] = max(self.hi[acc.row, kind], nz[-1])
+
+    def drop(self, keys: list[Key]) -> None:
+        rows = np.array([self.accs.pop(k).row for k in keys], np.int64)
+        kern.clear_rows(self.counts, rows, self.lo, self.hi, EMPTY_LO, EMPTY_HI)
+        self.free.extend(rows.tolist())
 
 
 AGENT_COLUMNS = ["run_id", "ts", "agent", "host", "phase", "op", "ops", "errors"]
@@ -68,92 +106,148 @@ class Rollups:
         self.minutes = Level("op_minute")
         self.phases = Level("op_phase")
         self.newest: dict[str, int] = {}
+        self.rejected: list[tuple[str, str]] = []  # (run, why) of lines left out: for the writer
 
     def ingest(self, lines: list[tuple[str, dict[str, Any]]]) -> pa.Table | None:
         """Fold a batch of (run_id, interval line) in; return the per-agent op rows."""
-        items: list[tuple] = []
-        svc: list[Any] = []
-        resp: list[Any] = []
-        for run_id, line in lines:
-            ts = int(line["ts"])
-            agent, host = str(line.get("agent", "")), str(line.get("host", ""))
-            phase = str(line.get("phase") or "")
-            for op, s in (line.get("ops") or {}).items():
-                errs = s.get("errors") or {}
-                items.append((run_id, ts, agent, host, phase, str(op), int(s.get("ops", 0)), errs))
-                items[-1] += (int(s.get("late", 0)),)
-                svc.append(s.get("service_hist"))
-                resp.append(s.get("response_hist"))
-        if not items:
-            return None
-        s_no, s_idx, s_cnt = hdr.decode_many(svc)
-        r_no, r_idx, r_cnt = hdr.decode_many(resp)
-        stats = hdr.sparse_stats(r_no, r_idx, r_cnt, len(items))
+        items: list[tuple] = []  # run, ts, agent, host, phase, op, ops, late
+        errs_of: dict[int, dict] = {}  # item -> error classes, for the items that have some
+        item_key: list[int] = []
         key_of: dict[Key, int] = {}
-        item_key = np.empty(len(items), np.int64)
-        for i, it in enumerate(items):
-            item_key[i] = key_of.setdefault((it[0], it[1], it[4], it[5]), len(key_of))
-        keys = list(key_of)
-        svc_dense = self._by_key(item_key[s_no], s_idx, s_cnt, len(keys))
-        resp_dense = self._by_key(item_key[r_no], r_idx, r_cnt, len(keys))
-        for run_id, ts, _, _, phase, op, ops, errs, late in items:
-            for acc in self._accs(run_id, ts, phase, op):
-                acc.ops += ops
-                acc.errors += sum(errs.values())
-                acc.late += late
-                acc.classes.update(errs)
+        texts: list[str] = []  # base64 V2 encodings: service and response of each item
+        a2b, b2a, v2, prefix = binascii.a2b_base64, binascii.b2a_base64, hdr.v2, AGENTS_PREFIX
+
+        def agents_form(text: str | None) -> str:
+            """The text as the agents send it (base64 V2, ASCII); others are converted."""
+            if not text:
+                return ""
+            if text.startswith(prefix) and text.isascii():
+                return text  # checked in full by the compiled loop
+            return b2a(v2(a2b(text), b64=False), newline=False).decode()
+
+        for run_id, line in lines:
+            mark, key_mark = len(items), len(key_of)
+            try:
+                ts = int(line["ts"])
+                agent, host = str(line.get("agent", "")), str(line.get("host", ""))
+                phase = str(line.get("phase") or "")
+                for op, s in (line.get("ops") or {}).items():
+                    op = str(op)
+                    for name in ("service_hist", "response_hist"):
+                        t = s.get(name)
+                        fast = t.__class__ is str and t.startswith(prefix) and t.isascii()
+                        texts.append(t if fast else agents_form(t))
+                    errs = s.get("errors")
+                    if errs:
+                        errs_of[len(items)] = {str(k): int(v) for k, v in errs.items()}
+                    ops, late = int(s.get("ops", 0)), int(s.get("late", 0))
+                    items.append((run_id, ts, agent, host, phase, op, ops, late))
+                    item_key.append(key_of.setdefault((run_id, ts, phase, op), len(key_of)))
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                del items[mark:], item_key[mark:], texts[2 * mark :]
+                for i in [i for i in errs_of if i >= mark]:
+                    del errs_of[i]
+                for key in list(key_of)[key_mark:]:
+                    del key_of[key]
+                where = f"agent {line.get('agent')!r}, second {line.get('ts')}"
+                self.rejected.append((run_id, f"interval line left out ({where}): {exc}"))
+        if not item_key:
+            return None
+        cols = [list(c) for c in zip(*items, strict=True)]
+        item_keys = np.array(item_key, np.int64)
+        n_keys = len(key_of)
+        key_ops = np.bincount(item_keys, np.array(cols[6], np.float64), n_keys).astype(np.int64)
+        key_late = np.bincount(item_keys, np.array(cols[7], np.float64), n_keys).astype(np.int64)
+        key_errs: dict[int, Counter] = {}
+        for i, errs in errs_of.items():
+            key_errs.setdefault(item_key[i], Counter()).update(errs)
+        levels = (self.seconds, self.minutes, self.phases)
+        key_rows = np.empty((n_keys, 3), np.int64)
+        for col, level in enumerate(levels):
+            for k, (run_id, ts, phase, op) in enumerate(key_of):
+                acc = level.get(self._level_key(level, run_id, ts, phase, op))
+                key_rows[k, col] = acc.row
+                acc.ops += int(key_ops[k])
+                acc.late += int(key_late[k])
+                classes = key_errs.get(k)
+                if classes:
+                    acc.errors += sum(classes.values())
+                    acc.classes.update(classes)
                 acc.first_ts, acc.last_ts = min(acc.first_ts, ts), max(acc.last_ts, ts)
-        for k, (run_id, ts, phase, op) in enumerate(keys):
-            for acc in self._accs(run_id, ts, phase, op):
-                acc.svc += svc_dense(k)
-                acc.resp += resp_dense(k)
+        sizes = np.fromiter((len(t) for t in texts), np.int64, len(texts))
+        ends = np.cumsum(sizes)
+        text = np.frombuffer("".join(texts).encode("ascii"), np.uint8)
+        resp_stats = np.empty((len(item_key), len(hdr.PERCENTILES) + 1))
+        bad = np.zeros(len(texts), np.bool_)
+        mats = [lv.counts for lv in levels] + [x for lv in levels for x in (lv.lo, lv.hi)]
+        item_rows = key_rows[item_keys]
+
+        def run(kind: int) -> None:
+            kern.ingest(text, ends - sizes, ends, kind, item_rows, *mats,
+                        hdr.HIGH_VALUES, resp_stats, bad)  # fmt: skip
+
+        # service and response histograms touch disjoint memory: one thread each (nogil)
+        other = _POOL.submit(run, 0)
+        run(1)
+        other.result()
+        for h in np.flatnonzero(bad).tolist():
+            run_id, ts, agent, _, _, op = items[h // 2][:6]
+            kind = ("service", "response")[h % 2]
+            why = f"its {kind} histogram is not HDR V2 over 1..60e6 us and was left out"
+            self.rejected.append((run_id, f"agent {agent!r}, second {ts}, op {op!r}: {why}"))
+        for run_id, ts, _, _ in key_of:
             self.newest[run_id] = max(self.newest.get(run_id, ts), ts)
-        cols = list(zip(*items, strict=True))
-        arrays = [pa.array(c) for c in cols[:7]]
-        arrays.append(pa.array([sum(e.values()) for e in cols[7]], pa.int64()))
-        arrays.append(pa.array([json.dumps(e) if e else None for e in cols[7]], pa.string()))
-        arrays.append(pa.array(cols[8], pa.int64()))
-        arrays += [pa.array(stats[:, j], from_pandas=True) for j in range(stats.shape[1])]
+        errors = [0] * len(item_key)
+        classes_json: list[str | None] = [None] * len(item_key)
+        for i, errs in errs_of.items():
+            errors[i] = int(sum(errs.values()))
+            classes_json[i] = json.dumps(errs)
+        arrays = [pa.array(c) for c in cols[:6]] + [pa.array(cols[6], pa.int64())]
+        arrays.append(pa.array(errors, pa.int64()))
+        arrays.append(pa.array(classes_json, pa.string()))
+        arrays.append(pa.array(cols[7], pa.int64()))
+        arrays += [pa.array(resp_stats[:, j], from_pandas=True) for j in range(resp_stats.shape[1])]
         return pa.table(arrays, names=AGENT_COLUMNS)
 
     @staticmethod
-    def _by_key(key: np.ndarray, index: np.ndarray, count: np.ndarray, n: int):  # noqa: ANN205
-        order = np.argsort(key, kind="stable")
-        key, index, count = key[order], index[order], count[order]
-        bounds = np.searchsorted(key, np.arange(n + 1))
-
-        def counts(k: int) -> np.ndarray:
-            lo, hi = bounds[k], bounds[k + 1]
-            return np.bincount(index[lo:hi], count[lo:hi], hdr.COUNTS_LEN).astype(np.int64)
-
-        return counts
-
-    def _accs(self, run_id: str, ts: int, phase: str, op: str) -> tuple[Acc, Acc, Acc]:
-        return (
-            self.seconds.get((run_id, ts, phase, op)),
-            self.minutes.get((run_id, ts - ts % 60, phase, op)),
-            self.phases.get((run_id, None, phase, op)),
-        )
+    def _level_key(level: Level, run_id: str, ts: int, phase: str, op: str) -> Key:
+        if level.name == "op_second":
+            return (run_id, ts, phase, op)
+        if level.name == "op_minute":
+            return (run_id, ts - ts % 60, phase, op)
+        return (run_id, None, phase, op)
 
     def evict(self) -> None:
         """Forget written keys well behind the newest second of their run."""
         for level, keep in ((self.seconds, KEEP_SECONDS), (self.minutes, 60 * KEEP_MINUTES)):
-            for key in [k for k, a in level.accs.items() if a.written and k not in level.dirty]:
-                if key[1] < self.newest.get(key[0], 0) - keep:
-                    del level.accs[key]
-                    old = level.evicted_before.get(key[0], -1)
-                    level.evicted_before[key[0]] = max(old, key[1] + 1)
+            gone = [
+                k
+                for k, a in level.accs.items()
+                if a.written and k not in level.dirty and k[1] < self.newest.get(k[0], 0) - keep
+            ]
+            for key in gone:
+                old = level.evicted_before.get(key[0], -1)
+                level.evicted_before[key[0]] = max(old, key[1] + 1)
+            if gone:
+                level.drop(gone)
 
     def forget_run(self, run_id: str) -> None:
         for level in (self.seconds, self.minutes, self.phases):
-            for key in [k for k in level.accs if k[0] == run_id and k not in level.dirty]:
-                del level.accs[key]
+            gone = [k for k in level.accs if k[0] == run_id and k not in level.dirty]
+            if gone:
+                level.drop(gone)
 
 
 def level_rows(level: Level, keys: list[Key]) -> pa.Table:
     """Rows for the given keys of a level, in that level's table layout."""
     accs = [level.accs[k] for k in keys]
-    stats = hdr.dense_stats(np.stack([a.resp for a in accs])) if accs else np.zeros((0, 5))
+    rows = np.array([a.row for a in accs], np.int64)
+    width = np.maximum(level.hi[rows] - level.lo[rows] + 2, 0) if rows.size else rows
+    out = np.empty(int(10 * width.sum()) + 1, np.uint8)  # <= 10 bytes a bucket
+    offsets = np.zeros(2 * len(rows) + 1, np.int64)
+    stats = np.empty((len(rows), len(hdr.PERCENTILES) + 1))
+    kern.encode_rows(level.counts, rows, level.lo, level.hi, hdr.HIGH_VALUES, out, offsets, stats)
+    blobs = [hdr.stored(out[offsets[j] : offsets[j + 1]]) for j in range(2 * len(rows))]
     cols: dict[str, Any] = {"run_id": [k[0] for k in keys]}
     if level.name == "op_phase":
         cols.update(phase=[k[2] for k in keys], op=[k[3] for k in keys])
@@ -166,6 +260,6 @@ def level_rows(level: Level, keys: list[Key]) -> pa.Table:
     cols["late"] = [a.late for a in accs]
     for j, name in enumerate(["p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"]):
         cols[name] = pa.array(stats[:, j], from_pandas=True)
-    cols["service_hist"] = pa.array([hdr.encode_raw(a.svc) for a in accs], pa.binary())
-    cols["response_hist"] = pa.array([hdr.encode_raw(a.resp) for a in accs], pa.binary())
+    cols["service_hist"] = pa.array(blobs[0::2], pa.binary())
+    cols["response_hist"] = pa.array(blobs[1::2], pa.binary())
     return pa.table(cols)

@@ -283,6 +283,11 @@ class StoreWriter:
                 table = self._rollups.ingest(lines)
                 if table is not None:
                     self._tables.append(("op_intervals", table))
+                rejected, self._rollups.rejected = self._rollups.rejected, []
+                for run_id, why in rejected:
+                    rows["events"].append(
+                        (run_id, time.time(), "bad_sample", why, None, None, None)
+                    )
             for name, batch in rows.items():
                 if batch:
                     cols = list(zip(*batch, strict=True))
@@ -338,9 +343,9 @@ def _merge_from_file(con: duckdb.DuckDBPyConnection, level: Level) -> None:
         row = row[0]
         acc = level.accs[key]
         acc.ops, acc.errors, acc.late = acc.ops + row[0], acc.errors + row[1], acc.late + row[2]
-        for blob, target in ((row[3], acc.svc), (row[4], acc.resp)):
+        for kind, blob in enumerate((row[3], row[4])):
             no, idx, cnt = hdr.decode_many([bytes(blob)], b64=False)
-            target += hdr.dense(no, idx, cnt, 1)[0]
+            level.add_dense(acc, kind, hdr.dense(no, idx, cnt, 1)[0])
         acc.written = True
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
 
+from loadtower.agents.measure import decode
+
 LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3
 
 
@@ -62,6 +64,7 @@ class LiveStats:
         total = self.seconds[ts]
         for op, sample in (line.get("ops") or {}).items():
             encoded = sample.get(self.kind) or sample.get("service_hist")
+            hist = decode(encoded) if encoded else None
             errors = int(sum((sample.get("errors") or {}).values()))
             for stats in (total, self.per_op[(ts, op)]):
                 stats.ops += int(sample.get("ops", 0))
@@ -69,8 +72,8 @@ class LiveStats:
                 stats.late += int(sample.get("late", 0))
                 for name, count in (sample.get("errors") or {}).items():
                     stats.errors_by_class[name] += int(count)
-                if encoded:
-                    stats.hist.add(HdrHistogram.decode(encoded))
+                if hist is not None:
+                    stats.hist.add(hist)
 
     def window(self, t0: float, t1: float, op: str | None = None) -> WindowSummary:
         """Merged stats over seconds in [t0, t1)."""

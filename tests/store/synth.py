@@ -7,15 +7,18 @@ from collections import defaultdict
 
 from hdrh.histogram import HdrHistogram
 
+from loadtower.agents.measure import encode
+
 OPS = ("read", "update", "insert")
 T0 = 1_763_812_800
 
 
-def hist(values_us: list[int]) -> str:
+def hist(values_us: list[int], agents_form: bool = True) -> str:
+    """As the agents send it (uncompressed V2), or as hdrh's `encode` writes it."""
     h = HdrHistogram(1, 60_000_000, 3)
     for v in values_us:
         h.record_value(min(max(v, 1), 60_000_000))
-    return h.encode().decode()
+    return encode(h) if agents_form else h.encode().decode()
 
 
 def make_lines(
@@ -49,8 +52,9 @@ def make_lines(
                     "ops": len(lat) + sum(errors.values()),
                     "errors": errors,
                     "late": rng.randrange(3),
-                    "service_hist": hist(svc),
-                    "response_hist": hist(lat),
+                    # both forms the store reads: the agents' and hdrh's compressed one
+                    "service_hist": hist(svc, agents_form=a % 2 == 0),
+                    "response_hist": hist(lat, agents_form=a % 2 == 0),
                 }
             lines.append(line)
     return lines, raw

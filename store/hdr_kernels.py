@@ -1,0 +1,319 @@
+"""Compiled (numba) loops over HdrHistogram V2 varint payloads: the store's hot path.
+
+A 16-agent run sends 256 histograms a second (8 ops, service and response); every one
+is decoded, merged into three rollup levels and, once per second and op, re-encoded.
+Done in Python or through numpy temporaries this costs far more than appending the
+rows; these loops touch each varint byte once. Payloads are V2's ZigZag LEB128 counts
+where a negative value is a run of empty buckets (see hdr.py for the envelope).
+Histograms are rows of int64 count matrices of width hdr.COUNTS_LEN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from loadtower.store.hdr import DIGITS, HIGHEST, LOWEST
+from loadtower.store.hdr import PERCENTILES as _PERCENTILES
+
+PERCENTILES = np.array(_PERCENTILES)
+
+
+HEADER = 40  # uncompressed V2: cookie, payload length, offset, digits, lowest, highest, ratio
+
+
+@njit(cache=True, nogil=True)
+def _be(buf, pos, size):  # noqa: ANN001, ANN202
+    value = np.int64(0)
+    for i in range(size):
+        value = (value << 8) | np.int64(buf[pos + i])
+    return value
+
+
+@njit(cache=True, nogil=True)
+def decode_sparse(buf, starts, ends, lowest, highest, limit, out_idx, out_cnt, out_off):  # noqa: ANN001, ANN201
+    """Decode uncompressed V2 encodings buf[starts[h]:ends[h]] into (index, count) pairs of
+    non-empty buckets; histogram h's land in out_idx/out_cnt[out_off[h]:out_off[h + 1]], in
+    index order. An empty range is an empty histogram. Returns the number of pairs, or
+    -(h + 1) for the first histogram h whose header is not V2 over [lowest, highest] or
+    whose counts run past bucket `limit` (out_idx/out_cnt hold at least limit + 1)."""
+    n = 0
+    for h in range(starts.size):
+        out_off[h] = n
+        pos, end, index = starts[h], ends[h], 0
+        if pos == end:
+            continue
+        if (
+            end - pos < HEADER
+            or (_be(buf, pos, 4) & ~0xF0) != 0x1C849303
+            or _be(buf, pos + 8, 4) != 0
+            or _be(buf, pos + 12, 4) != DIGITS
+            or _be(buf, pos + 16, 8) != lowest
+            or _be(buf, pos + 24, 8) != highest
+            or pos + HEADER + _be(buf, pos + 4, 4) > end
+        ):
+            return -(h + 1)
+        end = pos + HEADER + _be(buf, pos + 4, 4)
+        pos += HEADER
+        while pos < end:
+            b = np.int64(buf[pos])
+            pos += 1
+            value = b
+            if b >= 0x80:  # a multi-byte varint (one byte holds counts up to 63)
+                value, shift = b & 0x7F, 7
+                while pos < end:
+                    b = np.int64(buf[pos])
+                    pos += 1
+                    value |= (b & 0x7F) << shift
+                    if b < 0x80:
+                        break
+                    shift += 7
+            value = (value >> 1) ^ -(value & 1)
+            # branch-free: a count is written always and kept only when positive; a
+            # negative value skips that many empty buckets, anything else one bucket
+            out_idx[n] = index
+            out_cnt[n] = value
+            n += value > 0
+            index += -value if value < 0 else 1
+            if index > limit:  # past the last bucket: malformed, and unsafe to go on
+                return -(h + 1)
+    out_off[starts.size] = n
+    return n
+
+
+@njit(cache=True, nogil=True)
+def sparse_stats(idx, cnt, off, first, step, high_values, stats):  # noqa: ANN001, ANN201
+    """For histograms first, first + step, ...: p50, p90, p99, p99.9 and max in ms into
+    stats[0], stats[1], ... (hdrh's percentile rule; NaN when empty)."""
+    for s in range(stats.shape[0]):
+        h = first + s * step
+        lo, hi = off[h], off[h + 1]
+        total = np.int64(0)
+        for i in range(lo, hi):
+            total += cnt[i]
+        if total == 0:
+            stats[s, :] = np.nan
+            continue
+        targets = _targets(total)
+        j, seen = 0, np.int64(0)
+        for i in range(lo, hi):
+            seen += cnt[i]
+            while j < targets.size and seen >= targets[j]:
+                stats[s, j] = high_values[idx[i]] / 1000.0
+                j += 1
+            if j == targets.size:
+                break
+        stats[s, PERCENTILES.size] = high_values[idx[hi - 1]] / 1000.0
+
+
+@njit(cache=True, nogil=True)
+def _targets(total):  # noqa: ANN001, ANN202
+    """The cumulative counts at which each percentile is reached (hdrh's rounding)."""
+    out = np.empty(PERCENTILES.size, np.int64)
+    for j in range(PERCENTILES.size):
+        out[j] = max(np.int64(PERCENTILES[j] * total / 100.0 + 0.5), 1)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _put_varint(out, n, value):  # noqa: ANN001, ANN202
+    v = (value << 1) ^ (value >> 63)  # ZigZag
+    while v >= 0x80:
+        out[n] = (v & 0x7F) | 0x80
+        v >>= 7
+        n += 1
+    out[n] = v
+    return n + 1
+
+
+@njit(cache=True, nogil=True)
+def encode_rows(mat, rows, lo, hi, high_values, out, out_off, stats):  # noqa: ANN001, ANN201
+    """V2 payloads of mat[rows[i], k] into out[out_off[2i + k]:out_off[2i + k + 1]], and
+    the response (k = 1) percentiles of each row into stats[i] (NaN when empty).
+    lo[r, k]..hi[r, k] bounds the non-empty buckets of mat[r, k]."""
+    n = 0
+    for i in range(rows.size):
+        r = rows[i]
+        for k in range(2):
+            out_off[2 * i + k] = n
+            first, last = lo[r, k], hi[r, k]
+            if last < first:
+                continue
+            if first > 0:
+                n = _put_varint(out, n, -first if first > 1 else 0)
+            zeros = np.int64(0)
+            for x in range(first, last + 1):
+                c = mat[r, k, x]
+                if c == 0:
+                    zeros += 1
+                    continue
+                if zeros:
+                    n = _put_varint(out, n, -zeros if zeros > 1 else 0)
+                    zeros = 0
+                n = _put_varint(out, n, c)
+        out_off[2 * i + 2] = n
+        first, last = lo[r, 1], hi[r, 1]
+        total = np.int64(0)
+        for x in range(first, last + 1):
+            total += mat[r, 1, x]
+        if total == 0:
+            stats[i, :] = np.nan
+            continue
+        targets = _targets(total)
+        j, seen = 0, np.int64(0)
+        for x in range(first, last + 1):
+            seen += mat[r, 1, x]
+            while j < targets.size and seen >= targets[j]:
+                stats[i, j] = high_values[x] / 1000.0
+                j += 1
+            if j == targets.size:
+                break
+        while mat[r, 1, last] == 0:
+            last -= 1
+        stats[i, PERCENTILES.size] = high_values[last] / 1000.0
+    return n
+
+
+@njit(cache=True, nogil=True)
+def clear_rows(mat, rows, lo, hi, empty_lo, empty_hi):  # noqa: ANN001, ANN201
+    """Zero the used ranges of rows (freed for reuse) and reset their [lo, hi]."""
+    for r in rows:
+        for k in range(2):
+            if hi[r, k] >= lo[r, k]:
+                mat[r, k, lo[r, k] : hi[r, k] + 1] = 0
+            lo[r, k] = empty_lo
+            hi[r, k] = empty_hi
+
+
+def _b64_table() -> np.ndarray:
+    table = np.full(256, 255, np.uint8)
+    alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    for value, char in enumerate(alphabet):
+        table[char] = value
+    return table
+
+
+B64 = _b64_table()
+
+
+@njit(cache=True, nogil=True)
+def b64_decode(text, start, end, out):  # noqa: ANN001, ANN201
+    """Base64 text[start:end] (ASCII bytes, '=' padded) into out; byte count, or -1."""
+    n, acc, bits = 0, np.int64(0), 0
+    for i in range(start, end):
+        c = text[i]
+        if c == 61:  # '=': padding, the end
+            break
+        v = B64[c]
+        if v == 255:
+            return -1
+        acc = ((acc << 6) | v) & 0xFFFFFF
+        bits += 6
+        if bits >= 8:
+            bits -= 8
+            out[n] = (acc >> bits) & 0xFF
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _widen(lo, hi, r, k, a, b):  # noqa: ANN001, ANN202
+    if a < lo[r, k]:
+        lo[r, k] = a
+    if b > hi[r, k]:
+        hi[r, k] = b
+
+
+@njit(cache=True, nogil=True)
+def ingest(
+    text,
+    starts,
+    ends,
+    kind,
+    rows,
+    m0,
+    m1,
+    m2,
+    lo0,
+    hi0,
+    lo1,
+    hi1,
+    lo2,
+    hi2,
+    high_values,
+    stats,
+    bad,
+):  # noqa: ANN001, ANN201, E501
+    """The store's hot path: each histogram's text is read once.
+
+    Histogram h is base64 text[starts[h]:ends[h]] of an uncompressed V2 encoding; it
+    is the service (even h) or response (odd h) histogram of item h // 2. The ones of
+    `kind` (0 service, 1 response) are added to rows rows[h // 2, l] of the three
+    levels' count matrices m0..m2 (and their per-row, per-kind [lo, hi] ranges); the
+    responses' percentiles go to stats[h // 2]. A malformed histogram is left out and
+    flagged in bad[h]. The two kinds touch disjoint memory, so two threads (nogil)
+    can each take one.
+    """
+    limit = high_values.size  # one past the last bucket: a full histogram ends there
+    idx = np.empty(limit + 1, np.int64)
+    cnt = np.empty(limit + 1, np.int64)
+    one = np.zeros(2, np.int64)
+    longest = 0
+    for h in range(kind, starts.size, 2):
+        longest = max(longest, ends[h] - starts[h])
+    raw = np.empty(longest // 4 * 3 + 3, np.uint8)
+    span = np.zeros(1, np.int64)
+    size = np.zeros(1, np.int64)
+    for h in range(kind, starts.size, 2):
+        item = h // 2
+        if starts[h] == ends[h]:
+            if kind:
+                stats[item, :] = np.nan
+            continue
+        size[0] = b64_decode(text, starts[h], ends[h], raw)
+        n = -1
+        if size[0] >= 0:
+            n = decode_sparse(raw, span, size, LOWEST, HIGHEST, limit, idx, cnt, one)
+        if n < 0:  # nothing of it was added
+            bad[h] = True
+            if kind:
+                stats[item, :] = np.nan
+            continue
+        r0, r1, r2 = rows[item, 0], rows[item, 1], rows[item, 2]
+        for i in range(n):
+            x, c = idx[i], cnt[i]
+            m0[r0, kind, x] += c
+            m1[r1, kind, x] += c
+            m2[r2, kind, x] += c
+        if n:
+            _widen(lo0, hi0, r0, kind, idx[0], idx[n - 1])
+            _widen(lo1, hi1, r1, kind, idx[0], idx[n - 1])
+            _widen(lo2, hi2, r2, kind, idx[0], idx[n - 1])
+        if kind:
+            sparse_stats(idx, cnt, one, 0, 1, high_values, stats[item : item + 1])  # one: [0, n]
+    return 0
+
+
+def warm() -> None:
+    """Compile every loop once (numba caches the machine code next to this file, or in
+    its user-wide cache), so the first flush of a run does not wait for the compiler."""
+    from loadtower.agents.measure import encode, new_hist
+    from loadtower.store import hdr
+    from loadtower.store.rollups import Rollups, level_rows
+
+    hist = new_hist()
+    hist.record_value(1000)
+    sample = {"ops": 1, "errors": {}, "late": 0}
+    line = {"agent": "a", "ts": 1, "phase": "p", "ops": {"x": {**sample,
+            "service_hist": encode(hist), "response_hist": encode(hist)}}}  # fmt: skip
+    rollups = Rollups()
+    rollups.ingest([("r", line)])
+    level_rows(rollups.seconds, [("r", 1, "p", "x")])
+    hdr.decode_many([encode(hist)])
+    for acc in rollups.seconds.accs.values():
+        acc.written = True
+    rollups.forget_run("r")
+
+
+if __name__ == "__main__":
+    warm()
