@@ -135,3 +135,23 @@ def test_a_bad_line_leaves_no_trace_among_good_ones() -> None:
     assert (acc.ops, acc.errors) == (42, 2)
     assert rollups.seconds.counts[acc.row, 1].sum() == 2 * 21
     assert len(rollups.rejected) == 1 and "agent 'b', second 8" in rollups.rejected[0][1]
+
+
+def test_the_writer_records_a_left_out_line_as_a_bad_sample_event(tmp_path) -> None:  # noqa: ANN001
+    from loadtower.store import StoreReader, StoreWriter
+
+    good = encode(_hist(7, n=20))
+    sample = {"ops": 21, "errors": {}, "late": 0, "service_hist": good}
+    with StoreWriter(tmp_path / "s.duckdb") as writer:
+        run_id = writer.start_run("r", "s", None, None, {}, {}, {})
+        for agent, resp in (("a1/0", good), ("a2/0", "%%%")):
+            line = {"agent": agent, "ts": 100, "phase": "run",
+                    "ops": {"read": {**sample, "response_hist": resp}}}  # fmt: skip
+            writer.add_interval(run_id, line)
+        writer.flush()
+    reader = StoreReader(tmp_path / "s.duckdb")
+    _, events = reader.sql(f"SELECT kind, message FROM events WHERE run_id = '{run_id}'")
+    assert [kind for kind, _ in events] == ["bad_sample"]
+    assert "agent 'a2/0', second 100" in events[0][1] and "not an HDR histogram" in events[0][1]
+    _, rows = reader.sql(f"SELECT agent, ops FROM op_intervals WHERE run_id = '{run_id}'")
+    assert rows == [("a1/0", 21)]
