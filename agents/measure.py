@@ -124,12 +124,13 @@ def encode(hist: HdrHistogram) -> str:
 
 def decode(encoded: str) -> HdrHistogram:
     """A histogram from either the agents' encoding or hdrh's compressed one."""
+    import numpy as np
+
     from loadtower.store import hdr
 
     hist = new_hist()
     _no, index, count = hdr.decode_many([encoded])
-    for i, c in zip(index.tolist(), count.tolist(), strict=True):
-        hist.counts[i] = c
+    np.ctypeslib.as_array(hist.counts)[index] = count  # a view of hdrh's counts array
     hist.set_internal_tacking_values(
         int(index[0]) if index.size else -1, int(index[-1]) if index.size else -1, int(count.sum())
     )

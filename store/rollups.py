@@ -149,7 +149,8 @@ class Rollups:
                     del errs_of[i]
                 for key in list(key_of)[key_mark:]:
                     del key_of[key]
-                where = f"agent {line.get('agent')!r}, second {line.get('ts')}"
+                got = line if isinstance(line, dict) else {}
+                where = f"agent {got.get('agent')!r}, second {got.get('ts')}"
                 self.rejected.append((run_id, f"interval line left out ({where}): {exc}"))
         if not item_key:
             return None

@@ -155,3 +155,9 @@ def test_the_writer_records_a_left_out_line_as_a_bad_sample_event(tmp_path) -> N
     assert "agent 'a2/0', second 100" in events[0][1] and "not an HDR histogram" in events[0][1]
     _, rows = reader.sql(f"SELECT agent, ops FROM op_intervals WHERE run_id = '{run_id}'")
     assert rows == [("a1/0", 21)]
+
+
+def test_something_that_is_not_a_line_at_all_is_left_out() -> None:
+    rollups = Rollups()
+    assert rollups.ingest([("r", ["not", "a", "dict"]), ("r", {"ts": "soon"})]) is None  # type: ignore[list-item]
+    assert len(rollups.rejected) == 2
