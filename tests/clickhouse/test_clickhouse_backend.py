@@ -17,6 +17,7 @@ from loadtower.agents.backends import backend_for
 from loadtower.agents.engine import Engine, PhaseConfig
 from loadtower.agents.workload.values import ValuePool
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
+from loadtower.store.rollups import AGENTS_PREFIX
 from tests.clickhouse.chdb_http import chdb_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -134,8 +135,8 @@ def test_agent_engine_loads_blocks_and_runs_the_recipes_mix(endpoint: tuple[str,
         interval = next(x for x in lines if x.get("type") == "interval" and x["phase"] == "mix")
         assert interval["ops"]  # every op with HDR histograms of service and response time
         for stats in interval["ops"].values():
-            assert stats["service_hist"].startswith("HISTF")
-            assert stats["response_hist"].startswith("HISTF")
+            assert stats["service_hist"].startswith(AGENTS_PREFIX)  # uncompressed V2
+            assert stats["response_hist"].startswith(AGENTS_PREFIX)
     finally:
         engine.shutdown()
 
