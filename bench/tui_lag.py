@@ -29,6 +29,8 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
+from loadtower.agents.measure import encode
+
 AGENTS, OPS, NODES = 256, [f"op{i}" for i in range(8)], 64
 AGENTS_PER_HOST = 4
 RUN_ID = "20260101-000000-lag0"
@@ -42,7 +44,7 @@ def hist_pool(n: int = 32, per_second: int = 200) -> list[str]:
         h = HdrHistogram(1, 60_000_000, 3)
         for _ in range(per_second):
             h.record_value(min(int(rng.lognormvariate(6.9 + 0.05 * (i % 8), 0.5)), 60_000_000))
-        pool.append(h.encode().decode())
+        pool.append(encode(h))  # as the agents send it
     return pool
 
 
