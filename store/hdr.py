@@ -20,7 +20,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyhdrh  # hdrhistogram's C varint codec
 
 LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3  # the agent protocol's range (us)
 SUB_HALF_MAG = 10  # 2 * 10**3 -> 2048 sub-buckets, half = 1024
@@ -121,37 +120,22 @@ def payload(encoded: str | bytes, b64: bool = True) -> bytes:
     return raw[_PAYLOAD_HEADER.size : _PAYLOAD_HEADER.size + plen]
 
 
+def _v2_encoding(varints: bytes | memoryview) -> bytes:
+    """The uncompressed V2 encoding (header + payload) of a varint counts payload."""
+    header = _PAYLOAD_HEADER.pack(_ENCODING_COOKIE, len(varints), 0, DIGITS, LOWEST, HIGHEST, 1.0)
+    return header + bytes(varints)
+
+
 def stored(varints: bytes | memoryview) -> bytes:
     """The store's BLOB for a varint payload."""
-    header = _PAYLOAD_HEADER.pack(_ENCODING_COOKIE, len(varints), 0, DIGITS, LOWEST, HIGHEST, 1.0)
-    plain = header + bytes(varints)
+    plain = _v2_encoding(varints)
     return _STORED_HEADER.pack(STORED_MAGIC, len(plain)) + _ZSTD.compress(plain, asbytes=True)
 
 
 def standard(blob: bytes) -> str:
     """Any envelope as hdrh's base64 compressed V2 text (`HdrHistogram.decode` reads it)."""
-    varints = payload(blob, b64=False)
-    header = _PAYLOAD_HEADER.pack(_ENCODING_COOKIE, len(varints), 0, DIGITS, LOWEST, HIGHEST, 1.0)
-    body = zlib.compress(header + varints)
+    body = zlib.compress(_v2_encoding(payload(blob, b64=False)))
     return base64.b64encode(_EXTERNAL_HEADER.pack(_COMPRESSION_COOKIE, len(body)) + body).decode()
-
-
-def encode(counts: np.ndarray) -> str:
-    """Encode a dense counts array (length COUNTS_LEN) as hdrh's base64 V2 text."""
-    return standard(encode_raw(counts))
-
-
-def encode_raw(counts: np.ndarray) -> bytes:
-    """A dense counts array (length COUNTS_LEN) as the store's BLOB."""
-    counts = np.ascontiguousarray(counts, dtype=np.int64)
-    nz = np.flatnonzero(counts)
-    limit = int(nz[-1]) + 1 if nz.size else 0
-    varints = b""
-    if limit:
-        buf = np.zeros(limit * 9, np.uint8)
-        size = pyhdrh.encode(counts.ctypes.data, limit, 8, buf.ctypes.data, buf.size)
-        varints = buf[:size].tobytes()
-    return stored(varints)
 
 
 def dense(hist_no: np.ndarray, index: np.ndarray, count: np.ndarray, groups: int) -> np.ndarray:
@@ -174,22 +158,4 @@ def dense_stats(mat: np.ndarray) -> np.ndarray:
         out[:, j] = np.where(ok, HIGH_VALUES[idx] / 1000.0, np.nan)
     last = COUNTS_LEN - 1 - np.argmax(mat[:, ::-1] > 0, axis=1)
     out[:, -1] = np.where(ok, HIGH_VALUES[last] / 1000.0, np.nan)
-    return out
-
-
-def sparse_stats(hist_no: np.ndarray, index: np.ndarray, count: np.ndarray, n: int) -> np.ndarray:
-    """Like dense_stats for n sparse histograms (entries sorted by hist then index)."""
-    out = np.full((n, len(PERCENTILES) + 1), np.nan)
-    if count.size == 0:
-        return out
-    total = np.bincount(hist_no, weights=count, minlength=n).astype(np.int64)
-    cs = np.cumsum(count)
-    before = np.concatenate(([0], np.cumsum(total)[:-1]))
-    ok = total > 0
-    for j, p in enumerate(PERCENTILES):
-        target = before + np.maximum((p * total / 100.0 + 0.5).astype(np.int64), 1)
-        pos = np.minimum(np.searchsorted(cs, target, side="left"), cs.size - 1)
-        out[:, j] = np.where(ok, HIGH_VALUES[index[pos]] / 1000.0, np.nan)
-    last = np.minimum(np.searchsorted(cs, before + total, side="left"), cs.size - 1)
-    out[:, -1] = np.where(ok, HIGH_VALUES[index[last]] / 1000.0, np.nan)
     return out

@@ -118,11 +118,9 @@ class Rollups:
         a2b, b2a, v2, prefix = binascii.a2b_base64, binascii.b2a_base64, hdr.v2, AGENTS_PREFIX
 
         def agents_form(text: str | None) -> str:
-            """The text as the agents send it (base64 V2, ASCII); others are converted."""
+            """Another form (or none) as the agents' base64 V2 text; theirs is taken as is below."""
             if not text:
                 return ""
-            if text.startswith(prefix) and text.isascii():
-                return text  # checked in full by the compiled loop
             return b2a(v2(a2b(text), b64=False), newline=False).decode()
 
         for run_id, line in lines:
@@ -135,6 +133,7 @@ class Rollups:
                     op = str(op)
                     for name in ("service_hist", "response_hist"):
                         t = s.get(name)
+                        # the agents' form goes as is: the compiled loop checks it in full
                         fast = t.__class__ is str and t.startswith(prefix) and t.isascii()
                         texts.append(t if fast else agents_form(t))
                     errs = s.get("errors")

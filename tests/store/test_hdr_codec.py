@@ -34,7 +34,7 @@ def test_all_three_forms_decode_to_the_same_counts() -> None:
     agents = _dense(encode(h))
     assert agents.sum() == h.get_total_count()
     assert np.array_equal(agents, _dense(h.encode().decode()))
-    blob = hdr.encode_raw(agents)
+    blob = hdr.stored(hdr.payload(encode(h)))
     assert blob[:4] == hdr.STORED_MAGIC
     assert np.array_equal(agents, _dense(blob, b64=False))
     back = HdrHistogram.decode(hdr.standard(blob))  # hdrh reads what export writes
