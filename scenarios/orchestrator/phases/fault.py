@@ -18,6 +18,7 @@ async def run_phase(ctx: PhaseContext, index: int, phase: FaultPhase) -> dict[st
     start = ctx.clock()
     await ctx.control.sleep(phase.after)
     result: dict[str, Any] = {"host": phase.host, "action": phase.action}
+    fault_at = ctx.clock()
     if not ctx.control.interrupted:
         status, _out, err, took = await ctx.action(phase.host, phase.action)
         result.update(
@@ -37,9 +38,10 @@ async def run_phase(ctx: PhaseContext, index: int, phase: FaultPhase) -> dict[st
     await ctx.control.sleep(max(0.0, phase.duration - (ctx.clock() - start)))
     if loaded:
         await ctx.load.stop()
-    fault_at = start + phase.after
-    before = ctx.stats.window(start, fault_at)
-    after = ctx.stats.window(fault_at, ctx.clock())
+    # Samples are per whole second: the second in which the action began may already
+    # hold ops that failed because of it, so "before" ends at the start of that second.
+    before = ctx.stats.window(start, int(fault_at))
+    after = ctx.stats.window(int(fault_at), ctx.clock())
     result.update(
         {
             "ops_per_s_before": round(before.ops_per_s, 1),
