@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loadtower.agents.backends import Backend, backend_for
+from loadtower.agents.cql.native_feed import NativeFeed
 from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix, chooser
@@ -55,6 +56,11 @@ class Lane:
     lane_id: int
     running: bool = True
     task: asyncio.Task | None = field(default=None, repr=False)
+    stopped: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+
+    def stop(self) -> None:
+        self.running = False
+        self.stopped.set()
 
 
 class Engine:
@@ -82,6 +88,8 @@ class Engine:
         self._slots: asyncio.Semaphore | None = None
         self._ticker: asyncio.Task | None = None
         self.total_ops = 0
+        self.native = NativeFeed(self.recorder, self._warn, LATE_S)
+        self.native_on = False
 
     # ---- thread plumbing (called from the Locust side) --------------------------------
     def start(self) -> None:
@@ -118,6 +126,7 @@ class Engine:
         """Connect (once per target), create the schema (worker 0), prepare, build the ops."""
         self.ready.clear()
         self._stop_all()
+        await self.native.idle()
         spec = cfg.spec
         dataset, workload = spec["dataset"], spec["workload"]
         backend = backend_for(spec.get("engine") or "cassandra")
@@ -141,10 +150,7 @@ class Engine:
         self._load_end = min(records, self._load_next + per_worker)
         self._load_rows = backend.load_rows(cfg)
         self._new_key = records + cfg.worker_index * NEW_KEY_STRIDE
-        self.cql = backend.ops(
-            cfg,
-            schema,
-            self.session,
+        common = dict(
             values=ValuePool(rng),
             fields=int(dataset["fields"]),
             field_size=int(dataset["field_size"]),
@@ -161,12 +167,18 @@ class Engine:
             scan_length=int(workload.get("scan_length", 100)),
             rng=rng,
         )
+        self.cql = backend.ops(cfg, schema, self.session, **common)
         table_ops = self.cql.table()
         mix = {op: w for op, w in workload["mix"].items() if w > 0}
         unknown = [op for op in mix if op not in table_ops]
         if unknown:
             raise ValueError(f"the {schema} schema has no op {', '.join(unknown)}")
         self.ops, self.mix = table_ops, OpMix(mix, rng)
+        self.native_on = NativeFeed.wanted(cfg, backend.engine, mix)
+        if self.native_on:  # open-model lanes on the acsylla path: the native sender
+            await self.native.configure(
+                cfg, key, backend.statements(cfg, schema, table),
+                lambda session: backend.ops(cfg, schema, session, **common), self.mix.next)
         self._slots = asyncio.Semaphore(cfg.max_in_flight)
         self.config = cfg
         self.recorder.phase = cfg.phase
@@ -191,11 +203,11 @@ class Engine:
     def _remove_lane(self, lane_id: int) -> None:
         lane = self.lanes.pop(lane_id, None)
         if lane is not None:
-            lane.running = False
+            lane.stop()
 
     def _stop_all(self) -> None:
         for lane in self.lanes.values():
-            lane.running = False
+            lane.stop()
         self.lanes.clear()
 
     async def _lane(self, lane: Lane) -> None:
@@ -205,6 +217,8 @@ class Engine:
         try:
             if cfg.mode == "load":
                 await self._load_lane(lane)
+            elif cfg.lane_rate and self.native_on:
+                await self.native.lane(lane.stopped, cfg.lane_rate)
             elif cfg.lane_rate:
                 await self._open_lane(lane, cfg.lane_rate)
             else:
@@ -226,7 +240,10 @@ class Engine:
             advice = self.backend.advice(exc)
             if advice:  # once per error class and phase: what to change on the server
                 self._advised.add(name)
-                self.out({"type": "event", "kind": "warning", "ts": time.time(), "message": advice})
+                self._warn(advice)
+
+    def _warn(self, message: str) -> None:
+        self.out({"type": "event", "kind": "warning", "ts": time.time(), "message": message})
 
     async def _timed(self, op: str, intended: float, late: bool) -> None:
         sent = time.monotonic()
@@ -299,7 +316,9 @@ class Engine:
         while True:
             now = time.time()
             boundary = int(now) + 1
-            await asyncio.sleep(boundary - now)
+            # a few ms past the second: the native sender's callbacks finish its last ops
+            await asyncio.sleep(boundary - now + 0.005)
+            self.native.harvest(boundary - 1)
             if self.recorder.current or (self.lanes and self.recorder.phase):
                 self.out(self.recorder.cut(boundary - 1))
 
@@ -308,6 +327,8 @@ class Engine:
         if self._ticker is not None:
             self._ticker.cancel()
         await asyncio.sleep(0)
+        await self.native.close()
+        self.native.harvest(int(time.time()))
         if self.recorder.current:
             self.out(self.recorder.cut(int(time.time())))
         if self.session is not None:

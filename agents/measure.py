@@ -81,6 +81,22 @@ class IntervalRecorder:
         if late:
             stats.late += 1
 
+    def add_counts(self, op: str, sample: dict[str, Any]) -> None:
+        """Merge a second the native sender measured (its HDR counts in hdrh's layout)."""
+        import numpy as np
+
+        stats = self.current.get(op) or self._stats(op)
+        stats.ops += sample["ops"]
+        stats.late += sample["late"]
+        for name, count in sample["errors"].items():
+            stats.errors[name] = stats.errors.get(name, 0) + count
+        for hist, counts in ((stats.service, sample["service"]), (stats.response, sample["response"])):
+            view = np.ctypeslib.as_array(hist.counts)  # hdrh's own counts array
+            view += counts.view(view.dtype)  # hdrh keeps uint64, the sender int64
+            nonzero = np.flatnonzero(view)
+            if nonzero.size:
+                hist.set_internal_tacking_values(int(nonzero[0]), int(nonzero[-1]), int(view.sum()))
+
     def cut(self, ts: int) -> dict[str, Any]:
         """The interval line for second ``ts`` (what completed since the last cut)."""
         finished, self.current = self.current, {}

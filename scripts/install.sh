@@ -30,6 +30,7 @@ fi
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e ".[dev]"
 .venv/bin/python -m loadtower.store.hdr_kernels  # compile the store's loops once (numba cache)
+.venv/bin/python -m loadtower.agents.cql.native_sender  # and the agents' native sender
 
 .venv/bin/loadtower sandbox fetch
 echo "install: done"

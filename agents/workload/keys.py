@@ -16,13 +16,17 @@ ZIPF_THETA = 0.99  # YCSB's ZipfianGenerator.ZIPFIAN_CONSTANT
 
 
 def fnv64(value: int) -> int:
-    """YCSB's Utils.fnvhash64: FNV-1a over the 8 little-endian bytes of the value."""
-    h = FNV_OFFSET
-    for _ in range(8):
-        h ^= value & 0xFF
-        h = (h * FNV_PRIME) & MASK64
-        value >>= 8
-    return h
+    """YCSB's Utils.fnvhash64: FNV-1a over the 8 little-endian bytes of the value
+    (unrolled: the agents hash every key they send)."""
+    p, m = FNV_PRIME, MASK64
+    h = ((FNV_OFFSET ^ (value & 0xFF)) * p) & m
+    h = ((h ^ ((value >> 8) & 0xFF)) * p) & m
+    h = ((h ^ ((value >> 16) & 0xFF)) * p) & m
+    h = ((h ^ ((value >> 24) & 0xFF)) * p) & m
+    h = ((h ^ ((value >> 32) & 0xFF)) * p) & m
+    h = ((h ^ ((value >> 40) & 0xFF)) * p) & m
+    h = ((h ^ ((value >> 48) & 0xFF)) * p) & m
+    return ((h ^ ((value >> 56) & 0xFF)) * p) & m
 
 
 def zeta(n: int, theta: float) -> float:

@@ -1,0 +1,151 @@
+"""Open-model lanes of the acsylla path, run by the native sender.
+
+Each Locust user still registers a lane with the engine; on this path a lane only adds
+its rate to the process's schedule. One coroutine on the engine's loop binds the ops
+of the next fraction of a second (op mix, keys, values: the same `CqlOps` as every
+other path) and queues them with their intended start times; the native sender sends
+each at its time and the driver's callback measures it. Python wakes a few dozen times
+a second, whatever the rate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from loadtower.agents.measure import IntervalRecorder, new_hist
+
+if TYPE_CHECKING:  # imported when used: numba is not loaded by agents that never need it
+    from loadtower.agents.cql.native_sender import NativeSender, NativeSession
+
+AHEAD_S = 0.25  # how much of the schedule is bound and queued ahead
+REFILL_S = 0.1
+MAX_OPS = 16  # distinct op names one process can measure on this path
+NOT_NATIVE = {"read_modify_write"}  # two dependent round trips: the asyncio path runs it
+
+
+def available() -> bool:
+    try:
+        from loadtower.agents.cql import native_api
+
+        native_api.library()
+        return True
+    except (ImportError, OSError, AttributeError):
+        return False
+
+
+class NativeFeed:
+    def __init__(self, recorder: IntervalRecorder, warn: Callable[[str], None],
+                 late_s: float) -> None:
+        self.recorder, self.warn, self.late_s = recorder, warn, late_s
+        self.session: NativeSession | None = None
+        self.session_key: tuple | None = None
+        self.sender: NativeSender | None = None
+        self.ops: dict[str, Callable[[], Any]] = {}
+        self.choose: Callable[[], str] | None = None
+        self.index: dict[str, int] = {}
+        self.rate = 0.0
+        self.lanes = 0
+        self._task: asyncio.Task | None = None
+
+    @staticmethod
+    def wanted(cfg: Any, engine: str, mix: dict[str, float]) -> bool:
+        return (cfg.driver == "acsylla" and engine == "cassandra" and cfg.mode == "run"
+                and bool(cfg.lane_rate) and not NOT_NATIVE & set(mix) and available())
+
+    async def configure(self, cfg: Any, key: tuple, statements: dict[str, str],
+                        make_ops: Callable[[NativeSession], Any], choose: Callable[[], str]) -> None:
+        """Connect (once per target), prepare this phase's statements, build its ops."""
+        from loadtower.agents.cql.native_sender import NativeSender, NativeSession
+
+        await self.idle()
+        if self.session is None or self.session_key != key:
+            await self.close()
+            session = NativeSession()
+            await asyncio.to_thread(session.connect, cfg.contact_points, cfg.port or 9042,
+                                    cfg.username, cfg.password, cfg.spec["target"]["consistency"])
+            self.session, self.session_key = session, key
+            self.sender = NativeSender(session, MAX_OPS, new_hist().counts_len,
+                                       cfg.max_in_flight, self.late_s)
+        assert self.session is not None
+        await asyncio.to_thread(self.session.prepare, statements)
+        self.ops, self.choose = make_ops(self.session).table(), choose
+
+    # -- lanes ------------------------------------------------------------------------
+    async def lane(self, stopped: asyncio.Event, rate: float) -> None:
+        """A lane's life on this path: its rate joins the schedule until it stops."""
+        self.rate += rate
+        self.lanes += 1
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._feed())
+        try:
+            await stopped.wait()
+        finally:
+            self.rate -= rate
+            self.lanes -= 1
+
+    async def _feed(self) -> None:
+        sender, choose = self.sender, self.choose
+        assert sender is not None and choose is not None
+        sender.start()
+        try:
+            next_t = time.monotonic_ns()
+            while self.lanes > 0:
+                if self.rate > 0:
+                    next_t = self._fill(sender, choose, next_t)
+                await asyncio.sleep(REFILL_S)
+        except Exception as exc:  # noqa: BLE001 - reported, and the sender is stopped
+            self.warn(f"the native sender stopped: {type(exc).__name__}: {exc}")
+        finally:
+            await asyncio.to_thread(sender.stop)
+
+    def _fill(self, sender: NativeSender, choose: Callable[[], str], next_t: float) -> float:
+        """Bind and queue the ops whose intended start is before the horizon."""
+        interval = 1e9 / self.rate
+        count = min(sender.room(), int((time.monotonic_ns() + AHEAD_S * 1e9 - next_t) / interval))
+        kinds, pointers, indexes, times = [], [], [], []
+        ops, index = self.ops, self._op_index
+        for _ in range(max(0, count)):
+            op = choose()
+            kind, pointer = ops[op]()
+            kinds.append(kind)
+            pointers.append(pointer)
+            indexes.append(index(op))
+            times.append(int(next_t))
+            next_t += interval
+        if pointers:
+            sender.push(kinds, pointers, indexes, times)
+        return next_t
+
+    def _op_index(self, op: str) -> int:
+        index = self.index.get(op)
+        if index is None:
+            if len(self.index) >= MAX_OPS:
+                raise ValueError(f"more than {MAX_OPS} op names in one process")
+            index = self.index[op] = len(self.index)
+        return index
+
+    async def idle(self) -> None:
+        """Wait until the lanes are gone and the sender has stopped."""
+        if self._task is not None:
+            await self._task
+            self._task = None
+
+    # -- measurement ----------------------------------------------------------------------
+    def harvest(self, upto: int) -> None:
+        """Merge what completed in seconds up to `upto` into the recorder."""
+        if self.sender is None:
+            return
+        names = {i: op for op, i in self.index.items()}
+        for _second, index, sample in self.sender.harvest(upto):
+            self.recorder.add_counts(names[index], sample)
+
+    async def close(self) -> None:
+        await self.idle()
+        if self.session is not None:
+            await asyncio.to_thread(self.session.close)
+        self.session = self.sender = None
+        self.session_key = None
+
