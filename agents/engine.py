@@ -328,7 +328,6 @@ class Engine:
             self._ticker.cancel()
         await asyncio.sleep(0)
         await self.native.close()
-        self.native.harvest(int(time.time()))
         if self.recorder.current:
             self.out(self.recorder.cut(int(time.time())))
         if self.session is not None:

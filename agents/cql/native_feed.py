@@ -143,7 +143,9 @@ class NativeFeed:
             self.recorder.add_counts(names[index], sample)
 
     async def close(self) -> None:
+        """Stop, merge what is left into the recorder, close the session."""
         await self.idle()
+        self.harvest(int(time.time()))
         if self.session is not None:
             await asyncio.to_thread(self.session.close)
         self.session = self.sender = None
