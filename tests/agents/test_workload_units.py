@@ -67,3 +67,20 @@ def test_interval_line_carries_exact_histograms() -> None:
     assert abs(service.get_max_value() - 100_000) <= 100  # µs, 3 significant digits
     assert abs(response.get_min_value() - 501_000) <= 501  # from the intended start
     assert rec.cut(1235)["ops"] == {}
+
+
+def test_fnv64_is_ycsbs_fnvhash64() -> None:
+    """The unrolled hash equals FNV-1a over the 8 little-endian bytes, byte by byte."""
+    import random
+
+    from loadtower.agents.workload.keys import FNV_OFFSET, FNV_PRIME, MASK64, fnv64
+
+    def by_bytes(value: int) -> int:
+        h = FNV_OFFSET
+        for byte in value.to_bytes(8, "little", signed=value < 0):
+            h = ((h ^ byte) * FNV_PRIME) & MASK64
+        return h
+
+    rng = random.Random(3)
+    for value in [0, 1, 255, 256, 2**63 - 1, *(rng.getrandbits(63) for _ in range(1000))]:
+        assert fnv64(value) == by_bytes(value)
