@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # imported when used: numba is not loaded by agents that neve
 
 AHEAD_S = 0.25  # how much of the schedule is bound and queued ahead
 REFILL_S = 0.1
-MAX_OPS = 16  # distinct op names one process can measure on this path
+MAX_OPS = 8  # the CQL op table has 8 ops (np.zeros pages in only the rows used)
 NOT_NATIVE = {"read_modify_write"}  # two dependent round trips: the asyncio path runs it
 
 
