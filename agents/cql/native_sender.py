@@ -54,8 +54,12 @@ class NativeSession:
         # the driver's default coalesce delay (200 us), as raw acsylla runs: 0 costs the
         # I/O thread more timer wake-ups per request, longer ones hold requests back
         self.session = lib.cass_session_new()
-        api.wait(lib.cass_session_connect(self.session, self.cluster),
-                 f"connecting to {','.join(contact_points)}:{port}", CONNECT_TIMEOUT_S)
+        try:
+            api.wait(lib.cass_session_connect(self.session, self.cluster),
+                     f"connecting to {','.join(contact_points)}:{port}", CONNECT_TIMEOUT_S)
+        except api.NativeError:
+            self.close()  # nothing left behind by a failed connect
+            raise
 
     def prepare(self, statements: dict[str, str]) -> None:
         lib = api.library()

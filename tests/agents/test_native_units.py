@@ -108,3 +108,10 @@ def test_uuid_words_match_the_drivers_parser(text: str) -> None:
     ours = api.cass_uuid(uuid.UUID(text))
     assert (ours.time_and_version, ours.clock_seq_and_node) == (
         parsed.time_and_version, parsed.clock_seq_and_node)
+
+
+def test_a_refused_connect_names_the_host_and_leaves_nothing_open() -> None:
+    session = NativeSession()
+    with pytest.raises(api.NativeError, match=r"connecting to 127\.0\.9\.9:9042: CassErrorLib"):
+        session.connect(["127.0.9.9"], 9042, "user", "secret", "LOCAL_ONE")
+    assert session.session == 0 and session.cluster == 0
