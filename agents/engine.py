@@ -174,7 +174,7 @@ class Engine:
         if unknown:
             raise ValueError(f"the {schema} schema has no op {', '.join(unknown)}")
         self.ops, self.mix = table_ops, OpMix(mix, rng)
-        self.native_on = NativeFeed.wanted(cfg, backend.engine, mix)
+        self.native_on = NativeFeed.wanted(cfg, self.session, backend.engine, mix)
         if self.native_on:  # open-model lanes on the acsylla path: the native sender
             await self.native.configure(
                 cfg, key, backend.statements(cfg, schema, table),

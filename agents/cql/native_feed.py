@@ -51,9 +51,11 @@ class NativeFeed:
         self._task: asyncio.Task | None = None
 
     @staticmethod
-    def wanted(cfg: Any, engine: str, mix: dict[str, float]) -> bool:
-        return (cfg.driver == "acsylla" and engine == "cassandra" and cfg.mode == "run"
-                and bool(cfg.lane_rate) and not NOT_NATIVE & set(mix) and available())
+    def wanted(cfg: Any, session: Any, engine: str, mix: dict[str, float]) -> bool:
+        """Open-model run phases whose CQL session is acsylla (asked for, or `auto`)."""
+        return (getattr(session, "name", "") == "acsylla" and engine == "cassandra"
+                and cfg.mode == "run" and bool(cfg.lane_rate) and not NOT_NATIVE & set(mix)
+                and available())
 
     async def configure(self, cfg: Any, key: tuple, statements: dict[str, str],
                         make_ops: Callable[[NativeSession], Any], choose: Callable[[], str]) -> None:
