@@ -60,11 +60,13 @@ class NativeFeed:
     async def configure(self, cfg: Any, key: tuple, statements: dict[str, str],
                         make_ops: Callable[[NativeSession], Any], choose: Callable[[], str]) -> None:
         """Connect (once per target), prepare this phase's statements, build its ops."""
-        from loadtower.agents.cql.native_sender import NativeSender, NativeSession
+        from loadtower.agents.cql.native_sender import NativeSender, NativeSession, warm
 
         await self.idle()
         if self.session is None or self.session_key != key:
             await self.close()
+            # compiled now, not when the first op is due (a fresh host has no numba cache)
+            await asyncio.to_thread(warm)
             session = NativeSession()
             await asyncio.to_thread(session.connect, cfg.contact_points, cfg.port or 9042,
                                     cfg.username, cfg.password, cfg.spec["target"]["consistency"])
