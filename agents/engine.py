@@ -174,6 +174,8 @@ class Engine:
         if unknown:
             raise ValueError(f"the {schema} schema has no op {', '.join(unknown)}")
         self.ops, self.mix = table_ops, OpMix(mix, rng)
+        if NativeFeed.usable(self.session, backend.engine):
+            self.native.connect_early(cfg, key)  # e.g. during the load: ready for the run
         self.native_on = NativeFeed.wanted(cfg, self.session, backend.engine, mix)
         if self.native_on:  # open-model lanes on the acsylla path: the native sender
             await self.native.configure(

@@ -49,31 +49,58 @@ class NativeFeed:
         self.rate = 0.0
         self.lanes = 0
         self._task: asyncio.Task | None = None
+        self._connecting: asyncio.Task | None = None
+        self._connecting_key: tuple | None = None
+
+    @staticmethod
+    def usable(session: Any, engine: str) -> bool:
+        """A CQL target whose session is acsylla (asked for, or `auto`)."""
+        return getattr(session, "name", "") == "acsylla" and engine == "cassandra" and available()
 
     @staticmethod
     def wanted(cfg: Any, session: Any, engine: str, mix: dict[str, float]) -> bool:
-        """Open-model run phases whose CQL session is acsylla (asked for, or `auto`)."""
-        return (getattr(session, "name", "") == "acsylla" and engine == "cassandra"
-                and cfg.mode == "run" and bool(cfg.lane_rate) and not NOT_NATIVE & set(mix)
-                and available())
+        """Open-model run phases on such a target, without two-round-trip ops."""
+        return (cfg.mode == "run" and bool(cfg.lane_rate) and not NOT_NATIVE & set(mix)
+                and NativeFeed.usable(session, engine))
+
+    def connect_early(self, cfg: Any, key: tuple) -> None:
+        """Start compiling and connecting in the background (from any CQL phase on acsylla,
+        e.g. the load), so that the first run phase does not wait for it."""
+        if self._connecting is None or self._connecting_key != key:
+            task = asyncio.get_running_loop().create_task(self._connect(cfg, key))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())  # read later
+            self._connecting, self._connecting_key = task, key
+
+    async def _connect(self, cfg: Any, key: tuple) -> None:
+        from loadtower.agents.cql.native_sender import NativeSender, NativeSession, warm
+
+        await self.idle()
+        if self.session is not None and self.session_key == key:
+            return
+        await self._close_session()
+        await asyncio.to_thread(warm)  # compiled now, not when the first op is due
+        session = NativeSession()
+        await asyncio.to_thread(session.connect, cfg.contact_points, cfg.port or 9042,
+                                cfg.username, cfg.password, cfg.spec["target"]["consistency"])
+        self.session, self.session_key = session, key
+        self.sender = NativeSender(session, MAX_OPS, new_hist().counts_len,
+                                   cfg.max_in_flight, self.late_s)
 
     async def configure(self, cfg: Any, key: tuple, statements: dict[str, str],
                         make_ops: Callable[[NativeSession], Any], choose: Callable[[], str]) -> None:
         """Connect (once per target), prepare this phase's statements, build its ops."""
-        from loadtower.agents.cql.native_sender import NativeSender, NativeSession, warm
-
+        self.connect_early(cfg, key)
+        assert self._connecting is not None
+        try:
+            await self._connecting
+        except Exception:  # noqa: BLE001 - e.g. a node down during the load: try once more
+            self._connecting = None
+            self.connect_early(cfg, key)
+            assert self._connecting is not None
+            await self._connecting
         await self.idle()
-        if self.session is None or self.session_key != key:
-            await self.close()
-            # compiled now, not when the first op is due (a fresh host has no numba cache)
-            await asyncio.to_thread(warm)
-            session = NativeSession()
-            await asyncio.to_thread(session.connect, cfg.contact_points, cfg.port or 9042,
-                                    cfg.username, cfg.password, cfg.spec["target"]["consistency"])
-            self.session, self.session_key = session, key
-            self.sender = NativeSender(session, MAX_OPS, new_hist().counts_len,
-                                       cfg.max_in_flight, self.late_s)
-        assert self.session is not None
+        assert self.session is not None and self.sender is not None
+        self.sender.set_max_in_flight(cfg.max_in_flight)
         await asyncio.to_thread(self.session.prepare, statements)
         self.ops, self.choose = make_ops(self.session).table(), choose
 
@@ -148,8 +175,14 @@ class NativeFeed:
 
     async def close(self) -> None:
         """Stop, merge what is left into the recorder, close the session."""
+        if self._connecting is not None and not self._connecting.done():
+            self._connecting.cancel()
+        self._connecting = self._connecting_key = None
         await self.idle()
         self.harvest(int(time.time()))
+        await self._close_session()
+
+    async def _close_session(self) -> None:
         if self.session is not None:
             await asyncio.to_thread(self.session.close)
         self.session = self.sender = None

@@ -141,6 +141,10 @@ class NativeSender:
         self.thread: threading.Thread | None = None
         self.harvested = int(time.time()) - 1
 
+    def set_max_in_flight(self, count: int) -> None:
+        """The phase's cap on ops in flight (the slots were sized for the first phase's)."""
+        self.ctx[k.MAX_IN_FLIGHT] = max(1, min(count, (self.slots.shape[0] - 1) // 2))
+
     # -- the sending thread ---------------------------------------------------------------
     def start(self) -> None:
         self.ctx[k.WALL_OFFSET] = time.time_ns() - time.monotonic_ns()

@@ -72,7 +72,7 @@ type = "load"
 [[phases]]
 type = "ramp"
 name = "ramp"
-rates = [50, 30000, 60000]
+rates = [50, 300000, 600000]
 step_duration = "8s"
 target_p99_ms = 1000
 """
@@ -84,11 +84,12 @@ target_p99_ms = 1000
     reader = StoreReader(store)
     ramp = next(p for p in reader.phases(run["id"]) if p["name"] == "ramp")
     result = json.loads(ramp["result"]) if isinstance(ramp["result"], str) else ramp["result"]
-    # 50 ops/s passes easily; 30,000 ops/s is far past what the sandbox can serve, so
+    # 50 ops/s passes easily; 300,000 ops/s is far past what the sandbox can serve (about
+    # 30,000 reads/s from one agent process on the native sender), so
     # response times (measured from each op's intended start) exceed 1 s
     assert result["highest_passing_level"] == 50
-    assert result["first_failing_level"] == 30000
-    assert [s["level"] for s in result["steps"]] == [50, 30000]  # 60,000 never ran
+    assert result["first_failing_level"] == 300000
+    assert [s["level"] for s in result["steps"]] == [50, 300000]  # 600,000 never ran
     assert 40 <= result["highest_passing_ops_per_s"] <= 60
     assert "highest throughput with p99 <= 1000 ms" in done.stdout
     events = [e["message"] for e in reader.events(run["id"]) if e["kind"] == "ramp_step"]
