@@ -12,16 +12,13 @@ from __future__ import annotations
 import base64
 import ctypes
 import resource
-import struct
 import time
 from typing import Any
 
 import pyhdrh
 from hdrh.histogram import HdrHistogram
 
-LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3
-_V2_HEADER = struct.Struct(">IIIIqqd")
-_V2_COOKIE = 0x1C849303 | 0x10  # uncompressed V2 encoding
+from loadtower.store.hdr_format import DIGITS, HIGHEST, LOWEST, PAYLOAD_HEADER, pack_header
 
 
 def new_hist() -> HdrHistogram:
@@ -127,14 +124,14 @@ class IntervalRecorder:
 def encode(hist: HdrHistogram) -> str:
     """`hist` as base64 of the uncompressed V2 encoding."""
     limit = hist.get_counts_array_index(hist.max_value) + 1 if hist.total_count else 0
-    head = _V2_HEADER.size
+    head = PAYLOAD_HEADER.size
     buf = ctypes.create_string_buffer(head + limit * (hist.word_size + 1))
     size = 0
     if limit:
         room = limit * (hist.word_size + 1)
         addr = ctypes.addressof(buf) + head
         size = pyhdrh.encode(ctypes.addressof(hist.counts), limit, hist.word_size, addr, room)
-    _V2_HEADER.pack_into(buf, 0, _V2_COOKIE, size, 0, DIGITS, LOWEST, HIGHEST, 1.0)
+    pack_header(buf, size)
     return base64.b64encode(buf.raw[: head + size]).decode()
 
 

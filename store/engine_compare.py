@@ -26,18 +26,7 @@ TOTAL = "total"
 OP_ORDER = ("read", "insert", "insert_batch", "update", "delete", "delete_batch", "scan")
 
 
-def _lowest_values() -> np.ndarray:
-    """Lowest value (us) of each counts index's bucket (hdrh ``lowest_equivalent_value``)."""
-    idx = np.arange(hdr.COUNTS_LEN, dtype=np.int64)
-    bucket = (idx >> hdr.SUB_HALF_MAG) - 1
-    sub = (idx & (hdr.SUB_HALF - 1)) + hdr.SUB_HALF
-    low = bucket < 0
-    sub = np.where(low, sub - hdr.SUB_HALF, sub)
-    bucket = np.where(low, 0, bucket)
-    return sub << bucket
-
-
-LOW_VALUES = _lowest_values()
+LOW_VALUES = hdr.LOW_VALUES  # lowest value (us) of each counts index's bucket
 
 
 def counts_of(blob: bytes | None) -> np.ndarray:

@@ -21,14 +21,19 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3  # the agent protocol's range (us)
-SUB_HALF_MAG = 10  # 2 * 10**3 -> 2048 sub-buckets, half = 1024
-SUB_HALF = 1 << SUB_HALF_MAG
-BUCKETS = 16  # smallest 2048 << k above 60e6
-COUNTS_LEN = (BUCKETS + 1) * SUB_HALF
-_ENCODING_COOKIE = 0x1C849303 | 0x10
+from loadtower.store.hdr_format import (  # noqa: F401 - re-exported for the store's modules
+    COUNTS_LEN,
+    DIGITS,
+    HIGHEST,
+    LOWEST,
+    PAYLOAD_HEADER,
+    SUB_HALF,
+    SUB_HALF_MAG,
+    pack_header,
+)
+from loadtower.store.hdr_format import ENCODING_COOKIE as _ENCODING_COOKIE
+
 _COMPRESSION_COOKIE = 0x1C849304 | 0x10
-_PAYLOAD_HEADER = struct.Struct(">IIIIqqd")
 _EXTERNAL_HEADER = struct.Struct(">II")
 STORED_MAGIC = b"LTZ1"
 _STORED_HEADER = struct.Struct(">4sI")
@@ -36,17 +41,19 @@ _ZSTD = pa.Codec("zstd", compression_level=1)
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 
 
-def _highest_equivalent_values() -> np.ndarray:
+def _bucket_bounds() -> tuple[np.ndarray, np.ndarray]:
+    """Lowest and highest equivalent value (us) of each counts index (hdrh's rules)."""
     idx = np.arange(COUNTS_LEN, dtype=np.int64)
     bucket = (idx >> SUB_HALF_MAG) - 1
     sub = (idx & (SUB_HALF - 1)) + SUB_HALF
     low = bucket < 0
     sub = np.where(low, sub - SUB_HALF, sub)
     bucket = np.where(low, 0, bucket)
-    return (sub << bucket) + (np.int64(1) << bucket) - 1
+    lowest = sub << bucket
+    return lowest, lowest + (np.int64(1) << bucket) - 1
 
 
-HIGH_VALUES = _highest_equivalent_values()  # value (us) reported for each counts index
+LOW_VALUES, HIGH_VALUES = _bucket_bounds()  # HIGH_VALUES: the value reported per index
 
 
 V2_COOKIE_BYTES = struct.pack(">I", _ENCODING_COOKIE)
@@ -63,7 +70,7 @@ def v2(encoded: str | bytes, b64: bool = True) -> bytes:
     try:
         raw = binascii.a2b_base64(encoded) if b64 else bytes(encoded)
         if raw[:4] == V2_COOKIE_BYTES and raw[8:32] == V2_FIELDS:  # the agents' form
-            if _PAYLOAD_HEADER.size + int.from_bytes(raw[4:8], "big") <= len(raw):
+            if PAYLOAD_HEADER.size + int.from_bytes(raw[4:8], "big") <= len(raw):
                 return raw
         if raw[:4] == STORED_MAGIC:
             _, size = _STORED_HEADER.unpack_from(raw)
@@ -74,11 +81,11 @@ def v2(encoded: str | bytes, b64: bool = True) -> bytes:
                 raw = zlib.decompress(raw[8 : 8 + length])
     except (binascii.Error, struct.error, zlib.error, pa.ArrowException, TypeError) as exc:
         raise ValueError(f"not an HDR histogram ({type(exc).__name__}: {exc})") from None
-    if len(raw) < _PAYLOAD_HEADER.size or (int.from_bytes(raw[:4], "big") & ~0xF0) != 0x1C849303:
+    if len(raw) < PAYLOAD_HEADER.size or (int.from_bytes(raw[:4], "big") & ~0xF0) != 0x1C849303:
         raise ValueError("not an HDR histogram (bad cookie)")
     if raw[8:32] != V2_FIELDS:
         raise ValueError("HDR histogram with unexpected range (want 1..60e6 us, 3 digits)")
-    if _PAYLOAD_HEADER.size + int.from_bytes(raw[4:8], "big") > len(raw):
+    if PAYLOAD_HEADER.size + int.from_bytes(raw[4:8], "big") > len(raw):
         raise ValueError("HDR histogram payload is truncated")
     return raw
 
@@ -117,13 +124,14 @@ def payload(encoded: str | bytes, b64: bool = True) -> bytes:
     """The varint counts payload of any of the three envelopes."""
     raw = v2(encoded, b64)
     _, plen = _EXTERNAL_HEADER.unpack_from(raw)
-    return raw[_PAYLOAD_HEADER.size : _PAYLOAD_HEADER.size + plen]
+    return raw[PAYLOAD_HEADER.size : PAYLOAD_HEADER.size + plen]
 
 
 def _v2_encoding(varints: bytes | memoryview) -> bytes:
     """The uncompressed V2 encoding (header + payload) of a varint counts payload."""
-    header = _PAYLOAD_HEADER.pack(_ENCODING_COOKIE, len(varints), 0, DIGITS, LOWEST, HIGHEST, 1.0)
-    return header + bytes(varints)
+    header = bytearray(PAYLOAD_HEADER.size)
+    pack_header(header, len(varints))
+    return bytes(header) + bytes(varints)
 
 
 def stored(varints: bytes | memoryview) -> bytes:

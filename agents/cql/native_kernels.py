@@ -19,6 +19,8 @@ from llvmlite import ir
 from numba import carray, cfunc, njit, types
 from numba.extending import intrinsic
 
+from loadtower.store.hdr_format import HIGHEST, SUB_HALF, SUB_HALF_MAG
+
 # -- the context array: function addresses, then shared state -------------------------
 FN_CLOCK, FN_SLEEP, FN_EXECUTE, FN_EXECUTE_BATCH = 0, 1, 2, 3
 FN_STMT_FREE, FN_BATCH_FREE, FN_SET_CALLBACK, FN_ERROR_CODE, FN_FUTURE_FREE = 4, 5, 6, 7, 8
@@ -36,9 +38,9 @@ ST_OPS, ST_LATE, ST_SECOND, ST_ERR = 0, 1, 2, 3
 ERR_PAIRS = 8
 STATS_W = ST_ERR + 2 * ERR_PAIRS
 
-HIGHEST_US = 60_000_000
-SUB_BITS = 11  # 3 significant digits: 2048 sub-buckets, lowest value 1 (hdrh's layout)
-HALF = 1 << (SUB_BITS - 1)
+HIGHEST_US = HIGHEST
+SUB_BITS = SUB_HALF_MAG + 1  # 3 significant digits: 2048 sub-buckets, lowest value 1
+HALF = SUB_HALF
 CLOCK_MONOTONIC, TIMER_ABSTIME = 1, 1
 SLEEP_MAX_NS = 20_000_000  # re-check `running` at least this often
 FULL_WAIT_NS = 50_000  # all slots in flight: look again after this
