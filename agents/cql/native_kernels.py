@@ -212,6 +212,7 @@ def send_loop(ctx, q_stmt, q_kind, q_op, q_t, slots):  # noqa: ANN001, ANN201
     base = ctx[CTX_ADDR]
     cursor = 0
     scratch = ctx[SCRATCH] + 16
+    slots_addr = slots.ctypes.data
     while load(base + 8 * RUNNING):
         tail = ctx[TAIL]
         if tail == load(base + 8 * HEAD):
@@ -225,7 +226,6 @@ def send_loop(ctx, q_stmt, q_kind, q_op, q_t, slots):  # noqa: ANN001, ANN201
         if ctx[SENT] - load(base + 8 * COMPLETED) >= ctx[MAX_IN_FLIGHT]:
             _sleep_until(ctx, now + FULL_WAIT_NS)
             continue
-        slots_addr = slots.ctypes.data
         while load(slots_addr + 8 * (SLOT_W * cursor + S_STATE)) != 0:
             cursor = (cursor + 1) % nslots
         slot = slots[cursor]
