@@ -23,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run = sub.add_parser("run", help="generate load stand-alone; interval lines and a summary")
     run.add_argument("--engine", default="cassandra", choices=["cassandra", "scylla"])
     run.add_argument("--driver", default="auto", choices=["auto", "acsylla", "cassandra-driver"])
+    run.add_argument("--native-io", default="wire", choices=["wire", "driver"],
+                     help="acsylla open-model sends: own CQL connections, or the C++ driver's")
     run.add_argument("--contact-points", required=True, help="H[,H...]")
     run.add_argument("--port", type=int, default=9042)
     run.add_argument("--username")
@@ -99,7 +101,8 @@ def _spec(args: argparse.Namespace) -> dict:
         name = args.workload
         extra = {"ttl": args.ttl} if args.ttl else {}
         workload = Workload(preset=name, **extra)
-        target = Target(keyspace=args.keyspace, consistency=args.consistency, driver=args.driver)
+        target = Target(keyspace=args.keyspace, consistency=args.consistency, driver=args.driver,
+                        native_io=args.native_io)
         dataset = Dataset(records=args.records, fields=args.fields, field_size=args.field_size)
     return {
         "engine": args.engine,

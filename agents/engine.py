@@ -184,6 +184,7 @@ class Engine:
         self._slots = asyncio.Semaphore(cfg.max_in_flight)
         self.config = cfg
         self.recorder.phase = cfg.phase
+        self.recorder.mark()
         self._load_lanes = 0
         self._advised.clear()
         self.ready.set()

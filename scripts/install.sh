@@ -30,7 +30,8 @@ fi
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e ".[dev]"
 .venv/bin/python -m loadtower.store.hdr_kernels  # compile the store's loops once (numba cache)
-.venv/bin/python -m loadtower.agents.cql.native_sender  # and the agents' native sender
+.venv/bin/python -m loadtower.agents.cql.native_sender  # and the agents' native senders
+.venv/bin/python -m loadtower.agents.cql.wire_sender
 
 .venv/bin/loadtower sandbox fetch
 echo "install: done"

@@ -19,9 +19,14 @@ from loadtower.agents.measure import IntervalRecorder, new_hist
 
 if TYPE_CHECKING:  # imported when used: numba is not loaded by agents that never need it
     from loadtower.agents.cql.native_sender import NativeSender, NativeSession
+    from loadtower.agents.cql.wire_sender import WireSender, WireSession
+
+    Session = NativeSession | WireSession
+    Sender = NativeSender | WireSender
 
 AHEAD_S = 0.25  # how much of the schedule is bound and queued ahead
 REFILL_S = 0.1
+REPAIR_S = 1.0  # a broken connection of the wire sender is retried this often
 MAX_OPS = 8  # the CQL op table has 8 ops (np.zeros pages in only the rows used)
 NOT_NATIVE = {"read_modify_write"}  # two dependent round trips: the asyncio path runs it
 
@@ -40,9 +45,9 @@ class NativeFeed:
     def __init__(self, recorder: IntervalRecorder, warn: Callable[[str], None],
                  late_s: float) -> None:
         self.recorder, self.warn, self.late_s = recorder, warn, late_s
-        self.session: NativeSession | None = None
+        self.session: Session | None = None
         self.session_key: tuple | None = None
-        self.sender: NativeSender | None = None
+        self.sender: Sender | None = None
         self.ops: dict[str, Callable[[], Any]] = {}
         self.choose: Callable[[], str] | None = None
         self.index: dict[str, int] = {}
@@ -51,6 +56,7 @@ class NativeFeed:
         self._task: asyncio.Task | None = None
         self._connecting: asyncio.Task | None = None
         self._connecting_key: tuple | None = None
+        self._repair_at = 0.0
 
     @staticmethod
     def usable(session: Any, engine: str) -> bool:
@@ -72,22 +78,26 @@ class NativeFeed:
             self._connecting, self._connecting_key = task, key
 
     async def _connect(self, cfg: Any, key: tuple) -> None:
-        from loadtower.agents.cql.native_sender import NativeSender, NativeSession, warm
-
         await self.idle()
         if self.session is not None and self.session_key == key:
             return
         await self._close_session()
-        await asyncio.to_thread(warm)  # compiled now, not when the first op is due
-        session = NativeSession()
+        if cfg.spec["target"].get("native_io", "wire") == "wire":
+            from loadtower.agents.cql import wire_sender as impl
+            session: Any = impl.WireSession()
+            make_sender: Any = impl.WireSender
+        else:
+            from loadtower.agents.cql import native_sender as impl  # type: ignore[no-redef]
+            session, make_sender = impl.NativeSession(), impl.NativeSender
+        await asyncio.to_thread(impl.warm)  # compiled now, not when the first op is due
         await asyncio.to_thread(session.connect, cfg.contact_points, cfg.port or 9042,
                                 cfg.username, cfg.password, cfg.spec["target"]["consistency"])
         self.session, self.session_key = session, key
-        self.sender = NativeSender(session, MAX_OPS, new_hist().counts_len,
-                                   cfg.max_in_flight, self.late_s)
+        self.sender = make_sender(session, MAX_OPS, new_hist().counts_len,
+                                  cfg.max_in_flight, self.late_s)
 
     async def configure(self, cfg: Any, key: tuple, statements: dict[str, str],
-                        make_ops: Callable[[NativeSession], Any], choose: Callable[[], str]) -> None:
+                        make_ops: Callable[[Session], Any], choose: Callable[[], str]) -> None:
         """Connect (once per target), prepare this phase's statements, build its ops."""
         self.connect_early(cfg, key)
         assert self._connecting is not None
@@ -123,32 +133,46 @@ class NativeFeed:
         sender.start()
         try:
             next_t = time.monotonic_ns()
+            repairing: asyncio.Future | None = None
             while self.lanes > 0:
                 if self.rate > 0:
                     next_t = self._fill(sender, choose, next_t)
+                if repairing is None or repairing.done():  # reconnect broken connections
+                    repairing = self._repair()
                 await asyncio.sleep(REFILL_S)
         except Exception as exc:  # noqa: BLE001 - reported, and the sender is stopped
             self.warn(f"the native sender stopped: {type(exc).__name__}: {exc}")
         finally:
             await asyncio.to_thread(sender.stop)
 
-    def _fill(self, sender: NativeSender, choose: Callable[[], str], next_t: float) -> float:
+    def _fill(self, sender: Sender, choose: Callable[[], str], next_t: float) -> float:
         """Bind and queue the ops whose intended start is before the horizon."""
         interval = 1e9 / self.rate
         count = min(sender.room(), int((time.monotonic_ns() + AHEAD_S * 1e9 - next_t) / interval))
-        kinds, pointers, indexes, times = [], [], [], []
+        items, indexes, times = [], [], []
         ops, index = self.ops, self._op_index
         for _ in range(max(0, count)):
             op = choose()
-            kind, pointer = ops[op]()
-            kinds.append(kind)
-            pointers.append(pointer)
+            items.append(ops[op]())
             indexes.append(index(op))
             times.append(int(next_t))
             next_t += interval
-        if pointers:
-            sender.push(kinds, pointers, indexes, times)
+        if items:
+            pushed = sender.push(items, indexes, times)
+            if pushed < len(items):  # the wire sender's arena is full: these come again
+                return times[pushed]
         return next_t
+
+    def _repair(self) -> asyncio.Future | None:
+        from loadtower.agents.cql import wire_kernels as wk
+
+        session = self.session
+        if not hasattr(session, "repair") or time.monotonic() < self._repair_at:
+            return None
+        if not (session.table[:, wk.C_STATE] == wk.DOWN).any():
+            return None
+        self._repair_at = time.monotonic() + REPAIR_S
+        return asyncio.ensure_future(asyncio.to_thread(session.repair))
 
     def _op_index(self, op: str) -> int:
         index = self.index.get(op)

@@ -27,7 +27,7 @@ FN_STMT_FREE, FN_BATCH_FREE, FN_SET_CALLBACK, FN_ERROR_CODE, FN_FUTURE_FREE = 4,
 CALLBACK, SESSION, RUNNING, HEAD, TAIL, SENT, COMPLETED = 9, 10, 11, 12, 13, 14, 15
 MAX_IN_FLIGHT, WALL_OFFSET, LATE_NS, COUNTS, STATS, SCRATCH = 16, 17, 18, 19, 20, 21
 NOPS, RING, HIST_LEN, NSLOTS, CTX_ADDR = 22, 23, 24, 25, 26
-CTX_LEN = 32
+CTX_LEN = 48  # 27.. are the wire sender's (wire_kernels.py)
 
 # -- one slot per op in flight ---------------------------------------------------------
 S_CTX, S_OP, S_INTENDED, S_SENT, S_LATE, S_STATE, S_TS = 0, 1, 2, 3, 4, 5, 6  # S_TS: 2 words

@@ -101,19 +101,15 @@ class NativeSession:
         self.prepared = {}
 
 
-class NativeSender:
-    """The queue, the slots and the per-second counters, and the sending thread."""
+class SenderCore:
+    """What both native senders share: the context array, the slots, the per-second ring
+    of counters and HDR counts, and reading finished seconds out of it."""
 
-    def __init__(self, session: NativeSession, max_ops: int, hist_len: int,
-                 max_in_flight: int, late_s: float) -> None:
-        self.session = session
+    def __init__(self, max_ops: int, hist_len: int, max_in_flight: int, late_s: float,
+                 max_slots: int) -> None:
         self.ctx = np.zeros(k.CTX_LEN, np.int64)
-        self.scratch = np.zeros(4, np.int64)
-        self.q_stmt = np.zeros(QUEUE_LEN, np.int64)
-        self.q_kind = np.zeros(QUEUE_LEN, np.int64)
-        self.q_op = np.zeros(QUEUE_LEN, np.int64)
-        self.q_t = np.zeros(QUEUE_LEN, np.int64)
-        nslots = 2 * max_in_flight + 1
+        self.scratch = np.zeros(8, np.int64)
+        nslots = min(2 * max_in_flight + 1, max_slots)
         self.slots = np.zeros((nslots, k.SLOT_W), np.int64)
         self.counts = np.zeros((RING_SECONDS, max_ops, 2, hist_len), np.int64)
         self.stats = np.zeros((RING_SECONDS, max_ops, k.STATS_W), np.int64)
@@ -121,80 +117,25 @@ class NativeSender:
         ctx = self.ctx
         ctx[k.FN_CLOCK] = ctypes.cast(libc.clock_gettime, ctypes.c_void_p).value or 0
         ctx[k.FN_SLEEP] = ctypes.cast(libc.clock_nanosleep, ctypes.c_void_p).value or 0
-        for slot, name in ((k.FN_EXECUTE, "cass_session_execute"),
-                           (k.FN_EXECUTE_BATCH, "cass_session_execute_batch"),
-                           (k.FN_STMT_FREE, "cass_statement_free"),
-                           (k.FN_BATCH_FREE, "cass_batch_free"),
-                           (k.FN_SET_CALLBACK, "cass_future_set_callback"),
-                           (k.FN_ERROR_CODE, "cass_future_error_code"),
-                           (k.FN_FUTURE_FREE, "cass_future_free")):
-            ctx[slot] = api.address(name)
-        ctx[k.CALLBACK] = k.on_done.address
-        ctx[k.SESSION] = session.session
         ctx[k.MAX_IN_FLIGHT] = max_in_flight
         ctx[k.LATE_NS] = int(late_s * 1e9)
         ctx[k.COUNTS], ctx[k.STATS] = self.counts.ctypes.data, self.stats.ctypes.data
         ctx[k.SCRATCH] = self.scratch.ctypes.data
         ctx[k.NOPS], ctx[k.RING], ctx[k.HIST_LEN] = max_ops, RING_SECONDS, hist_len
         ctx[k.NSLOTS], ctx[k.CTX_ADDR] = nslots, ctx.ctypes.data
-        self.slots[:, k.S_CTX] = ctx.ctypes.data
-        self.thread: threading.Thread | None = None
         self.harvested = int(time.time()) - 1
 
     def set_max_in_flight(self, count: int) -> None:
         """The phase's cap on ops in flight (the slots were sized for the first phase's)."""
         self.ctx[k.MAX_IN_FLIGHT] = max(1, min(count, (self.slots.shape[0] - 1) // 2))
 
-    # -- the sending thread ---------------------------------------------------------------
-    def start(self) -> None:
-        self.ctx[k.WALL_OFFSET] = time.time_ns() - time.monotonic_ns()
-        self.ctx[k.RUNNING] = 1
-        self.thread = threading.Thread(target=k.send_loop, name="lt-native-send", daemon=True,
-                                       args=(self.ctx, self.q_stmt, self.q_kind, self.q_op,
-                                             self.q_t, self.slots))
-        self.thread.start()
-
-    def stop(self, timeout_s: float = CLOSE_TIMEOUT_S) -> None:
-        """Stop sending, drop what is queued, wait for the ops in flight to finish."""
-        self.ctx[k.RUNNING] = 0
-        if self.thread is not None:
-            self.thread.join(timeout_s)
-            self.thread = None
-        self.drop_queued()
-        deadline = time.monotonic() + timeout_s
-        while self.in_flight() and time.monotonic() < deadline:
-            time.sleep(0.01)
-
-    def drop_queued(self) -> None:
-        lib = api.library()
-        for i in range(int(self.ctx[k.TAIL]), int(self.ctx[k.HEAD])):
-            j = i % QUEUE_LEN
-            if self.q_stmt[j]:
-                (lib.cass_batch_free if self.q_kind[j] else lib.cass_statement_free)(
-                    int(self.q_stmt[j]))
-                self.q_stmt[j] = 0
-        self.ctx[k.TAIL] = self.ctx[k.HEAD]
-
     def in_flight(self) -> int:
         return int(self.ctx[k.SENT] - self.ctx[k.COMPLETED])
 
-    # -- the queue (one producer: the engine's loop) -------------------------------------
-    def room(self) -> int:
-        return QUEUE_LEN - int(self.ctx[k.HEAD] - self.ctx[k.TAIL])
-
-    def push(self, kinds: list[int], pointers: list[int], ops: list[int],
-             intended_ns: list[int]) -> None:
-        """Queue ops (at most `room()`), in intended-time order."""
-        head, n = int(self.ctx[k.HEAD]), len(pointers)
-        start = head % QUEUE_LEN
-        first = min(n, QUEUE_LEN - start)  # up to the end of the ring, then from its start
-        for part, at, count in ((slice(0, first), start, first), (slice(first, n), 0, n - first)):
-            if count:
-                self.q_stmt[at : at + count] = pointers[part]
-                self.q_kind[at : at + count] = kinds[part]
-                self.q_op[at : at + count] = ops[part]
-                self.q_t[at : at + count] = intended_ns[part]
-        self.ctx[k.HEAD] = head + n  # after the entries: the sender reads HEAD first
+    def wait_in_flight(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.in_flight() and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     # -- finished seconds -------------------------------------------------------------
     def harvest(self, upto: int) -> list[tuple[int, int, dict[str, Any]]]:
@@ -218,6 +159,79 @@ class NativeSender:
                     self.counts[ring, op] = 0
         self.harvested = max(self.harvested, upto)
         return out
+
+
+class NativeSender(SenderCore):
+    """The queue of bound statements and the sending thread, over the C++ driver."""
+
+    def __init__(self, session: NativeSession, max_ops: int, hist_len: int,
+                 max_in_flight: int, late_s: float) -> None:
+        super().__init__(max_ops, hist_len, max_in_flight, late_s, 1 << 30)
+        self.session = session
+        self.q_stmt = np.zeros(QUEUE_LEN, np.int64)
+        self.q_kind = np.zeros(QUEUE_LEN, np.int64)
+        self.q_op = np.zeros(QUEUE_LEN, np.int64)
+        self.q_t = np.zeros(QUEUE_LEN, np.int64)
+        ctx = self.ctx
+        for slot, name in ((k.FN_EXECUTE, "cass_session_execute"),
+                           (k.FN_EXECUTE_BATCH, "cass_session_execute_batch"),
+                           (k.FN_STMT_FREE, "cass_statement_free"),
+                           (k.FN_BATCH_FREE, "cass_batch_free"),
+                           (k.FN_SET_CALLBACK, "cass_future_set_callback"),
+                           (k.FN_ERROR_CODE, "cass_future_error_code"),
+                           (k.FN_FUTURE_FREE, "cass_future_free")):
+            ctx[slot] = api.address(name)
+        ctx[k.CALLBACK] = k.on_done.address
+        ctx[k.SESSION] = session.session
+        self.slots[:, k.S_CTX] = ctx.ctypes.data
+        self.thread: threading.Thread | None = None
+
+    # -- the sending thread ---------------------------------------------------------------
+    def start(self) -> None:
+        self.ctx[k.WALL_OFFSET] = time.time_ns() - time.monotonic_ns()
+        self.ctx[k.RUNNING] = 1
+        self.thread = threading.Thread(target=k.send_loop, name="lt-native-send", daemon=True,
+                                       args=(self.ctx, self.q_stmt, self.q_kind, self.q_op,
+                                             self.q_t, self.slots))
+        self.thread.start()
+
+    def stop(self, timeout_s: float = CLOSE_TIMEOUT_S) -> None:
+        """Stop sending, drop what is queued, wait for the ops in flight to finish."""
+        self.ctx[k.RUNNING] = 0
+        if self.thread is not None:
+            self.thread.join(timeout_s)
+            self.thread = None
+        self.drop_queued()
+        self.wait_in_flight(timeout_s)
+
+    def drop_queued(self) -> None:
+        lib = api.library()
+        for i in range(int(self.ctx[k.TAIL]), int(self.ctx[k.HEAD])):
+            j = i % QUEUE_LEN
+            if self.q_stmt[j]:
+                (lib.cass_batch_free if self.q_kind[j] else lib.cass_statement_free)(
+                    int(self.q_stmt[j]))
+                self.q_stmt[j] = 0
+        self.ctx[k.TAIL] = self.ctx[k.HEAD]
+
+    # -- the queue (one producer: the engine's loop) -------------------------------------
+    def room(self) -> int:
+        return QUEUE_LEN - int(self.ctx[k.HEAD] - self.ctx[k.TAIL])
+
+    def push(self, items: list[tuple[int, int]], ops: list[int], intended_ns: list[int]) -> int:
+        """Queue ops (at most `room()`), in intended-time order: (kind, pointer) each."""
+        kinds, pointers = [kind for kind, _ in items], [pointer for _, pointer in items]
+        head, n = int(self.ctx[k.HEAD]), len(pointers)
+        start = head % QUEUE_LEN
+        first = min(n, QUEUE_LEN - start)  # up to the end of the ring, then from its start
+        for part, at, count in ((slice(0, first), start, first), (slice(first, n), 0, n - first)):
+            if count:
+                self.q_stmt[at : at + count] = pointers[part]
+                self.q_kind[at : at + count] = kinds[part]
+                self.q_op[at : at + count] = ops[part]
+                self.q_t[at : at + count] = intended_ns[part]
+        self.ctx[k.HEAD] = head + n  # after the entries: the sender reads HEAD first
+        return n
 
 
 def warm() -> None:

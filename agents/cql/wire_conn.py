@@ -1,0 +1,116 @@
+"""One blocking CQL connection for the wire sender's set-up: handshake, PREPARE, queries
+of the system tables. Once ready its socket is handed to the native loops, which then
+own all traffic on it (streams >= 1; stream 0 is never used by them)."""
+
+from __future__ import annotations
+
+import bisect
+import socket
+import struct
+
+from cassandra.murmur3 import murmur3
+
+from loadtower.agents.cql import wire_codec as w
+
+SEND_TIMEOUT_S = 2  # a send blocked this long means the node stopped reading: drop it
+
+
+class WireConnError(Exception):
+    """The connection could not be made ready; the message names the host and why."""
+
+
+class Conn:
+    def __init__(self, host: str, port: int, timeout_s: float) -> None:
+        self.host, self.port = host, port
+        self.where = f"{host}:{port}"
+        try:
+            self.sock = socket.create_connection((host, port), timeout=timeout_s)
+        except OSError as exc:
+            raise WireConnError(f"connecting to {self.where}: {exc}") from None
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def request(self, opcode: int, body: bytes) -> tuple[int, bytes]:
+        """Send one request on stream 0 and wait for its answer (events are skipped)."""
+        try:
+            self.sock.sendall(w.frame(opcode, body))
+            while True:
+                _, flags, stream, op, length = w.HEADER.unpack(self._read(w.HEADER_LEN))
+                answer = self._read(length)
+                if stream == 0:
+                    return op, w.strip_flags(flags, answer)
+        except OSError as exc:
+            raise WireConnError(f"talking to {self.where}: {exc}") from None
+
+    def _read(self, n: int) -> bytes:
+        chunks, left = [], n
+        while left:
+            chunk = self.sock.recv(left)
+            if not chunk:
+                raise WireConnError(f"{self.where} closed the connection")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _expect(self, answer: tuple[int, bytes], what: str, opcode: int) -> bytes:
+        op, body = answer
+        if op == w.ERROR:
+            err = w.read_error(body)
+            raise WireConnError(f"{what} on {self.where}: {err.message} (0x{err.code:04X})")
+        if op != opcode:
+            raise WireConnError(f"{what} on {self.where}: unexpected answer 0x{op:02X}")
+        return body
+
+    def handshake(self, username: str | None, password: str | None) -> None:
+        op, body = self.request(w.STARTUP, w.startup())
+        if op == w.AUTHENTICATE:
+            if not username:
+                raise WireConnError(f"{self.where} asks for credentials and none were given")
+            answer = self.request(w.AUTH_RESPONSE, w.auth_response(username, password or ""))
+            self._expect(answer, "authenticating", w.AUTH_SUCCESS)
+        else:
+            self._expect((op, body), "starting up", w.READY)
+
+    def prepare(self, cql: str) -> w.PreparedInfo:
+        body = self._expect(self.request(w.PREPARE, w.prepare(cql)), f"preparing {cql!r}",
+                            w.RESULT)
+        return w.read_prepared(body)
+
+    def rows(self, cql: str) -> list[dict]:
+        body = self._expect(self.request(w.QUERY, w.query(cql)), f"querying {cql!r}", w.RESULT)
+        return w.read_rows(body)
+
+    def hand_over(self) -> int:
+        """Blocking sends (bounded by SEND_TIMEOUT_S), reads by the native loop: its fd."""
+        self.sock.settimeout(None)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                             struct.pack("ll", SEND_TIMEOUT_S, 0))
+        return self.sock.fileno()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class Ring:
+    """Murmur3 token ring: the node owning a routing key (the first token >= its token)."""
+
+    def __init__(self, owners: dict[int, int]) -> None:
+        self.tokens = sorted(owners)
+        self.hosts = [owners[t] for t in self.tokens]
+
+    @classmethod
+    def from_control(cls, conn: Conn, hosts: list[str]) -> Ring:
+        """The ring of the hosts in `hosts` (tokens of other nodes go to host 0)."""
+        index = {h: i for i, h in enumerate(hosts)}
+        owners: dict[int, int] = {}
+        for row in conn.rows("SELECT tokens FROM system.local"):
+            owners.update({int(t): index.get(conn.host, 0) for t in row["tokens"] or []})
+        for row in conn.rows("SELECT rpc_address, tokens FROM system.peers"):
+            owners.update({int(t): index.get(row["rpc_address"], 0)
+                           for t in row["tokens"] or []})
+        return cls(owners)
+
+    def host(self, key: bytes) -> int:
+        if not self.tokens:
+            return 0
+        i = bisect.bisect_left(self.tokens, murmur3(key))
+        return self.hosts[i if i < len(self.tokens) else 0]
