@@ -131,9 +131,9 @@ class NativeFeed:
         sender, choose = self.sender, self.choose
         assert sender is not None and choose is not None
         sender.start()
+        repairing: asyncio.Future | None = None
         try:
             next_t = time.monotonic_ns()
-            repairing: asyncio.Future | None = None
             while self.lanes > 0:
                 if self.rate > 0:
                     next_t = self._fill(sender, choose, next_t)
@@ -144,6 +144,8 @@ class NativeFeed:
             self.warn(f"the native sender stopped: {type(exc).__name__}: {exc}")
         finally:
             await asyncio.to_thread(sender.stop)
+            if repairing is not None:
+                await repairing  # before the session may close: no socket made after it
 
     def _fill(self, sender: Sender, choose: Callable[[], str], next_t: float) -> float:
         """Bind and queue the ops whose intended start is before the horizon."""

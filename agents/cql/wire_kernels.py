@@ -155,8 +155,10 @@ def send_loop(ctx, q_off, q_len, q_conn, q_op, q_t, slots, conns, arena):  # noq
             fd = conns[c, C_FD]
             if not _write(ctx, fd, arena.ctypes.data + at, q_len[i]):
                 _end(ctx, slots, cursor, IN_FLIGHT, FREE, now_ns(ctx, scratch), ERR_WRITE)
-                if _cas(conns.ctypes.data + 8 * (CONN_W * c + C_STATE), UP, DOWN) == UP:
-                    _call2_i32(ctx[FN_SHUTDOWN], fd, SHUT_RDWR)  # its reader fails the rest
+                # a part of a frame may be out: the connection is done for. The reading
+                # thread sees it end, marks it down and fails the rest of its ops (only
+                # then may Python replace it, so no op is left on a forgotten socket)
+                _call2_i32(ctx[FN_SHUTDOWN], fd, SHUT_RDWR)
             cursor = (cursor + 1) % nslots
         ctx[ARENA_TAIL] = q_off[i] + q_len[i]  # the arena up to here may be refilled
         _atomic_add(base + 8 * k.TAIL, 1)
@@ -223,7 +225,7 @@ def _parse(ctx, slots, conns, c, buf):  # noqa: ANN001, ANN201
 @njit(cache=True, nogil=True)
 def _broken(ctx, slots, conns, c):  # noqa: ANN001, ANN201
     """Connection c is gone: mark it down, fail its ops in flight, free their streams."""
-    _cas(conns.ctypes.data + 8 * (CONN_W * c + C_STATE), UP, DOWN)  # or the sender did
+    _cas(conns.ctypes.data + 8 * (CONN_W * c + C_STATE), UP, DOWN)  # only this thread does
     done = now_ns(ctx, ctx[RECV_SCRATCH])
     for i in range(slots.shape[0]):
         if slots[i, S_CONN] == c:

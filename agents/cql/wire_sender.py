@@ -114,6 +114,7 @@ class WireSession:
         return int((self.table[:, wk.C_STATE] == wk.UP).sum())
 
     def prepare(self, statements: dict[str, str]) -> None:
+        self.repair()  # a node that came back between phases
         infos: dict[str, w.PreparedInfo] = {}
         for i, conn in enumerate(self.conns):
             if conn is None or self.table[i, wk.C_STATE] != wk.UP:
