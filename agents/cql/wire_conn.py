@@ -90,6 +90,21 @@ class Conn:
         self.sock.close()
 
 
+def topology(control: Conn, contact_points: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Every node's address (the control connection's first, then the other contact
+    points and the peers) and its tokens, from the system tables."""
+    local = control.rows("SELECT tokens FROM system.local")
+    peers = control.rows("SELECT peer, rpc_address, tokens FROM system.peers")
+    tokens = {control.host: (local[0]["tokens"] or []) if local else []}
+    for row in peers:
+        address = row["rpc_address"]
+        if address in (None, "0.0.0.0", "::"):  # bound to any: the peer's own address
+            address = row["peer"]
+        tokens[address] = row["tokens"] or []
+    hosts = list(dict.fromkeys([control.host, *contact_points, *tokens]))
+    return hosts, [tokens.get(h, []) for h in hosts]
+
+
 class Ring:
     """Murmur3 token ring: the node owning a routing key (the first token >= its token)."""
 
@@ -98,16 +113,9 @@ class Ring:
         self.hosts = [owners[t] for t in self.tokens]
 
     @classmethod
-    def from_control(cls, conn: Conn, hosts: list[str]) -> Ring:
-        """The ring of the hosts in `hosts` (tokens of other nodes go to host 0)."""
-        index = {h: i for i, h in enumerate(hosts)}
-        owners: dict[int, int] = {}
-        for row in conn.rows("SELECT tokens FROM system.local"):
-            owners.update({int(t): index.get(conn.host, 0) for t in row["tokens"] or []})
-        for row in conn.rows("SELECT rpc_address, tokens FROM system.peers"):
-            owners.update({int(t): index.get(row["rpc_address"], 0)
-                           for t in row["tokens"] or []})
-        return cls(owners)
+    def from_tokens(cls, tokens: list[list[str]]) -> Ring:
+        """The ring of hosts 0..n-1 from each one's tokens."""
+        return cls({int(t): i for i, ts in enumerate(tokens) for t in ts})
 
     def host(self, key: bytes) -> int:
         if not self.tokens:

@@ -26,7 +26,7 @@ from loadtower.agents.cql.native_sender import (
     REQUEST_TIMEOUT_MS,
     SenderCore,
 )
-from loadtower.agents.cql.wire_conn import Conn, Ring, WireConnError
+from loadtower.agents.cql.wire_conn import Conn, Ring, WireConnError, topology
 
 CONNECT_TIMEOUT_S = 5.0
 ARENA_BYTES = 32 << 20
@@ -61,11 +61,9 @@ class WireSession:
         if control is None:
             raise WireConnError("; ".join(problems) or "no contact points")
         try:
-            peers = [r["rpc_address"] for r in control.rows("SELECT rpc_address FROM system.peers")]
-            self.hosts = [control.host] + [h for h in dict.fromkeys(contact_points + peers)
-                                           if h and h != control.host]
-            self.ring = Ring.from_control(control, self.hosts)
-        except WireConnError:
+            self.hosts, tokens = topology(control, contact_points)
+            self.ring = Ring.from_tokens(tokens)
+        except (WireConnError, w.ProtocolError):
             control.close()
             raise
         self.conns = [control] + [None] * (len(self.hosts) - 1)

@@ -19,7 +19,7 @@ from loadtower.agents.cql import native_kernels as k
 from loadtower.agents.cql import wire_codec as w
 from loadtower.agents.cql import wire_kernels as wk
 from loadtower.agents.cql import wire_sender as ws
-from loadtower.agents.cql.wire_conn import Ring
+from loadtower.agents.cql.wire_conn import Ring, topology
 from loadtower.agents.measure import new_hist
 
 STMT_ID = bytes(range(16))
@@ -281,3 +281,20 @@ def test_a_failed_write_ends_the_connection_and_its_ops(wired) -> None:  # noqa:
     assert _totals(sender, 2) == {"ops": 2, "errors": {"CassErrorLibWriteError": 2}}
     assert sender.session.table[0, wk.C_STATE] == wk.DOWN
     assert (sender.slots[:, k.S_STATE] == wk.FREE).all()
+
+
+def test_topology_lists_every_node_once_with_its_tokens() -> None:
+    class Control:  # what topology() reads: the host it is on and system-table rows
+        host = "10.0.0.1"
+
+        def rows(self, cql: str) -> list[dict]:
+            if "system.local" in cql:
+                return [{"tokens": ["1", "5"]}]
+            return [{"peer": "10.0.0.2", "rpc_address": "10.0.0.2", "tokens": ["3"]},
+                    {"peer": "10.0.0.3", "rpc_address": "0.0.0.0", "tokens": ["7"]}]
+
+    hosts, tokens = topology(Control(), ["10.0.0.1", "10.0.0.2"])  # type: ignore[arg-type]
+    assert hosts == ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
+    assert tokens == [["1", "5"], ["3"], ["7"]]
+    ring = Ring.from_tokens(tokens)
+    assert (ring.tokens, ring.hosts) == ([1, 3, 5, 7], [0, 1, 0, 2])
