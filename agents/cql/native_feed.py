@@ -4,8 +4,9 @@ Each Locust user still registers a lane with the engine; on this path a lane onl
 its rate to the process's schedule. One coroutine on the engine's loop binds the ops
 of the next fraction of a second (op mix, keys, values: the same `CqlOps` as every
 other path) and queues them with their intended start times; the native sender sends
-each at its time and the driver's callback measures it. Python wakes a few dozen times
-a second, whatever the rate.
+each at its time and measures it: over loadtower's own CQL connections (`wire_sender`,
+the default) or the C++ driver under acsylla (`native_sender`), per the target's
+`native_io`. Python wakes a few dozen times a second, whatever the rate.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # imported when used: numba is not loaded by agents that neve
 AHEAD_S = 0.25  # how much of the schedule is bound and queued ahead
 REFILL_S = 0.1
 REPAIR_S = 1.0  # a broken connection of the wire sender is retried this often
+REFRESH_S = 10.0  # and the topology read again this often (nodes joining under load)
 MAX_OPS = 8  # the CQL op table has 8 ops (np.zeros pages in only the rows used)
 NOT_NATIVE = {"read_modify_write"}  # two dependent round trips: the asyncio path runs it
 
@@ -57,6 +59,7 @@ class NativeFeed:
         self._connecting: asyncio.Task | None = None
         self._connecting_key: tuple | None = None
         self._repair_at = 0.0
+        self._refresh_at = time.monotonic() + REFRESH_S
 
     @staticmethod
     def usable(session: Any, engine: str) -> bool:
@@ -131,6 +134,7 @@ class NativeFeed:
         sender, choose = self.sender, self.choose
         assert sender is not None and choose is not None
         sender.start()
+        self._refresh_at = time.monotonic() + REFRESH_S  # prepare() has just read it
         repairing: asyncio.Future | None = None
         try:
             next_t = time.monotonic_ns()
@@ -138,6 +142,7 @@ class NativeFeed:
                 if self.rate > 0:
                     next_t = self._fill(sender, choose, next_t)
                 if repairing is None or repairing.done():  # reconnect broken connections
+                    self._repaired(repairing)
                     repairing = self._repair()
                 await asyncio.sleep(REFILL_S)
         except Exception as exc:  # noqa: BLE001 - reported, and the sender is stopped
@@ -145,7 +150,8 @@ class NativeFeed:
         finally:
             await asyncio.to_thread(sender.stop)
             if repairing is not None:
-                await repairing  # before the session may close: no socket made after it
+                await asyncio.wait([repairing])  # before the session may close
+                self._repaired(repairing)
 
     def _fill(self, sender: Sender, choose: Callable[[], str], next_t: float) -> float:
         """Bind and queue the ops whose intended start is before the horizon."""
@@ -166,15 +172,23 @@ class NativeFeed:
         return next_t
 
     def _repair(self) -> asyncio.Future | None:
-        from loadtower.agents.cql import wire_kernels as wk
+        """Reconnect broken connections (every REPAIR_S) and take in topology changes
+        (every REFRESH_S), in a thread: the wire sender's; the driver does its own."""
+        session, now = self.session, time.monotonic()
+        if not hasattr(session, "maintain"):
+            return None
+        refresh = now >= self._refresh_at
+        if not refresh and not (now >= self._repair_at and session.down()):
+            return None
+        self._repair_at = now + REPAIR_S
+        if refresh:
+            self._refresh_at = now + REFRESH_S
+        return asyncio.ensure_future(asyncio.to_thread(session.maintain, refresh))
 
-        session = self.session
-        if not hasattr(session, "repair") or time.monotonic() < self._repair_at:
-            return None
-        if not (session.table[:, wk.C_STATE] == wk.DOWN).any():
-            return None
-        self._repair_at = time.monotonic() + REPAIR_S
-        return asyncio.ensure_future(asyncio.to_thread(session.repair))
+    def _repaired(self, repairing: asyncio.Future | None) -> None:
+        if repairing is not None and not repairing.cancelled() and repairing.exception():
+            exc = repairing.exception()
+            self.warn(f"reconnecting the native sender: {type(exc).__name__}: {exc}")
 
     def _op_index(self, op: str) -> int:
         index = self.index.get(op)

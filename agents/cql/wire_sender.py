@@ -32,6 +32,7 @@ CONNECT_TIMEOUT_S = 5.0
 ARENA_BYTES = 32 << 20
 RECV_BUFFER = 1 << 20
 MAX_STREAMS = 32767  # a v4 stream id is a positive int16; ours are slot index + 1
+MIN_ROWS = 8  # connection rows, at least twice the nodes known at connect
 
 
 class WireSession:
@@ -56,7 +57,7 @@ class WireSession:
             try:
                 control = self._open(host)
                 break
-            except WireConnError as exc:
+            except (WireConnError, w.ProtocolError) as exc:
                 problems.append(str(exc))
         if control is None:
             raise WireConnError("; ".join(problems) or "no contact points")
@@ -67,10 +68,47 @@ class WireSession:
             control.close()
             raise
         self.conns = [control] + [None] * (len(self.hosts) - 1)
-        self.table = np.zeros((len(self.hosts), wk.CONN_W), np.int64)
+        # rows to spare for nodes that join later (scale-out); unused rows stay down
+        self.table = np.zeros((max(MIN_ROWS, 2 * len(self.hosts)), wk.CONN_W), np.int64)
         self._up(0, control)
         for i in range(1, len(self.hosts)):
             self.repair_one(i)  # a node down now is retried by `repair`
+
+    def refresh(self) -> int:
+        """Read the topology again (a connection of its own: the loops own the others)
+        and take in nodes that joined and moved tokens; how many nodes it added."""
+        problems = []
+        for host in self.hosts:
+            try:
+                control = Conn(host, self.port, CONNECT_TIMEOUT_S)
+            except WireConnError as exc:
+                problems.append(str(exc))
+                continue
+            try:
+                control.handshake(self.username, self.password)
+                hosts, tokens = topology(control, self.hosts)
+                break
+            except (WireConnError, w.ProtocolError) as exc:
+                problems.append(str(exc))
+            finally:
+                control.close()
+        else:
+            raise WireConnError("; ".join(problems) or "no node to ask")
+        known, added = {h: i for i, h in enumerate(self.hosts)}, 0
+        by_row = [[] for _ in self.hosts]
+        for host, ts in zip(hosts, tokens, strict=True):
+            if host not in known:
+                if len(self.hosts) >= self.table.shape[0]:
+                    continue  # no row left: its keys go to other nodes, which coordinate
+                known[host] = len(self.hosts)
+                self.hosts.append(host)
+                self.conns.append(None)
+                by_row.append([])
+                self.repair_one(known[host])
+                added += 1
+            by_row[known[host]] = ts
+        self.ring = Ring.from_tokens(by_row)
+        return added
 
     def _open(self, host: str) -> Conn:
         conn = Conn(host, self.port, CONNECT_TIMEOUT_S)
@@ -81,7 +119,7 @@ class WireSession:
                 known = self.statements.get(name)
                 if known is not None and known.info.id != info.id:
                     raise WireConnError(f"{conn.where} prepared '{name}' under another id")
-        except WireConnError:
+        except (WireConnError, w.ProtocolError):
             conn.close()
             raise
         return conn
@@ -104,25 +142,45 @@ class WireSession:
         self._up(i, conn)
         return True
 
+    def maintain(self, refresh: bool) -> None:
+        """Take in the current topology (when asked) and reconnect broken connections."""
+        if refresh:
+            try:
+                self.refresh()
+            except WireConnError:
+                pass  # no node answers now: the connections are retried below
+        self.repair()
+
+    def down(self) -> bool:
+        return bool((self.table[: len(self.hosts), wk.C_STATE] == wk.DOWN).any())
+
     def repair(self) -> int:
-        """Reconnect every node whose connection broke; how many are up after."""
+        """Reconnect every node whose connection broke; how many are up after.
+        (Only rows the reading thread marked down, or none runs: see wire_kernels.)"""
         for i in range(len(self.hosts)):
             if self.table[i, wk.C_STATE] == wk.DOWN:
                 self.repair_one(i)
         return int((self.table[:, wk.C_STATE] == wk.UP).sum())
 
     def prepare(self, statements: dict[str, str]) -> None:
-        self.repair()  # a node that came back between phases
+        """Prepare on every node (between phases: the loops are stopped). A node that
+        fails is set down (and retried); if none succeeds, its reason is raised."""
+        self.maintain(refresh=True)  # nodes that joined or came back between phases
         infos: dict[str, w.PreparedInfo] = {}
+        failure: Exception | None = None
         for i, conn in enumerate(self.conns):
             if conn is None or self.table[i, wk.C_STATE] != wk.UP:
                 continue
-            conn.sock.settimeout(CONNECT_TIMEOUT_S)  # the loops are stopped between phases
+            conn.sock.settimeout(CONNECT_TIMEOUT_S)
             try:
                 for name, cql in statements.items():
                     infos[name] = conn.prepare(cql)
-            finally:
                 conn.hand_over()
+            except (WireConnError, w.ProtocolError, OSError) as exc:
+                failure = exc
+                self.table[i, wk.C_STATE] = wk.DOWN
+        if failure is not None and len(infos) < len(statements):
+            raise failure
         if not infos and statements:
             raise WireConnError(f"no node of {', '.join(self.hosts)} is up to prepare on")
         self.cql = dict(statements)

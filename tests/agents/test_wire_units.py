@@ -298,3 +298,34 @@ def test_topology_lists_every_node_once_with_its_tokens() -> None:
     assert tokens == [["1", "5"], ["3"], ["7"]]
     ring = Ring.from_tokens(tokens)
     assert (ring.tokens, ring.hosts) == ([1, 3, 5, 7], [0, 1, 0, 2])
+
+
+def test_refresh_takes_in_a_node_that_joined_while_rows_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Control:  # a connection that connects, authenticates and closes, and no more
+        def __init__(self, host: str, port: int, timeout_s: float) -> None:
+            self.host = host
+
+        def handshake(self, username: str | None, password: str | None) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    nodes = {"10.0.0.1": ["1"], "10.0.0.2": ["5"]}
+    monkeypatch.setattr(ws, "Conn", Control)
+    monkeypatch.setattr(ws, "topology", lambda control, known: (list(nodes), list(nodes.values())))
+    session = ws.WireSession()
+    session.hosts, session.conns = ["10.0.0.1", "10.0.0.2"], [None, None]
+    session.table = np.zeros((3, wk.CONN_W), np.int64)
+    connected: list[int] = []
+    monkeypatch.setattr(session, "repair_one", lambda i: connected.append(i) or True)
+    nodes["10.0.0.3"] = ["3"]  # joined, and took tokens
+    assert session.refresh() == 1
+    assert session.hosts[2] == "10.0.0.3" and connected == [2]
+    assert (session.ring.tokens, session.ring.hosts) == ([1, 3, 5], [0, 2, 1])
+    nodes["10.0.0.4"] = ["7"]  # no row left for it: the ring sends its keys elsewhere
+    assert session.refresh() == 0
+    assert session.hosts == ["10.0.0.1", "10.0.0.2", "10.0.0.3"] and connected == [2]
+    assert (session.ring.tokens, session.ring.hosts) == ([1, 3, 5], [0, 2, 1])
