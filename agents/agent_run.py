@@ -124,11 +124,9 @@ class Summary:
     def line(self, line: dict[str, Any]) -> None:
         if self.json_out and line.get("type") in ("interval", "event"):
             print(json.dumps(line, separators=(",", ":")), flush=True)
-        if line.get("type") != "interval":
+        if line.get("type") != "interval" or line.get("phase") != self.phase:
             return
-        self.cpu_s += float(line.get("cpu_pct", 0.0)) / 100.0
-        if line.get("phase") != self.phase:
-            return
+        self.cpu_s += float(line.get("cpu_s", 0.0))
         for stats in line["ops"].values():
             self.ops += stats["ops"]
             self.errors += sum(stats["errors"].values())

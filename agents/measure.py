@@ -103,7 +103,8 @@ class IntervalRecorder:
         """The interval line for second ``ts`` (what completed since the last cut)."""
         finished, self.current = self.current, {}
         cpu, wall = self._cpu_s(), time.monotonic()
-        cpu_pct = 100.0 * (cpu - self._cpu) / max(wall - self._wall, 1e-6)
+        used = cpu - self._cpu
+        cpu_pct = 100.0 * used / max(wall - self._wall, 1e-6)
         self._cpu, self._wall = cpu, wall
         ops = {
             op: {
@@ -122,6 +123,7 @@ class IntervalRecorder:
             "ts": ts,
             "phase": self.phase,
             "cpu_pct": round(cpu_pct, 1),
+            "cpu_s": round(used, 4),
             "ops": ops,
         }
 
