@@ -4,6 +4,17 @@ DuckDB lets one process open a file read-write and no other process open it at t
 same time, even read-only. So nobody keeps the file open: the writer opens it for
 each flush (about once a second, a few milliseconds) and readers for each query;
 whoever finds it locked retries for a while.
+
+Read-only connections are locked down, whatever SQL runs on them: external access is off
+(`enable_external_access = false`: no other file is read or written, no ATTACH, no
+INSTALL/LOAD), DuckDB's local file system is switched off for the connection's database
+instance once the store is open (`disabled_filesystems = 'LocalFileSystem'`, because
+external access still lets COPY TO write the store's own file and WAL), and then the
+configuration is locked (`lock_configuration = true`), so no SET can undo either. The
+store's own reads need none of it: the file is already open, its views are plain SQL
+over its own tables, and the extensions they may use (json, icu, parquet) are built into
+DuckDB's Python package. A query too big for memory cannot spill to disk here and fails.
+Read-only connections also carry the store's SQL functions (sql_functions.py).
 """
 
 from __future__ import annotations
@@ -18,6 +29,12 @@ import duckdb
 from loadtower.errors import LoadtowerError
 
 RETRY_S = 0.01
+# one configuration for every read-only connection: connections of one process to one
+# file must agree on it, or DuckDB refuses the second ("different configuration")
+READ_ONLY_CONFIG = {"enable_external_access": False}
+# then, on the open database (these cannot be given at connect time; connections of one
+# process to one file share a database instance, so a later one finds them done)
+LOCK_DOWN = ("SET disabled_filesystems = 'LocalFileSystem'", "SET lock_configuration = true")
 _BUSY = ("could not set lock", "conflicting lock", "different configuration")
 
 
@@ -38,7 +55,10 @@ def connect(
     delay = RETRY_S
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only)
+            if read_only:
+                con = duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG))
+            else:
+                con = duckdb.connect(str(path), read_only=False)
             break
         except (duckdb.IOException, duckdb.ConnectionException) as exc:
             if not is_busy(exc):
@@ -48,6 +68,31 @@ def connect(
             time.sleep(delay)
             delay = min(delay * 1.5, 0.2)
     try:
+        if read_only:
+            from loadtower.store import sql_functions
+
+            _lock_down(con, path)
+            sql_functions.register(con)
         yield con
     finally:
         con.close()
+
+
+def _lock_down(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Apply LOCK_DOWN (see the module's doc), then check that the store's own file can
+    no longer be reached through SQL (it can while only external access is off)."""
+    for statement in LOCK_DOWN:
+        try:
+            con.execute(statement)
+        except duckdb.InvalidInputException as exc:
+            if "locked" not in str(exc):  # locked: another connection did it first
+                raise
+    quoted = str(path.absolute()).replace("'", "''")  # as DuckDB allows it
+    locked = con.execute("SELECT current_setting('lock_configuration')").fetchall()[0][0]
+    try:
+        con.execute(f"SELECT count(*) FROM glob('{quoted}')").fetchall()
+    except duckdb.PermissionException:
+        if locked:
+            return
+    con.close()
+    raise LoadtowerError(f"cannot open store {path} read-only: DuckDB did not lock it down")

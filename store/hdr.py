@@ -152,18 +152,45 @@ def dense(hist_no: np.ndarray, index: np.ndarray, count: np.ndarray, groups: int
     return flat.astype(np.int64).reshape(groups, COUNTS_LEN)
 
 
-def dense_stats(mat: np.ndarray) -> np.ndarray:
-    """Per row: p50, p90, p99, p99.9, max in ms (NaN when empty), as a (rows, 5) array."""
-    out = np.full((mat.shape[0], len(PERCENTILES) + 1), np.nan)
+def dense_percentiles(mat: np.ndarray, percentiles: Sequence[float]) -> np.ndarray:
+    """Per row of dense counts, each percentile (0..100) in ms (NaN when the row is empty),
+    as a (rows, len(percentiles)) array. 100 is the maximum."""
+    out = np.full((mat.shape[0], len(percentiles)), np.nan)
     if mat.size == 0:
         return out
     cs = np.cumsum(mat, axis=1)
     total = cs[:, -1]
     ok = total > 0
-    for j, p in enumerate(PERCENTILES):
+    for j, p in enumerate(percentiles):
         target = np.maximum((p * total / 100.0 + 0.5).astype(np.int64), 1)
         idx = np.argmax(cs >= target[:, None], axis=1)
         out[:, j] = np.where(ok, HIGH_VALUES[idx] / 1000.0, np.nan)
-    last = COUNTS_LEN - 1 - np.argmax(mat[:, ::-1] > 0, axis=1)
-    out[:, -1] = np.where(ok, HIGH_VALUES[last] / 1000.0, np.nan)
     return out
+
+
+def dense_stats(mat: np.ndarray) -> np.ndarray:
+    """Per row: p50, p90, p99, p99.9, max in ms (NaN when empty), as a (rows, 5) array."""
+    out = np.full((mat.shape[0], len(PERCENTILES) + 1), np.nan)
+    if mat.size == 0:
+        return out
+    out[:, :-1] = dense_percentiles(mat, PERCENTILES)
+    last = COUNTS_LEN - 1 - np.argmax(mat[:, ::-1] > 0, axis=1)
+    out[:, -1] = np.where(mat.sum(axis=1) > 0, HIGH_VALUES[last] / 1000.0, np.nan)
+    return out
+
+
+def merged_percentiles(
+    groups: Sequence[Sequence[bytes | None] | None], percentiles: Sequence[float]
+) -> np.ndarray:
+    """Merge each group of stored BLOBs (None entries skipped) and take `percentiles` of it:
+    a (groups, len(percentiles)) array in ms, NaN for a group with no counts."""
+    blobs: list[bytes] = []
+    owner: list[int] = []
+    for g, group in enumerate(groups):
+        for blob in group or ():
+            if blob is not None:
+                blobs.append(bytes(blob))
+                owner.append(g)
+    no, idx, cnt = decode_many(blobs, b64=False)
+    rows = np.asarray(owner, dtype=np.int64)[no]
+    return dense_percentiles(dense(rows, idx, cnt, len(groups)), percentiles)

@@ -1,13 +1,17 @@
 """StoreReader: read-only access to a store, safe while a writer process is running.
 
 Every call opens the file read-only, queries and closes it again (see connection.py),
-retrying while the writer is in the middle of a flush.
+retrying while the writer is in the middle of a flush. While a reader has the file open
+the writer cannot commit, so users' SQL on a store that a live run is writing is stopped
+after `live_query_limit_s` (docs/store.md, "Readers and the writer").
 """
 
 from __future__ import annotations
 
 import json
 import math
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +21,14 @@ import numpy as np
 from loadtower.errors import LoadtowerError
 from loadtower.store import hdr
 from loadtower.store.connection import connect
+from loadtower.store.sql_guard import check_query, explain_error
 
-READ_ONLY_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
+# users' SQL while a run is being written to the store: stopped after this long, so the
+# writer (which cannot commit while the file is open here) is held up at most this much
+LIVE_QUERY_LIMIT_S = 2.0
+# a run counts as being written while its heartbeat (refreshed at least every 5 s by the
+# writer, writer.HEARTBEAT_S) is younger than this
+LIVE_HEARTBEAT_S = 15.0
 _JSON_FIELDS = {"versions", "host_facts", "extra", "params", "result", "data", "errors_by_class"}
 
 
@@ -34,10 +44,31 @@ def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     return out
 
 
+def live_runs(con: duckdb.DuckDBPyConnection, now: float | None = None) -> list[str]:
+    """Ids of the runs a writer is writing now (status running, fresh heartbeat)."""
+    now = time.time() if now is None else now
+    try:
+        rows = con.execute(
+            "SELECT id FROM runs WHERE status = 'running' AND heartbeat > ? ORDER BY id",
+            [now - LIVE_HEARTBEAT_S],
+        ).fetchall()
+    except duckdb.BinderException:  # schema 2 or older: no heartbeat column
+        rows = con.execute("SELECT id FROM runs WHERE status = 'running' ORDER BY id").fetchall()
+    except duckdb.CatalogException:  # no runs table: nothing is written here
+        return []
+    return [r[0] for r in rows]
+
+
 class StoreReader:
-    def __init__(self, path: Path | str, wait_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        wait_s: float = 30.0,
+        live_query_limit_s: float | None = LIVE_QUERY_LIMIT_S,
+    ) -> None:
         self.path = Path(path)
         self.wait_s = wait_s
+        self.live_query_limit_s = live_query_limit_s
         if not self.path.exists():
             raise LoadtowerError(f"no store at {self.path} (run a scenario first, or pass --store)")
 
@@ -53,7 +84,7 @@ class StoreReader:
     def runs(self) -> list[dict]:
         return self._query(
             "SELECT id, name, scenario, status, reason, started, ended, versions FROM runs "
-            "ORDER BY id"
+            "ORDER BY started NULLS FIRST, id"
         )
 
     def run(self, run_id: str) -> dict:
@@ -146,23 +177,32 @@ class StoreReader:
             out[name] = None if np.isnan(stats[j]) else float(stats[j])
         return out
 
-    def sql(self, query: str) -> tuple[list[str], list[tuple]]:
-        """Run one read-only query; anything that could write is refused."""
+    def sql(self, query: str, max_rows: int | None = None) -> tuple[list[str], list[tuple]]:
+        """Run one read-only query; anything that could write is refused (sql_guard.py).
+        With `max_rows`, at most that many rows are fetched (the rest are never read).
+
+        While a run is being written to the store, the query is stopped after
+        `live_query_limit_s` (None: never), so the writer is not held up longer.
+        """
         with connect(self.path, read_only=True, wait_s=self.wait_s) as con:
+            check_query(con, query)
+            limit = self.live_query_limit_s
+            live = live_runs(con) if limit is not None else []
+            timer = threading.Timer(limit, con.interrupt) if live and limit is not None else None
             try:
-                statements = con.extract_statements(query)
-            except duckdb.Error as exc:
-                raise LoadtowerError(f"bad SQL: {exc}") from exc
-            if len(statements) != 1:
-                raise LoadtowerError("give exactly one SQL statement")
-            kind = statements[0].type.name
-            if kind not in READ_ONLY_STATEMENTS:
-                raise LoadtowerError(
-                    f"the store is read-only here: {kind} statements are refused "
-                    "(only SELECT, EXPLAIN and PRAGMA queries)"
-                )
-            try:
+                if timer is not None:
+                    timer.start()
                 cur = con.execute(query)
+                rows = cur.fetchall() if max_rows is None else cur.fetchmany(max_rows)
+                return [d[0] for d in cur.description or []], rows
+            except duckdb.InterruptException as exc:
+                raise LoadtowerError(
+                    f"query stopped after {limit:g} s: run {live[0]} is being written to this "
+                    "store, and the writer cannot commit while a query holds the file; run long "
+                    "queries after the run ends"
+                ) from exc
             except duckdb.Error as exc:
-                raise LoadtowerError(f"query failed: {exc}") from exc
-            return [d[0] for d in cur.description or []], cur.fetchall()
+                raise explain_error(exc) or LoadtowerError(f"query failed: {exc}") from exc
+            finally:
+                if timer is not None:
+                    timer.cancel()

@@ -1,16 +1,32 @@
-"""Removing secrets from scenario and inventory text before it is stored."""
+"""Removing secrets from scenario and inventory text before it is stored.
+
+The value of every key whose name contains password, passwd, secret or token becomes
+*****, in TOML and YAML alike:
+- `password = "x"`, `password: x`, `db.password = 'x'`, `- secret: x`;
+- inside inline tables and flow mappings: `cassandra = { user = "u", password = "x" }`;
+- multi-line values, all their lines: TOML triple-quoted strings, YAML block scalars
+  (`password: |` and the indented lines under it), arrays and tables spanning lines;
+- and the password of every `scheme://user:password@host` URL.
+"""
 
 from __future__ import annotations
 
 import re
 
 MASK = "*****"
+_KEY = r"""["']?[\w.-]*(?:password|passwd|secret|token)[\w.-]*["']?"""
 _SECRET_LINE = re.compile(
-    r"""^(?P<key>\s*(?:-\s*)?["']?[\w.-]*(?:password|passwd|secret|token)[\w.-]*["']?\s*[:=]\s*)"""
-    r"""(?P<value>\S.*?)\s*$""",
+    rf"""^(?P<key>\s*(?:-\s*)?{_KEY}\s*[:=]\s*)(?P<value>\S.*?)\s*$""", re.IGNORECASE
+)
+# key = value inside an inline table / flow mapping / array (or at a line's start)
+_INLINE = re.compile(
+    rf"""(?P<key>(?:^|[{{,\[])\s*{_KEY}\s*[:=]\s*)"""
+    r"""(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,}\]"'][^,}\]]*?)(?=\s*(?:[,}\]]|$))""",
     re.IGNORECASE,
 )
+_BLOCK_SCALAR = re.compile(r"^[|>][-+0-9]*\s*(?:#.*)?$")
 _URL_PASSWORD = re.compile(r"(?P<head>\b[a-zA-Z][\w+.-]*://[^/\s:@]+:)[^@\s/]+@")
+_CLOSERS = {"[": "]", "{": "}"}
 
 
 def mask_url_passwords(text: str) -> str:
@@ -18,17 +34,87 @@ def mask_url_passwords(text: str) -> str:
     return _URL_PASSWORD.sub(rf"\g<head>{MASK}@", text) if "://" in text else text
 
 
+def _mask_inline(body: str) -> str:
+    return _INLINE.sub(lambda m: m.group("key") + MASK, body)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t-"))
+
+
+def _open_brackets(text: str, depth: int = 0) -> int:
+    """Bracket depth after `text` (quoted strings skipped), starting from `depth`."""
+    quote = ""
+    escaped = False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "#":
+            break
+    return depth
+
+
+def _value_lines(value: str, key_line: str, rest: list[str]) -> int:
+    """How many of the following lines `rest` belong to a secret `value` that starts on
+    `key_line` (0 when the value ends on its own line)."""
+    for delim in ('"""', "'''"):
+        if value.startswith(delim):
+            if delim in value[3:]:
+                return 0
+            for n, line in enumerate(rest, 1):
+                if delim in line:
+                    return n
+            return len(rest)
+    if _BLOCK_SCALAR.match(value):
+        own = _indent(key_line)
+        n = 0
+        for line in rest:
+            if line.strip() and _indent(line) <= own:
+                break
+            n += 1
+        while n and not rest[n - 1].strip():  # trailing blank lines are not the value's
+            n -= 1
+        return n
+    if value[0] in _CLOSERS:
+        depth = _open_brackets(value)
+        n = 0
+        while depth > 0 and n < len(rest):
+            depth = _open_brackets(rest[n], depth)
+            n += 1
+        return n
+    return 0
+
+
 def redact(text: str | None) -> str | None:
-    """Replace the value of every `password`/`secret`/`token` key (YAML or TOML line), and
-    the password of every `scheme://user:password@host` URL, by *****."""
+    """`text` with every secret value (see the module's doc) replaced by *****."""
     if text is None:
         return None
-    lines = []
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\r\n")
-        ending = line[len(body) :]
+    lines = text.splitlines(keepends=True)
+    bodies = [line.rstrip("\r\n") for line in lines]
+    out = []
+    i = 0
+    while i < len(lines):
+        body, ending = bodies[i], lines[i][len(bodies[i]) :]
         match = _SECRET_LINE.match(body)
-        if match and match.group("value") not in ("|", ">", "{", "["):
+        if match:
+            skip = _value_lines(match.group("value"), body, bodies[i + 1 :])
             body = match.group("key") + MASK
-        lines.append(mask_url_passwords(body) + ending)
-    return "".join(lines)
+            if skip:  # the value's other lines go; the line after them keeps its ending
+                ending = lines[i + skip][len(bodies[i + skip]) :]
+            i += skip
+        else:
+            body = _mask_inline(body)
+        out.append(mask_url_passwords(body) + ending)
+        i += 1
+    return "".join(out)

@@ -217,6 +217,11 @@ class StoreWriter:
         sql = "UPDATE runs SET host_facts = ? WHERE id = ?"
         self._queue_meta(sql, [self._mask_json(merged), run_id])
 
+    def set_versions(self, run_id: str, versions: dict) -> None:
+        """Replace the run's versions (the orchestrator adds the DB and agent hosts' ones)."""
+        sql = "UPDATE runs SET versions = ? WHERE id = ?"
+        self._queue_meta(sql, [self._mask_json(versions or {}), run_id])
+
     def end_run(
         self, run_id: str, status: str, reason: str | None, ended: float | None = None
     ) -> None:
@@ -258,8 +263,12 @@ class StoreWriter:
             self._meta.append((sql, params))
 
     def _loop(self) -> None:
+        """Flush every `_every` seconds at a fixed rate (not `_every` after the previous
+        flush ended), so what is handed over waits at most `_every` plus one flush."""
         failing = ""
-        while not self._stop.wait(self._every):
+        due = time.monotonic() + self._every
+        while not self._stop.wait(max(0.0, due - time.monotonic())):
+            due = max(due + self._every, time.monotonic())
             try:
                 self.flush()
             except Exception as exc:  # noqa: BLE001 - keep the data; retry next tick

@@ -1,14 +1,17 @@
-"""`loadtower runs`: list the runs in the store."""
+"""`loadtower runs`: list the runs in the store, oldest first."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import time
+from typing import Any
 
 from loadtower.defaults import add_store_argument, store_path
 
-HELP = "List the runs in the store."
+HELP = "List the runs in the store (oldest first)."
+COLUMNS = ("id", "name", "scenario", "status", "started", "duration", "reason")
+PRIORITY = ("id", "status", "started", "name", "duration", "scenario", "reason")  # narrow
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,20 +23,65 @@ def _when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else ""
 
 
-def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def runs_table(runs: list[dict[str, Any]], columns: tuple[str, ...] = COLUMNS) -> Any:
+    """The runs as a Rich table of `columns`. The id column is never cut or wrapped
+    (compare, export and report need whole ids); the others wrap when space is short."""
     from rich.table import Table
+    from rich.text import Text
 
+    table = Table()
+    widest = max((len(r["id"]) for r in runs), default=2)
+    for name in columns:
+        if name == "id":
+            table.add_column("id", no_wrap=True, min_width=widest, overflow="ignore")
+        else:
+            table.add_column(name)
+    for r in runs:
+        took = f"{r['ended'] - r['started']:.0f} s" if r["ended"] and r["started"] else ""
+        cells = {"id": r["id"], "name": r["name"], "scenario": r["scenario"],
+                 "status": r["status"], "started": _when(r["started"]), "duration": took,
+                 "reason": r["reason"]}  # fmt: skip
+        # Text, not str: names and reasons such as "[cassandra]" are not Rich markup
+        table.add_row(*(Text("" if cells[c] is None else str(cells[c])) for c in columns))
+    return table
+
+
+def print_runs(runs: list[dict[str, Any]], console: Any = None) -> None:
+    """Print the table. Piped (not a terminal): as wide as the table needs, so nothing is
+    cut at 80 columns. On a terminal: the columns that fit without cutting a word, in
+    PRIORITY order (the id always, whole even when the terminal is narrower), and a line
+    naming the ones left out."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    console = console or Console()
+    unbounded = console.options.update_width(1 << 20)
+    if not console.is_terminal:
+        table = runs_table(runs)
+        console.width = max(console.width, Measurement.get(console, unbounded, table).maximum)
+        console.print(table)
+        return
+    for count in range(len(PRIORITY), 0, -1):
+        shown = tuple(c for c in COLUMNS if c in PRIORITY[:count])
+        table = runs_table(runs, shown)
+        needed = Measurement.get(console, unbounded, table).minimum
+        if needed <= console.width:
+            break
+    width = console.width
+    console.width = max(width, needed)
+    console.print(table)
+    hidden = [c for c in COLUMNS if c not in shown]
+    if hidden:
+        console.print(f"({', '.join(hidden)} left out at {width} columns; --json has every "
+                      "field)", markup=False, highlight=False)  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
     from loadtower.store import StoreReader
 
     runs = StoreReader(store_path(args)).runs()
     if args.json:
         print(json.dumps(runs, indent=2, default=str))
         return 0
-    table = Table("id", "name", "scenario", "status", "started", "duration", "reason")
-    for r in runs:
-        took = f"{r['ended'] - r['started']:.0f} s" if r["ended"] and r["started"] else ""
-        table.add_row(r["id"], r["name"], r["scenario"], r["status"], _when(r["started"]), took,
-                      r["reason"] or "")  # fmt: skip
-    Console().print(table)
+    print_runs(runs)
     return 0

@@ -14,7 +14,15 @@ DESCRIPTION = """Run one read-only SQL query (SELECT, EXPLAIN, PRAGMA) over the 
 
 Views: op_seconds, node_seconds, phase_summary. Tables: runs, phases, events, logs,
 op_intervals (per agent), op_second / op_minute / op_phase (merged, with HDR histograms),
-node_samples, agent_samples. See docs/store.md."""
+node_samples, agent_samples. Exact percentiles over any window merge the histograms:
+hdr_percentile(list(response_hist), 99) in ms, hdr_percentiles(list(...), [50, 99]).
+No other file can be read or written and no setting changed. See docs/store.md.
+
+example (p99 per op over one minute of a run):
+  loadtower sql "SELECT op, hdr_percentile(list(response_hist), 99) AS p99_ms
+    FROM op_second WHERE run_id = '20261124-093011-ab12'
+    AND ts BETWEEN 1763977860 AND 1763977919 GROUP BY op ORDER BY op"
+"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,9 +44,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
-        table = Table(*columns)
+        # Text, not str: stored values are shown as they are, never read as Rich markup
+        table = Table()
+        for column in columns:
+            table.add_column(Text(column))
         for row in rows:
-            table.add_row(*("" if v is None else str(v) for v in row))
+            table.add_row(*(Text("" if v is None else str(v)) for v in row))
         Console().print(table)
     return 0
