@@ -147,8 +147,12 @@ async def measure(store: Path, seconds: float, size: tuple[int, int],
         screen = app.screen
         assert isinstance(screen, RunDashboard) and screen.snap is not None
         snap = screen.snap
+        chart = screen.query_one("#cpu")
+        band = getattr(chart, "band", None)
         shown = {"agents": len(snap.agents), "ops": len(snap.ops), "nodes": len(snap.nodes),
-                 "ops_per_s": snap.last_second()[0]}
+                 "ops_per_s": snap.last_second()[0],
+                 "cpu_chart": f"{len(chart.series)} lines"
+                              + (f" over a band of {band.name}" if band is not None else "")}
     lag = percentiles(lags)
     return {
         "lag_p50_ms": lag["p50"],
@@ -206,7 +210,7 @@ def main() -> None:
           f"each time the writer commits; {1000 * per_draw:.0f} ms of app CPU each, idle "
           f"time included); the last one showed "
           f"{shown['agents']} agents, {shown['ops']} ops, {shown['nodes']} nodes, "
-          f"{shown['ops_per_s']:,.0f} ops/s")
+          f"{shown['ops_per_s']:,.0f} ops/s; the node CPU chart drew {shown['cpu_chart']}")
     print(f"writer process CPU (not counted above): {writer_cpu:.1f} s "
           f"({100 * writer_cpu / (result['wall_s'] + WARMUP_S):.0f}% of one core)")
 

@@ -2,42 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from functools import partial
+from collections.abc import Iterable
 from pathlib import Path
 
-from textual.app import App
-from textual.command import DiscoveryHit, Hit, Provider
+from textual.app import App, SystemCommand
+from textual.screen import Screen
 
-from loadtower.tui.actions import APP_ACTIONS, bindings
+from loadtower.tui.actions import all_actions, bindings, screen_actions
+from loadtower.tui.palette import ActionCommands
 
 THEMES = ("textual-dark", "nord", "gruvbox", "tokyo-night", "textual-light")
-
-
-class ActionCommands(Provider):
-    """The app's actions (and its runs) in the command palette."""
-
-    def _commands(self) -> list[tuple[str, str, object]]:
-        app = self.app
-        assert isinstance(app, LoadtowerApp)
-        found: list[tuple[str, str, object]] = [
-            (a.title, a.help, partial(app.run_action, a.action)) for a in APP_ACTIONS
-        ]
-        for run in app.known_runs[:50]:
-            found.append((f"Open run {run['name']} {run['id']}", f"{run['status']}",
-                          partial(app.open_run, run["id"], run["status"] == "running")))
-        return found
-
-    async def discover(self) -> AsyncIterator[DiscoveryHit]:
-        for title, help_text, callback in self._commands():
-            yield DiscoveryHit(title, callback, help=help_text)  # type: ignore[arg-type]
-
-    async def search(self, query: str) -> AsyncIterator[Hit]:
-        matcher = self.matcher(query)
-        for title, help_text, callback in self._commands():
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, help=help_text)  # type: ignore[arg-type]
+REPLACED_SYSTEM_COMMANDS = {"Keys", "Quit"}  # ours: the keys help and a quit that says more
 
 
 class LoadtowerApp(App[None]):
@@ -52,6 +27,7 @@ class LoadtowerApp(App[None]):
         self.initial = (open_run, live, control_path)
         self.known_runs: list[dict] = []
         self.started_runs: list = []  # runs started from this app (tui.run_process.StartedRun)
+        self.sql_history: list[str] = []  # the SQL console's queries, kept while the app runs
 
     def on_mount(self) -> None:
         from loadtower.tui.screens.runs import RunsScreen
@@ -87,7 +63,7 @@ class LoadtowerApp(App[None]):
         from loadtower.tui.screens.sql_console import SqlScreen
 
         if not isinstance(self.screen, SqlScreen):
-            self.push_screen(SqlScreen(self.store))
+            self.push_screen(SqlScreen(self.store, history=self.sql_history))
 
     def action_start_run(self) -> None:
         from loadtower.tui.screens.start_run import StartRun
@@ -105,7 +81,15 @@ class LoadtowerApp(App[None]):
         self.notify(f"theme: {self.theme}")
 
     def action_help(self) -> None:
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
-        else:
-            self.action_show_help_panel()
+        from loadtower.tui.widgets.keys_help import KeysHelp
+
+        if isinstance(self.screen, KeysHelp):
+            self.screen.dismiss(None)
+            return
+        own = screen_actions(self.screen)
+        self.push_screen(KeysHelp(own, all_actions(self.screen)[len(own):]))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        for command in super().get_system_commands(screen):
+            if command.title not in REPLACED_SYSTEM_COMMANDS:
+                yield command

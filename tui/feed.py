@@ -20,6 +20,7 @@ LOG_LINES = 200
 EVENT_LINES = 500
 AGENT_LOOKBACK_S = 600  # agents silent for longer leave the agents table
 PLAIN_EVENTS = ("run", "phase_start", "phase_end")  # not jump targets ([ and ] use phases)
+TIMELINE_QUIET = ("run", "phase_end")  # not drawn on the timeline bar
 WINDOWS = (60, 300, 900, 0)  # seconds; 0 = the whole run
 
 
@@ -48,6 +49,7 @@ class Snapshot:
     agents: list[dict[str, Any]] = field(default_factory=list)
     logs: list[dict[str, Any]] = field(default_factory=list)
     marks: list[float] = field(default_factory=list)  # notable events of the whole run
+    markers: list[tuple[float, str]] = field(default_factory=list)  # (ts, kind), whole run
 
     @property
     def x_range(self) -> tuple[float, float]:
@@ -154,10 +156,12 @@ def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Sna
             "GROUP BY agent ORDER BY agent",
             [run_id, at - AGENT_LOOKBACK_S, at],
         )
-        marks = [float(ts) for (ts,) in con.execute(
-            "SELECT DISTINCT ts FROM events WHERE run_id = ? AND kind NOT IN ?",
-            [run_id, list(PLAIN_EVENTS)],
+        markers = [(float(ts), kind) for ts, kind in con.execute(
+            "SELECT DISTINCT ts, kind FROM events WHERE run_id = ? AND kind NOT IN ? "
+            "ORDER BY ts, kind",
+            [run_id, list(TIMELINE_QUIET)],
         ).fetchall()]
+        marks = {ts for ts, kind in markers if kind not in PLAIN_EVENTS}
         logs = _rows(
             con,
             "SELECT ts, host, stream, text FROM (SELECT rowid AS n, * FROM logs WHERE run_id = ? "
@@ -175,4 +179,4 @@ def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Sna
         for name, count in (json.loads(raw) if raw else {}).items():
             errors[name] += int(count)
     return Snapshot(run, at, first, last, window, phases, dict(ops), dict(nodes),
-                    dict(errors), events, agents, logs, sorted(marks))
+                    dict(errors), events, agents, logs, sorted(marks), markers)

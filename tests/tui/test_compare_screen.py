@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from loadtower.store import compare_runs
 from loadtower.tui.app import LoadtowerApp
 from loadtower.tui.screens.compare import COLUMNS, CompareScreen
 from loadtower.tui.widgets.chart import LineChart
-from tests.tui.fixture_store import RUN_A, RUN_B
+from tests.tui.fixture_store import RUN_A, RUN_B, RUN_FAILED
 from tests.tui.helpers import SIZE, screen_text, settle
 
 pytestmark = pytest.mark.timeout(60)
@@ -60,3 +61,47 @@ async def test_rows_per_phase_and_op(store: Path) -> None:
         assert screen.query_one("#compare-p99", LineChart).log_y
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_a_missing_run_is_said_inline(store: Path) -> None:
+    """A run deleted after it was marked: the screen says so, the app goes on."""
+    from loadtower.store import delete_run
+
+    delete_run(store, RUN_B)
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_compare(RUN_A, RUN_B)
+        await settle(pilot)
+        screen = app.screen
+        assert app.is_running and isinstance(screen, CompareScreen)
+        assert screen.error is not None and RUN_B in screen.error
+        title = str(screen.query_one("#compare-title", Static).render())
+        assert f"cannot compare: {screen.error}" in title
+        assert screen.query_one("#compare-table", DataTable).row_count == 0
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_stored_names_are_not_markup(store: Path) -> None:
+    """Run, phase and op names with [brackets] are shown as they are."""
+    with duckdb.connect(str(store)) as con:
+        con.execute("UPDATE runs SET name = '[/oops]' WHERE id = ?", [RUN_A])
+        for table in ("op_intervals", "op_minute", "op_phase", "op_second", "events"):
+            con.execute(f"UPDATE {table} SET phase = '[cassandra]' WHERE phase = 'ycsb-a'")
+        con.execute("UPDATE phases SET name = '[cassandra]' WHERE name = 'ycsb-a'")
+        for table in ("op_intervals", "op_minute", "op_phase", "op_second"):
+            con.execute(f"UPDATE {table} SET op = '[/r]' WHERE op = 'read'")
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_compare(RUN_A, RUN_FAILED)
+        await settle(pilot)
+        screen = app.screen
+        assert app.is_running and isinstance(screen, CompareScreen) and screen.error is None
+        table = screen.query_one("#compare-table", DataTable)
+        cells = {(str(table.get_row_at(i)[0]), str(table.get_row_at(i)[1]))
+                 for i in range(table.row_count)}
+        assert ("[cassandra]", "[/r]") in cells
+        text = screen_text(pilot)
+        assert f"A [/oops] {RUN_A}" in text and "[cassandra]" in text

@@ -1,6 +1,7 @@
 """Pilot tests of a replayed run: play/pause, speed, step, seek, jumps, window, scale,
-percentiles. The fixture run: phase 1-load over [T0, T0+6), ycsb-a over [T0+6, T0+36),
-a warning event at T0+19."""
+percentiles, the phase timeline, and the footer's keys. The fixture run: phase 1-load
+over [T0, T0+6), ycsb-a over [T0+6, T0+36), a warning event at T0+19. T0 is 14:13:20
+on the clocks the dashboard shows."""
 
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ from loadtower.tui.screens.dashboard import SPEEDS, RunDashboard
 from loadtower.tui.screens.runs import RunsScreen
 from loadtower.tui.widgets.chart import LineChart
 from loadtower.tui.widgets.confirm import Confirm
+from loadtower.tui.widgets.live_table import LiveTable
 from loadtower.tui.widgets.seek import SeekPrompt
+from loadtower.tui.widgets.timeline import PhaseTimeline
 from tests.tui.fixture_store import RUN_A, T0
 from tests.tui.helpers import SIZE, screen_text, settle, wait_for
 
 pytestmark = pytest.mark.timeout(60)
 END = T0 + 36
+SMALL = (100, 30)
 
 
 def dash(app: LoadtowerApp) -> RunDashboard:
@@ -222,3 +226,75 @@ async def test_unknown_run_is_reported_not_fatal(store: Path) -> None:
         assert any("no run 19990101-000000-none" in n.message for n in app._notifications)
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
+
+
+async def test_seek_to_a_clock_time(store: Path) -> None:
+    """The times the screen shows (14:13:41) are seek targets too; the other forms stay."""
+    app = LoadtowerApp(store, open_run=RUN_A)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await opened(pilot)
+        await seek(pilot, "14:13:41")
+        assert screen.cursor == T0 + 21 and "14:13:41" in status(app)
+        await seek(pilot, "t+7s")
+        assert screen.cursor == T0 + 7
+        await seek(pilot, "14:13")  # 14:13:00, before the run: its start
+        assert screen.cursor == T0
+        await seek(pilot, "1m")  # past the end: the end
+        assert screen.cursor == END
+        await seek(pilot, "25:00:00")  # no such time: nothing moves
+        assert screen.cursor == END
+        await seek(pilot, "14:13:30")
+        assert screen.cursor == T0 + 10 and "phase ycsb-a" in status(app)
+
+
+async def test_footer_shows_step_even_with_the_table_focused(store: Path) -> None:
+    """No pane takes the arrow keys from the replay: the footer shows Step, and with the
+    agents table focused (tab) the arrows still step."""
+    app = LoadtowerApp(store, open_run=RUN_A)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await opened(pilot)
+        footer = screen_text(pilot).splitlines()[-1]
+        assert "Step" in footer and "Seek" in footer
+        assert screen.focused is None
+        await pilot.press("tab")
+        assert isinstance(screen.focused, LiveTable) and screen.focused.id == "agents"
+        await pilot.pause()
+        footer = screen_text(pilot).splitlines()[-1]
+        assert "Step" in footer and "Scroll" not in footer
+        await pilot.press("left")
+        await settle(pilot)
+        assert screen.cursor == END - 1
+        await pilot.press("right")
+        await settle(pilot)
+        assert screen.cursor == END
+
+
+async def test_timeline_bar_at_100_columns(store: Path) -> None:
+    """The phases in order as proportional blocks with their names and lengths, event
+    markers under them, and the replay position, legible at 100x30."""
+    app = LoadtowerApp(store, open_run=RUN_A)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await opened(pilot)
+        await seek(pilot, "14:13:41")
+        timeline = screen.query_one("#timeline", PhaseTimeline)
+        assert timeline.border_title == "timeline · 2 phases · 36s"
+        lines = screen_text(pilot).splitlines()
+        top = next(i for i, line in enumerate(lines) if "timeline · 2 phases" in line)
+        bar, markers = lines[top + 1], lines[top + 2]
+        assert "1-load 6s" in bar and "ycsb-a 30s" in bar
+        assert bar.index("ycsb-a") < markers.index("!") < markers.index("▲")
+        width = timeline.content_size.width
+        left = bar.index("│") + 2  # the pane's border and padding
+        # proportional: 1-load is 6 of 36 s, ycsb-a starts at 1/6 of the bar
+        assert abs((bar.index("ycsb-a") - 1 - left) - width / 6) <= 1
+        assert abs((markers.index("▲") - left) - width * 21 / 36) <= 1
+        assert abs((markers.index("!") - left) - width * 19 / 36) <= 1
+        assert "! warning" in lines[top + 3] and "│ phase" in lines[top + 3]
+        # the events beneath, one line each, cut with … where too long
+        assert any("14:13:39 ! agent agent1/0" in line and "…" in line
+                   for line in lines[top + 4:])
+
+        # a click on the bar seeks there
+        await pilot.click(PhaseTimeline, offset=(2 + width // 2, 1))
+        await settle(pilot)
+        assert abs(screen.cursor - (T0 + 18)) <= 1

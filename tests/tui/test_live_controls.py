@@ -1,9 +1,10 @@
 """Live controls of a run's dashboard (stop, skip phase, pause phase) against a real
-control server (the one `loadtower run` listens on), started and stopped by each test."""
+control server (the one `loadtower run` listens on), started and stopped by each test,
+on a run that a real StoreWriter is writing (an ended run takes no commands)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,8 @@ from loadtower.scenarios.orchestrator.control import ControlServer, RunControl
 from loadtower.tui.app import LoadtowerApp
 from loadtower.tui.screens.dashboard import RunDashboard
 from loadtower.tui.widgets.confirm import Confirm
-from tests.tui.fixture_store import RUN_A
-from tests.tui.helpers import SIZE, settle, wait_for
+from tests.tui.helpers import SIZE, screen_text, settle, wait_for
+from tests.tui.live_writer import LIVE_RUN, LiveRun
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -30,14 +31,24 @@ async def control(tmp_path: Path) -> AsyncIterator[tuple[RunControl, Path]]:
         await server.close()
 
 
+@pytest.fixture
+def running(store: Path) -> Iterator[LiveRun]:
+    run = LiveRun(store)
+    try:
+        run.second(ops=500)
+        yield run
+    finally:
+        run.close()
+
+
 def messages(app: LoadtowerApp) -> list[str]:
     return [n.message for n in app._notifications]
 
 
 async def test_stop_asks_first_then_reaches_the_run(
-        store: Path, control: tuple[RunControl, Path]) -> None:
+        store: Path, running: LiveRun, control: tuple[RunControl, Path]) -> None:
     run_control, path = control
-    app = LoadtowerApp(store, open_run=RUN_A, live=True, control_path=path)
+    app = LoadtowerApp(store, open_run=LIVE_RUN, live=True, control_path=path)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
         dashboard = app.screen
@@ -46,7 +57,7 @@ async def test_stop_asks_first_then_reaches_the_run(
 
         await pilot.press("s")
         assert isinstance(app.screen, Confirm)
-        assert RUN_A in str(app.screen.query_one("Label").render())
+        assert LIVE_RUN in str(app.screen.query_one("Label").render())
         await pilot.press("n")  # no: nothing is sent
         assert app.screen is dashboard
         await settle(pilot)
@@ -62,9 +73,9 @@ async def test_stop_asks_first_then_reaches_the_run(
 
 
 async def test_skip_asks_first_and_pause_toggles(
-        store: Path, control: tuple[RunControl, Path]) -> None:
+        store: Path, running: LiveRun, control: tuple[RunControl, Path]) -> None:
     run_control, path = control
-    app = LoadtowerApp(store, open_run=RUN_A, live=True, control_path=path)
+    app = LoadtowerApp(store, open_run=LIVE_RUN, live=True, control_path=path)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
         dashboard = app.screen
@@ -89,12 +100,36 @@ async def test_skip_asks_first_and_pause_toggles(
         assert run_control.resumed.is_set()
 
 
-async def test_a_run_that_is_gone_is_reported(store: Path, tmp_path: Path) -> None:
+async def test_a_run_that_is_gone_is_reported(
+        store: Path, running: LiveRun, tmp_path: Path) -> None:
     gone = tmp_path / "nobody-listens.sock"
-    app = LoadtowerApp(store, open_run=RUN_A, live=True, control_path=gone)
+    app = LoadtowerApp(store, open_run=LIVE_RUN, live=True, control_path=gone)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
         await pilot.press("s", "y")
         await wait_for(pilot, lambda: any("cannot reach the run" in m for m in messages(app)),
                        "the error to be shown")
         assert isinstance(app.screen, RunDashboard)
+
+
+async def test_an_ended_run_takes_no_commands(
+        store: Path, running: LiveRun, control: tuple[RunControl, Path]) -> None:
+    """Once the store says the run ended, stop / skip / pause leave the footer and do
+    nothing."""
+    run_control, path = control
+    app = LoadtowerApp(store, open_run=LIVE_RUN, live=True, control_path=path)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        dashboard = app.screen
+        assert isinstance(dashboard, RunDashboard)
+        assert "Stop run" in screen_text(pilot).splitlines()[-1]
+        running.end("interrupted", "stopped by the operator")
+        await wait_for(pilot, lambda: dashboard.ended, "the end of the run")
+        await settle(pilot)
+        footer = screen_text(pilot).splitlines()[-1]
+        assert "Stop run" not in footer and "Skip phase" not in footer
+        for key in ("s", "n", "p"):
+            await pilot.press(key)
+            assert app.screen is dashboard
+        await settle(pilot)
+        assert run_control.history == []

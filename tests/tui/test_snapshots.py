@@ -59,7 +59,9 @@ def test_replay(here: Path, snap_compare, size: tuple[int, int]) -> None:
     assert snap_compare(app, terminal_size=size, run_before=paused_at)
 
 
-def test_sql_console(here: Path, snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("size", [SIZE, SMALL], ids=["120x36", "100x30"])
+def test_sql_console(here: Path, snap_compare, monkeypatch: pytest.MonkeyPatch,
+                     size: tuple[int, int]) -> None:
     class StillClock:  # the status line says how long the query took: make that 0.0 ms
         @staticmethod
         def perf_counter() -> float:
@@ -80,7 +82,7 @@ def test_sql_console(here: Path, snap_compare, monkeypatch: pytest.MonkeyPatch) 
         screen.query_one("#sql-editor", TextArea).blur()  # no blinking cursor in the picture
         await pilot.pause()
 
-    assert snap_compare(LoadtowerApp(here), terminal_size=SIZE, run_before=queried)
+    assert snap_compare(LoadtowerApp(here), terminal_size=size, run_before=queried)
 
 
 @pytest.mark.parametrize("size", [SIZE, SMALL], ids=["120x36", "100x30"])

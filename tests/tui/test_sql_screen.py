@@ -10,8 +10,9 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TextArea, Tree
 
-from loadtower.tui.screens.sql_console import SqlScreen, format_cell
+from loadtower.tui.screens.sql_console import MAX_SHOWN, SqlScreen, fetch, format_cell
 from tests.tui.fixture_store import RUN_A, build_fixture_store
+from tests.tui.helpers import screen_text
 
 pytestmark = pytest.mark.timeout(30)
 SIZE = (120, 36)
@@ -71,7 +72,7 @@ async def test_query_fills_table(store: Path) -> None:
         screen = await run(app, pilot, query)
         table = screen.query_one("#sql-results", DataTable)
         assert table.row_count == 3
-        cells = [tuple(table.get_row_at(i)[:2]) for i in range(3)]
+        cells = [tuple(str(c) for c in table.get_row_at(i)[:2]) for i in range(3)]
         assert cells == [("1-load", "insert"), ("ycsb-a", "read"), ("ycsb-a", "update")]
         assert screen.last_columns == ["phase", "op", "ops_per_s"]
         assert screen.last_error is None
@@ -150,13 +151,45 @@ async def test_large_result_is_capped(store: Path, tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         screen = await run(app, pilot, "SELECT * FROM range(5000)")
-        assert screen.query_one("#sql-results", DataTable).row_count == 1000
-        assert len(screen.last_rows) == 5000
-        assert "showing first 1000 of 5000" in status_text(screen)
-        await pilot.press("ctrl+e")
-        await pilot.pause()
+        assert screen.query_one("#sql-results", DataTable).row_count == MAX_SHOWN == 1000
+        assert len(screen.last_rows) == MAX_SHOWN and screen.truncated
+        assert status_text(screen).startswith("first 1000 rows shown, the result has more")
+        await pilot.press("ctrl+e")  # the export has every row, not only the ones shown
+        await settle(app, pilot)
         (path,) = tmp_path.glob("*.csv")
         assert len(path.read_text().splitlines()) == 5001
+        assert "wrote 5000 rows" in status_text(screen)
+        # exactly the cap: every row shown, nothing said to be missing
+        screen = await run(app, pilot, f"SELECT * FROM range({MAX_SHOWN})")
+        assert len(screen.last_rows) == MAX_SHOWN and not screen.truncated
+        assert status_text(screen).startswith(f"{MAX_SHOWN} rows in")
+
+
+def test_fetch_cuts_at_the_cap(store: Path) -> None:
+    columns, rows, more = fetch(store, "SELECT * FROM range(7)", 5)
+    assert columns == ["range"] and rows == [(i,) for i in range(5)] and more
+    assert fetch(store, "SELECT * FROM range(5)", 5)[1:] == ([(i,) for i in range(5)], False)
+
+
+async def test_markup_like_values_are_shown_as_they_are(store: Path) -> None:
+    """Stored text is never read as Rich markup: '[/oops]' used to raise MarkupError and
+    end the app, '[cassandra]' used to vanish."""
+    app = SqlApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = await run(app, pilot, "SELECT '[/oops]' AS a, '[cassandra]' AS b, '[/x]'")
+        assert app.is_running and screen.last_error is None
+        table = screen.query_one("#sql-results", DataTable)
+        assert [str(c) for c in table.get_row_at(0)] == ["[/oops]", "[cassandra]", "[/x]"]
+        assert [str(c.label) for c in table.columns.values()] == ["a", "b", "'[/x]'"]
+        text = screen_text(pilot)
+        assert "[/oops]" in text and "[cassandra]" in text
+        # a stored inventory: its [sections] are shown, its line breaks as ↵
+        screen = await run(app, pilot, f"SELECT inventory_text FROM runs WHERE id = '{RUN_A}'")
+        shown = str(screen.query_one("#sql-results", DataTable).get_row_at(0)[0])
+        assert shown.startswith("[cassandra]↵password = ")
+        assert "[cassandra]↵password = " in screen_text(pilot)
+        assert app.is_running
 
 
 async def test_escape_pops_only_when_not_alone(store: Path) -> None:
@@ -175,3 +208,5 @@ def test_format_cell() -> None:
     assert format_cell(0.0000123456) == "1.235e-05"
     assert format_cell(None) == "NULL"
     assert format_cell(7) == "7"
+    assert format_cell("a\nb\r\nc\td") == "a↵b↵c d"
+    assert format_cell("x" * 200) == "x" * 79 + "…"

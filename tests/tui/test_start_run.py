@@ -7,13 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Input, Select, Static
 
 from loadtower.tui.app import LoadtowerApp
 from loadtower.tui.screens.runs import RunsScreen
 from loadtower.tui.screens.start_run import StartRun
+from loadtower.tui.widgets.file_picker import FilePicker, TomlTree
 from tests.scenarios.conftest import INVENTORY, SCENARIO
-from tests.tui.helpers import SIZE, screen_text, settle
+from tests.tui.helpers import SIZE, screen_text, settle, wait_for
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -83,3 +84,67 @@ async def test_valid_files_show_the_plan(store: Path, tmp_path: Path) -> None:
         assert not modal.valid and modal.query_one("#start", Button).disabled
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
+
+
+async def test_pick_a_builtin_scenario_and_an_inventory_from_the_tree(
+    store: Path, tmp_path: Path
+) -> None:
+    """The built-in list and the directory tree (only folders and .toml files) fill the
+    fields; each pick is validated as it comes, no Validate press needed."""
+    (tmp_path / "inv.toml").write_text(INVENTORY)
+    (tmp_path / "notes.txt").write_text("not a candidate")
+    (tmp_path / ".hidden.toml").write_text("")
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "other.toml").write_text("")
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        modal = await open_modal(pilot, "", str(tmp_path / "more"))
+        await settle(pilot)
+        assert "pick a scenario" in plan_text(modal) and not modal.valid
+
+        builtin = modal.query_one("#start-builtin", Select)
+        builtin.value = "ycsb-a"
+        await settle(pilot)
+        assert modal.query_one("#start-scenario", Input).value == "ycsb-a"
+        assert not modal.valid  # the inventory is a folder yet: said inline
+        assert "more" in plan_text(modal)
+
+        await pilot.click("#browse-inventory")
+        await wait_for(pilot, lambda: isinstance(app.screen, FilePicker), "the file picker")
+        picker = app.screen
+        tree = picker.query_one(TomlTree)
+        assert Path(tree.path) == tmp_path / "more"  # opened where the field points
+        await pilot.press("backspace")  # up to tmp_path
+
+        def names() -> list[str]:
+            return sorted(str(node.data.path.name) for node in tree.root.children)
+
+        await wait_for(pilot, lambda: names() == ["inv.toml", "more"], "the folder listed")
+        inv_line = next(i for i in range(tree.last_line + 1)
+                        if tree.get_node_at_line(i).data.path.name == "inv.toml")
+        tree.move_cursor_to_line(inv_line)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is modal, "the modal again")
+        await settle(pilot)
+        assert modal.query_one("#start-inventory", Input).value == str(tmp_path / "inv.toml")
+        assert modal.valid and not modal.query_one("#start", Button).disabled
+        assert "Scenario ycsb-a (cassandra)" in screen_text(pilot)
+
+        # typing is validated too, once typing stops
+        box = modal.query_one("#start-scenario", Input)
+        box.focus()
+        await pilot.press("ctrl+u", *"nope")  # ctrl+u: clear the field
+        assert not modal.valid
+        await wait_for(pilot, lambda: modal.up_to_date, "the check after typing")
+        assert "nope" in plan_text(modal) and not modal.valid
+        assert builtin.value == Select.NULL  # not a built-in name
+        box.value = "quickstart"  # a built-in name typed: the list follows
+        await settle(pilot)
+        assert builtin.value == "quickstart" and modal.valid
+
+        # escape in the picker picks nothing
+        await pilot.click("#browse-scenario")
+        await wait_for(pilot, lambda: isinstance(app.screen, FilePicker), "the file picker")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is modal, "the modal again")
+        assert box.value == "quickstart"

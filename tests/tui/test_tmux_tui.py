@@ -50,6 +50,16 @@ class Tmux:
                 raise AssertionError(f"'{text}' never appeared on screen; it shows:\n{shown}")
             time.sleep(0.3)
 
+    def wait_gone(self, text: str, timeout: float = 45.0) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.screen()
+            if text not in shown:
+                return shown
+            if time.monotonic() > deadline:
+                raise AssertionError(f"'{text}' stayed on screen; it shows:\n{shown}")
+            time.sleep(0.3)
+
 
 @pytest.fixture
 def tmux(tmp_path: Path) -> Iterator[Tmux]:
@@ -73,8 +83,14 @@ def test_tui_opens_navigates_to_a_run_and_the_sql_console_and_quits(
          "-e", "TERM=xterm-256color", "-e", "COLUMNS=", "-e", "LINES=", command)
     tmux("set-option", "-t", tmux.session, "remain-on-exit", "on")
 
-    runs = tmux.wait_for("2026-09-21 14:13:20")  # RUN_A's start; the list shows all three
-    assert "2026-09-21 15:13:20" in runs and "failed" in runs and "peak ops/s" in runs
+    runs = tmux.wait_for("2026-09-21 14:13")  # RUN_A's start; the list shows all three
+    assert "2026-09-21 15:13" in runs and "failed" in runs and "peak ops/s" in runs
+
+    tmux.keys("?")  # the keys of the runs screen
+    keys = tmux.wait_for("this screen")
+    assert "Open" in keys and "Delete" in keys and "everywhere" in keys
+    tmux.keys("Escape")
+    tmux.wait_gone("this screen")
 
     tmux.keys("Down", "Enter")  # the second run in the list
     dashboard = tmux.wait_for("REPLAY")
@@ -91,6 +107,10 @@ def test_tui_opens_navigates_to_a_run_and_the_sql_console_and_quits(
     result = tmux.wait_for("1 rows")
     assert "answer" in result and "42" in result
 
+    tmux.keys("Escape")
+    tmux.wait_for("peak ops/s")
+    tmux.keys("2")  # the console again: the last query is still there
+    tmux.wait_for("SELECT 42 AS answer")
     tmux.keys("Escape")
     tmux.wait_for("peak ops/s")
     tmux.keys("q")

@@ -1,14 +1,20 @@
-"""Unit tests of the dashboard's building blocks: the braille chart, the log pane's
-append-only updates, and the store-change check that drives the live screen."""
+"""Unit tests of the dashboard's building blocks: the braille chart (legend, band of
+many nodes), the phase timeline, the status line, seeking, the log pane's append-only
+updates, and the store-change check that drives the live screen."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
+
 from loadtower.store import StoreWriter
-from loadtower.tui.feed import store_version
-from loadtower.tui.widgets.chart import Series, human, render_canvas
-from loadtower.tui.widgets.panels import _continues
+from loadtower.tui.feed import Snapshot, store_version
+from loadtower.tui.widgets.chart import Band, LineChart, Series, human, legend_runs, render_canvas
+from loadtower.tui.widgets.panels import TOP_NODES, _continues, agent_table, node_series
+from loadtower.tui.widgets.seek import parse_seek
+from loadtower.tui.widgets.status_line import fit
+from loadtower.tui.widgets.timeline import Phase, TimelineData, legend, timeline_rows
 
 
 def cells(rows: list[list[tuple[str, str]]]) -> list[str]:
@@ -79,3 +85,148 @@ def test_store_version_changes_with_each_commit(tmp_path: Path) -> None:
     finally:
         writer.close()
 
+
+
+def plain(runs: list[tuple[str, str]]) -> str:
+    return "".join(text for text, _style in runs)
+
+
+def test_legend_whole_then_shortened_then_more() -> None:
+    items = [("●", "#1", "insert", "2.71 ms"), ("●", "#2", "read", "4.02 ms"),
+             ("●", "#3", "update", "2.71 ms")]
+    whole = "● insert 2.71 ms  ● read 4.02 ms  ● update 2.71 ms  "
+    assert plain(legend_runs(items, 60)) == whole  # as before when it fits
+    # long names are shortened with … before any item is left out
+    many = [("●", "#1", f"cassandra-node-{i}", "45%") for i in range(3)]
+    shortened = plain(legend_runs(many, 50))
+    assert shortened.count("…") == 3 and "more" not in shortened
+    assert len(shortened.rstrip()) <= 50
+    # far too many: the first that fit, then how many more
+    crowd = [("●", "#1", f"db{i}", "45.0%") for i in range(64)]
+    runs = legend_runs(crowd, 46)
+    text = plain(runs)
+    assert text.startswith("● db0 45.0%") and text.endswith(" more")
+    shown = text.count("●")
+    assert f"+{64 - shown} more" in text and len(text) <= 46
+    assert plain(legend_runs(crowd, 4)) == "+64 "  # never wider than the room
+
+
+def test_many_nodes_are_a_band_and_the_busiest() -> None:
+    nodes = {f"db{n:02}": [(t, float(n + t % 3), 50.0) for t in range(100, 130)]
+             for n in range(64)}
+    lines, band = node_series(nodes, 1)
+    assert band is not None and band.name == "64 nodes"
+    assert [s.name for s in lines] == ["median", "db63", "db62", "db61", "db60", "db59"]
+    assert len(lines) == 1 + TOP_NODES and not lines[0].in_legend
+    first = list(band.points[0])
+    assert first == [100.0, 1.0, 32.5, 64.0]  # t=100: db00 at 1 .. db63 at 64, median 32.5
+    few = {f"db{n}": nodes[f"db{n:02}"] for n in range(3)}
+    lines, band = node_series(few, 1)
+    assert band is None and [s.name for s in lines] == ["db0", "db1", "db2"]
+
+
+def test_band_is_shaded_between_low_and_high_only() -> None:
+    band = Band("all", [(0.0, 40.0, 50.0, 60.0), (9.0, 40.0, 50.0, 60.0)], "#555555")
+    rows = render_canvas([], 10, 10, (0.0, 9.0), (0.0, 100.0), False, band)
+    shaded = [r for r, row in enumerate(rows) if any(t.strip() for t, _c in row)]
+    assert shaded and min(shaded) >= 3 and max(shaded) <= 6  # 40..60 of 0..100, 10 rows
+    assert {c for row in rows for t, c in row if t.strip()} == {"#555555"}
+    # a line through the band keeps its colour where it runs
+    line = [Series("hot", [(0.0, 50.0), (9.0, 50.0)], "#ff0000")]
+    rows = render_canvas(line, 10, 10, (0.0, 9.0), (0.0, 100.0), False, band)
+    assert any(c == "#ff0000" for row in rows for _t, c in row)
+
+
+def test_chart_legend_of_a_band() -> None:
+    chart = LineChart("node CPU", "%", y_max=100)
+    nodes = {f"db{n:02}": [(t, float(n), 50.0) for t in range(10)] for n in range(64)}
+    lines, band = node_series(nodes, 1)
+    chart.set_data(lines, (0.0, 9.0), ("a", "b"), band)
+    legend_row = "".join(t for t, _c in chart.lines(60, 8)[0])
+    assert legend_row.startswith("▒ 64 nodes 0–63.0% med 31.5%  ● db63 63.0%")
+    assert "more" in legend_row and "median" not in legend_row
+
+
+def timeline(**kw: object) -> TimelineData:
+    base = dict(start=0.0, end=40.0, cursor=20.0,
+                phases=(Phase("load", 0.0, 10.0), Phase("ycsb-a", 10.0, 40.0)),
+                markers=((0.0, "phase_start"), (10.0, "phase_start"), (15.0, "warning"),
+                         (30.0, "fault")))
+    base.update(kw)
+    return TimelineData(**base)  # type: ignore[arg-type]
+
+
+def test_timeline_bar_markers_and_clocks() -> None:
+    rows = timeline_rows(timeline(), 40, 3)
+    bar, markers, clocks = (plain(r) for r in rows)
+    assert bar.startswith(" load 10s ") and bar[10:21] == " ycsb-a 30s"
+    assert len(bar) == len(markers) == len(clocks) == 40
+    assert markers[0] == "│" and markers[10] == "│" and markers[15] == "!"
+    assert markers[20] == "▲" and markers[30] == "×"
+    assert clocks.startswith("00:00:00") and clocks.endswith("00:00:40")
+    assert "00:00:20" in clocks  # at the cursor
+    # played part bright, the rest dark; a later event is dim
+    styles = {text: style for text, style in rows[0]}
+    assert any("on #2f7fa8" in st for st in styles.values())
+    assert any("on #3a2a50" in st for st in styles.values())
+    assert next(st for t, st in rows[1] if t == "×").endswith("dim")
+    assert legend(timeline()) == "× fault  ! warning  │ phase"
+
+
+def test_timeline_short_phases_and_live() -> None:
+    data = timeline(phases=(Phase("a-very-long-phase-name", 0.0, 30.0),
+                            Phase("tiny", 30.0, 30.5), Phase("end", 30.5, 40.0)))
+    bar = plain(timeline_rows(data, 20, 2)[0])
+    assert len(bar) == 20 and "…" in bar  # names cut with …, every phase has a cell
+    live = plain(timeline_rows(timeline(show_cursor=False), 40, 2)[1])
+    assert "▲" not in live  # a live run is always at its end
+
+
+def test_status_line_keeps_the_important_parts() -> None:
+    parts = [(0, Text("■ ENDED")), (0, Text("completed")), (3, Text("fixture")),
+             (4, Text("20260921-141320-aaaa")), (1, Text("phase ycsb-a")),
+             (0, Text("496 ops/s")), (2, Text("window 1 min"))]
+    assert str(fit(parts, 200)) == ("■ ENDED  completed  fixture  20260921-141320-aaaa  "
+                                    "phase ycsb-a  496 ops/s  window 1 min")
+    assert str(fit(parts, 60)) == "■ ENDED  completed  phase ycsb-a  496 ops/s  window 1 min"
+    assert str(fit(parts, 32)) == "■ ENDED  completed  496 ops/s"
+    assert str(fit(parts, 5)) == "■ EN…"
+
+
+def snap_at(first: float, last: float, cursor: float) -> Snapshot:
+    return Snapshot(run={"name": "r", "status": "completed"}, cursor=cursor, first_ts=first,
+                    last_ts=last, window=60,
+                    phases=[{"idx": 0, "name": "warm-up", "type": "run", "started": first,
+                             "ended": last}])
+
+
+def test_seek_by_clock_time_offset_and_phase() -> None:
+    day = 1_790_035_200  # 2026-09-22 00:00:00 UTC
+    snap = snap_at(day - 600, day + 600, day)  # 23:50:00 .. 00:10:00
+    assert parse_seek("23:55:00", snap) == day - 300
+    assert parse_seek("00:05", snap) == day + 300  # over midnight: the next day
+    assert parse_seek("12:00:00", snap) in (day - 43_200, day + 43_200)  # outside: clamped later
+    assert parse_seek("24:00:00", snap) is None and parse_seek("1:2", snap) is None
+    assert parse_seek("t+1m30s", snap) == day - 600 + 90
+    assert parse_seek("1m30s", snap) == day - 600 + 90
+    assert parse_seek("-10s", snap) == day - 10 and parse_seek("+1m", snap) == day + 60
+    assert parse_seek("warm-up", snap) == day - 600
+    assert parse_seek("soon", snap) is None
+
+
+def test_agents_silent_first_then_hottest() -> None:
+    agents = [{"agent": f"h{i}/0", "host": f"h{i}", "cpu_pct": cpu, "ops": 10.0,
+               "state": "running", "seen": seen}
+              for i, (cpu, seen) in enumerate([(20.0, 100), (95.0, 100), (50.0, 80)])]
+    snap = Snapshot(run={"name": "r", "status": "running"}, cursor=100.0, first_ts=0.0,
+                    last_ts=100.0, window=60, phases=[], agents=agents)
+    table = agent_table(snap)
+    assert list(table.rows) == ["h2/0", "h1/0", "h0/0"]  # silent (20 s), 95%, 20%
+    assert [c.plain for c in table.rows["h1/0"]] == ["h1/0", "95% !", "10", "running"]
+    assert table.rows["h2/0"][3].plain == "silent"
+    assert table.summary == "1 over 90% CPU · 1 silent"
+    odd = dict(agents[0], agent="worker-7", host="h9")
+    table = agent_table(Snapshot(run={"status": "completed"}, cursor=100.0, first_ts=0.0,
+                                 last_ts=100.0, window=60, phases=[], agents=[odd]))
+    assert table.rows["worker-7"][0].plain == "worker-7 (h9)"  # a name without its host
+    assert table.summary == "all under 90% CPU"

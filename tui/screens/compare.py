@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from rich.markup import escape
 from rich.text import Text
 from textual import work
@@ -17,9 +18,12 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from loadtower.errors import LoadtowerError
 from loadtower.tui.feed import snapshot
 from loadtower.tui.widgets.chart import LineChart, Series
 
+SIGNIFICANCE = ("[dim]Δ from A to B, in colour when significant (Welch's t-test over "
+                "per-second samples, p < 0.01): red is worse[/]")
 COLUMNS = ("phase", "op", "run", "ops/s", "Δ ops", "p50 ms", "p90 ms", "p99 ms", "Δ p99",
            "max ms", "errors", "sig")
 
@@ -46,7 +50,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     out = []
     for r in rows:
         out.append((
-            r["phase"], r["op"], Text("A\nB", style="bold"),
+            Text(str(r["phase"])), Text(str(r["op"])), Text("A\nB", style="bold"),
             _pair(r["ops_per_s_a"], r["ops_per_s_b"], 1),
             _change(r["ops_change_pct"], r["significant_ops"], worse_if_up=False),
             _pair(r["p50_ms_a"], r["p50_ms_b"]), _pair(r["p90_ms_a"], r["p90_ms_b"]),
@@ -54,7 +58,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
             _change(r["p99_change_pct"], r["significant_p99"], worse_if_up=True),
             _pair(r["max_ms_a"], r["max_ms_b"]),
             _pair(r["errors_a"] or 0, r["errors_b"] or 0, 0),
-            Text("*", style="bold") if r["significant"] else "",
+            Text("*", style="bold") if r["significant"] else Text(""),
         ))
     return out
 
@@ -65,18 +69,20 @@ class CompareScreen(Screen):
     CompareScreen #compare-table { height: auto; max-height: 50%; }
     CompareScreen #compare-charts { height: 1fr; min-height: 8; }
     """
-    BINDINGS = [Binding("escape", "back", "Back"), Binding("L", "log_scale", "Log scale")]
+    BINDINGS = [
+        Binding("escape", "back", "Back", tooltip="Back to the runs"),
+        Binding("L", "log_scale", "Log scale", tooltip="p99 chart on a log scale, or not"),
+    ]
 
     def __init__(self, store: Path, run_a: str, run_b: str) -> None:
         super().__init__()
         self.store, self.run_a, self.run_b = store, run_a, run_b
         self.rows: list[dict[str, Any]] = []
+        self.error: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(
-            f"[b]A[/b] {self.run_a}   vs   [b]B[/b] {self.run_b}\n"
-            "[dim]Δ from A to B, in colour when significant (Welch's t-test over per-second "
-            "samples, p < 0.01): red is worse[/]",
+            f"[b]A[/b] {escape(self.run_a)}   vs   [b]B[/b] {escape(self.run_b)}\n" + SIGNIFICANCE,
             id="compare-title",
         )
         yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
@@ -93,9 +99,23 @@ class CompareScreen(Screen):
     def load(self) -> None:
         from loadtower.store import compare_runs
 
-        rows = compare_runs(self.store, self.run_a, self.run_b)
-        snaps = [snapshot(self.store, run, None, 0) for run in (self.run_a, self.run_b)]
+        try:
+            rows = compare_runs(self.store, self.run_a, self.run_b)
+            snaps = [snapshot(self.store, run, None, 0) for run in (self.run_a, self.run_b)]
+        except (LoadtowerError, KeyError, duckdb.Error) as exc:  # a run deleted meanwhile
+            message = (f"no run {exc.args[0]} in {self.store}" if isinstance(exc, KeyError)
+                       else (str(exc).splitlines() or [type(exc).__name__])[0])
+            self.app.call_from_thread(self._failed, message)
+            return
         self.app.call_from_thread(self._show, rows, snaps)
+
+    def _failed(self, message: str) -> None:
+        """The runs cannot be compared: say why, in place of the figures."""
+        self.error = message
+        title = Text.assemble(
+            ("A", "bold"), f" {self.run_a}   vs   ", ("B", "bold"), f" {self.run_b}\n",
+            (f"cannot compare: {message}", "bold red"))
+        self.query_one("#compare-title", Static).update(title)
 
     def _show(self, rows: list[dict[str, Any]], snaps: list[Any]) -> None:
         self.rows = rows
@@ -103,11 +123,10 @@ class CompareScreen(Screen):
         for row in table_rows(rows):
             table.add_row(*row, height=2)
         title = "  vs  ".join(
-            f"[b]{label}[/b] {escape(s.run['name'])} {s.run['id']} {escape(s.run['status'])} "
+            f"[b]{label}[/b] {escape(str(s.run['name']))} {escape(str(s.run['id']))} "
+            f"{escape(str(s.run['status']))} "
             f"{s.last_ts - s.first_ts:,.0f} s" for label, s in zip("AB", snaps, strict=True))
-        self.query_one("#compare-title", Static).update(
-            title + "\n[dim]Δ from A to B, in colour when significant (Welch's t-test over "
-            "per-second samples, p < 0.01): red is worse[/]")
+        self.query_one("#compare-title", Static).update(title + "\n" + SIGNIFICANCE)
         ops, p99 = [], []
         longest = 1.0
         for label, snap in zip(("A", "B"), snaps, strict=True):

@@ -4,19 +4,25 @@ A thread worker reads a Snapshot from the store (read-only) and posts it; one ha
 draws it. One read at a time: a request made while one runs is served right after
 it, and an older snapshot is never drawn over a newer one. Live: the cursor follows
 the newest stored second, and the store is read again only when a writer has
-committed to it since. Replay: a playback clock moves the cursor (1x..64x), with
-pause, step, seek and jumps to phases and events.
+committed to it since; when the run ends the status line says how. Replay: a
+playback clock moves the cursor (1x..64x), with pause, step, seek (to a clock time,
+an offset or a phase) and jumps to phases and events. While another screen covers
+the dashboard its clock does no work.
+
+Nothing on the dashboard takes the keyboard from it but the agents table (tab), and
+the replay's step keys outrank that table's own (a focused pane never hides them).
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from pathlib import Path
+from typing import Any
 
 import duckdb
-from rich.markup import escape
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
@@ -29,12 +35,44 @@ from loadtower.tui.feed import WINDOWS, Snapshot, snapshot, store_version
 from loadtower.tui.widgets import panels
 from loadtower.tui.widgets.chart import LineChart
 from loadtower.tui.widgets.confirm import Confirm
+from loadtower.tui.widgets.event_list import EventList
 from loadtower.tui.widgets.live_table import LiveTable
 from loadtower.tui.widgets.seek import SeekPrompt, parse_seek
-from loadtower.tui.widgets.status_line import StatusLine
+from loadtower.tui.widgets.status_line import Part, StatusLine
+from loadtower.tui.widgets.timeline import PhaseTimeline
 
 SPEEDS = (1, 2, 4, 8, 16, 32, 64)
 TICK_S = 0.25
+
+
+class OutputLog(RichLog, can_focus=False):
+    """Host command output, wrapped to the pane (again when the pane's width changes);
+    scrolled with the mouse, it never takes the dashboard's keys."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.texts: deque[Text] = deque(maxlen=self.max_lines)
+        self._wrapped_at = 0
+
+    def write(self, content: Any, *args: Any, **kwargs: Any) -> OutputLog:  # type: ignore[override]
+        if isinstance(content, Text) and self._size_known:  # (else written again later)
+            self.texts.append(content)
+        super().write(content, *args, **kwargs)
+        return self
+
+    def clear(self) -> OutputLog:
+        self.texts.clear()
+        super().clear()
+        return self
+
+    def on_resize(self, event: events.Resize) -> None:  # RichLog's own runs after this
+        width = self.scrollable_content_region.width
+        if self._wrapped_at and width != self._wrapped_at and self.texts:
+            texts = list(self.texts)
+            self.clear()
+            for text in texts:
+                self.write(text)
+        self._wrapped_at = width
 
 
 class SnapshotReady(Message):
@@ -46,34 +84,42 @@ class SnapshotReady(Message):
 class RunDashboard(Screen):
     DEFAULT_CSS = """
     RunDashboard #status { height: 1; padding: 0 1; background: $boost; }
-    RunDashboard #charts { grid-size: 2 2; height: 1fr; }
-    RunDashboard #bottom { height: 11; }
-    RunDashboard #events, RunDashboard #log {
-        width: 1fr; border: round $panel; border-title-color: $text-accent;
-        overflow-x: hidden; overflow-y: auto; scrollbar-size-vertical: 1;
+    RunDashboard #charts { grid-size: 2 2; height: 1fr; min-height: 12; }
+    RunDashboard.-tall PhaseTimeline { height: 5; }
+    RunDashboard #bottom { height: 10; }
+    RunDashboard.-tall #bottom { height: 15; }
+    RunDashboard #events, RunDashboard #log, RunDashboard #agents, RunDashboard #errors {
+        border: round $panel; border-title-color: $text-accent;
+        border-subtitle-color: $text-muted; scrollbar-size-vertical: 1;
     }
-    RunDashboard #side { width: 48; }
+    RunDashboard #events { width: 3fr; min-width: 24; }
+    RunDashboard #agents { width: 40; height: 1fr; overflow-x: hidden; }
+    RunDashboard.-wide #agents { width: 48; }
+    RunDashboard #right { width: 2fr; min-width: 22; }
+    RunDashboard #errors { height: auto; max-height: 7; overflow-x: hidden; }
+    RunDashboard.-tall #errors { max-height: 9; }
+    RunDashboard #log { height: 1fr; overflow-x: hidden; overflow-y: auto; }
     RunDashboard Footer.-compact FooterLabel { margin: 0 1 0 0; }
-    RunDashboard #agents, RunDashboard #errors {
-        height: 1fr; border: round $panel; border-title-color: $text-accent;
-        overflow-x: hidden; scrollbar-size-vertical: 1;
-    }
     """
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+    AUTO_FOCUS = ""  # nothing focused at first: the footer shows the dashboard's keys
     SPEED = Binding.Group("Speed", compact=True)
     STEP = Binding.Group("Step", compact=True)
     JUMP = Binding.Group("Jump", compact=True)
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("w", "window", "Window"),
-        Binding("L", "log_scale", "Log y"),
-        Binding("P", "percentiles", "Pctl"),
+        # chart options: in the keys help and the palette, not the footer (100 columns)
+        Binding("L", "log_scale", "Log scale", show=False),
+        Binding("P", "percentiles", "Percentiles", show=False),
         Binding("space", "play_pause", "Play"),
         Binding("minus", "speed(-1)", "Slower", group=SPEED),
         Binding("plus,equals_sign", "speed(1)", "Faster", group=SPEED),
-        Binding("left", "step(-1)", "Step -1s", group=STEP),
-        Binding("right", "step(1)", "Step +1s", group=STEP),
-        Binding("shift+left", "step(-10)", "Step -10s", show=False),
-        Binding("shift+right", "step(10)", "Step +10s", show=False),
+        Binding("left", "step(-1)", "Step -1s", group=STEP, priority=True),
+        Binding("right", "step(1)", "Step +1s", group=STEP, priority=True),
+        Binding("shift+left", "step(-10)", "Step -10s", show=False, priority=True),
+        Binding("shift+right", "step(10)", "Step +10s", show=False, priority=True),
         Binding("bracketleft", "jump(-1)", "Previous phase or event", key_display="[",
                 group=JUMP),
         Binding("bracketright", "jump(1)", "Next phase or event", key_display="]", group=JUMP),
@@ -93,7 +139,6 @@ class RunDashboard(Screen):
         self.playing = False
         self.cursor: float | None = None  # replay position (seconds since epoch)
         self.snap: Snapshot | None = None
-        self._events_shown: list[tuple[float, str]] = []
         self._logs_shown: list[tuple[float, str]] = []
         self._last_tick = time.monotonic()
         self.phase_paused = False
@@ -103,6 +148,7 @@ class RunDashboard(Screen):
         self._loading = False  # a read is under way (one at a time)
         self._version: tuple[int, ...] | None = None  # the store as last read (live)
         self._error: str | None = None
+        self.hidden_ticks = 0  # ticks skipped while another screen covered this one
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -112,20 +158,22 @@ class RunDashboard(Screen):
             yield LineChart("latency (ms)", " ms", id="latency")
             yield LineChart("node CPU (%)", "%", y_max=100, id="cpu")
             yield LineChart("node memory (%)", "%", y_max=100, id="memory")
+        yield PhaseTimeline(id="timeline")
         with Horizontal(id="bottom"):
-            yield RichLog(id="events", wrap=True, markup=False, max_lines=2000, min_width=10)
-            with Vertical(id="side"):
-                yield LiveTable(id="agents")
+            yield EventList(id="events")
+            yield LiveTable(id="agents")
+            with Vertical(id="right"):
                 yield LiveTable(id="errors")
-            yield RichLog(id="log", wrap=True, markup=False, max_lines=2000, min_width=10)
+                yield OutputLog(id="log", wrap=True, markup=False, max_lines=2000,
+                                min_width=10)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#events", RichLog).border_title = "timeline"
-        self.query_one("#log", RichLog).border_title = "host output"
+        self.query_one("#events", EventList).border_title = "events"
+        self.query_one("#log", OutputLog).border_title = "host output"
         agents = self.query_one("#agents", LiveTable)
         agents.border_title = "agents"
-        agents.add_columns("agent", "host", "cpu", "ops/s", "state")
+        agents.add_columns("agent", "cpu", "ops/s", "state")
         errors = self.query_one("#errors", LiveTable)
         errors.border_title = "errors (window)"
         errors.add_columns("class", "count")
@@ -136,6 +184,9 @@ class RunDashboard(Screen):
     def _tick(self) -> None:
         now = time.monotonic()
         elapsed, self._last_tick = now - self._last_tick, now
+        if not self.in_view:  # another screen is over this one: no reads, no clock
+            self.hidden_ticks += 1
+            return
         if self.live:
             if store_version(self.store) != self._version:
                 self.refresh_snapshot()
@@ -169,9 +220,22 @@ class RunDashboard(Screen):
             self.post_message(SnapshotReady(snap, seq))
 
     @property
+    def in_view(self) -> bool:
+        """On top, or under see-through screens only (a dialog): what the user sees."""
+        stack = self.app.screen_stack
+        if self not in stack:
+            return False
+        return all(screen.styles.background.a < 1 for screen in stack[stack.index(self) + 1:])
+
+    @property
     def up_to_date(self) -> bool:
         """Every snapshot asked for has been read and drawn (tests wait for this)."""
         return not self._loading and self._answered == self._wanted
+
+    @property
+    def ended(self) -> bool:
+        """The run is over (a live dashboard then says how it ended)."""
+        return self.snap is not None and self.snap.run.get("status") != "running"
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
         self._loading = False
@@ -186,53 +250,73 @@ class RunDashboard(Screen):
                 self._version = None  # try again on the next tick
             return
         self._error = None
+        was_ended = self.ended
         snap = self.snap = message.snap
         if self.cursor is None:
             self.cursor = snap.cursor  # a replay opens at the end of the run
         with self.app.batch_update():
             self._draw(snap)
+        if self.ended != was_ended:
+            self.refresh_bindings()  # stop / skip / pause end with the run
 
     def _draw(self, snap: Snapshot) -> None:
         q = self.query_one
         panels.fill_charts(snap, q("#throughput", LineChart), q("#latency", LineChart),
                            q("#cpu", LineChart), q("#memory", LineChart),
                            panels.PERCENTILE_SETS[self.percentile_index])
-        panels.fill_log(q("#events", RichLog), self._events_shown, panels.event_lines(snap))
-        panels.fill_log(q("#log", RichLog), self._logs_shown, panels.log_lines(snap))
-        q("#agents", LiveTable).show(panels.agent_rows(snap))
+        data, title = panels.timeline(snap, self.live)
+        q("#timeline", PhaseTimeline).set_data(data, title)
+        q("#events", EventList).set_items(panels.event_items(snap))
+        panels.fill_log(q("#log", OutputLog), self._logs_shown, panels.log_lines(snap))
+        table = panels.agent_table(snap)
+        agents = q("#agents", LiveTable)
+        agents.show(table.rows)
+        agents.border_title, agents.border_subtitle = table.title, table.summary
         q("#errors", LiveTable).show(panels.error_rows(snap))
         self._show_status()
 
     def _show_status(self) -> None:
         if self.snap is not None:
-            status = self.query_one("#status", StatusLine)
-            status.text = self._status(self.snap, status.content_size.width or self.size.width)
+            self.query_one("#status", StatusLine).parts = tuple(self._status(self.snap))
 
-    def _status(self, snap: Snapshot, width: int = 10_000) -> Text:
-        """The status line; parts of less use are left out when the terminal is narrow."""
+    def _status(self, snap: Snapshot) -> list[Part]:
+        """The status line's parts with their importance (0 is kept longest): the mode
+        and how the run stands never leave it."""
         ops, p99, errors = snap.last_second()
         window = WINDOWS[self.window_index]
-        mode = "LIVE" if self.live else (
-            f"REPLAY {'▶' if self.playing else '⏸'} {SPEEDS[self.speed_index]}x")
-        parts = [  # (priority: lower is kept longer, markup)
-            (0, f"[b {'green' if self.live else 'cyan'}]{mode}[/]"),
-            (3, f"[b]{escape(snap.run['name'])}[/b]"),
-            (4, self.run_id),
-            (5, escape(snap.run["status"])),
-            (1, f"phase [b]{escape(snap.phase_at(snap.cursor) or '-')}[/b]"
-                + (" (paused)" if self.phase_paused else "")),
-            (1, f"t+{snap.cursor - snap.first_ts:,.0f}s/{snap.last_ts - snap.first_ts:,.0f}s"),
-            (0, f"[green]{ops:,.0f} ops/s[/]"),
-            (0, f"[yellow]p99 {p99:.2f} ms[/]"),
-            (2, f"[{'red' if errors else 'dim'}]errors {errors}[/]"),
-            (2, f"window {'whole run' if window == 0 else f'{window // 60} min'}"),
+        status = str(snap.run["status"])
+        status_part = Text(status, style=panels.STATUS_STYLE.get(status, "bold"))
+        parts: list[Part] = []
+        if self.live and status == "running":
+            parts.append((0, Text("● LIVE", style="bold green")))
+        elif self.live:
+            parts += [(0, Text("■ ENDED", style="bold")), (0, status_part)]
+        else:
+            mode = f"REPLAY {'▶' if self.playing else '⏸'} {SPEEDS[self.speed_index]}x"
+            parts += [(0, Text(mode, style="bold cyan")), (0, status_part)]
+        phase = Text("phase ")
+        phase.append(snap.phase_at(snap.cursor) or "-", style="bold")
+        if self.phase_paused:
+            phase.append(" (paused)")
+        parts += [
+            (3, Text(str(snap.run["name"]), style="bold")),
+            (4, Text(self.run_id)),
+            (1, phase),
+            (2, Text(panels.clock(snap.cursor))),
+            (1, Text(f"t+{snap.cursor - snap.first_ts:,.0f}s/{snap.last_ts - snap.first_ts:,.0f}s")),
+            (0, Text(f"{ops:,.0f} ops/s", style="green")),
+            (0, Text(f"p99 {p99:.2f} ms", style="yellow")),
+            (2, Text(f"errors {errors}", style="red" if errors else "dim")),
+            (2, Text(f"window {'whole run' if window == 0 else f'{window // 60} min'}")),
         ]
-        for keep_below in range(6, 0, -1):
-            text = Text.from_markup("  ".join(m for level, m in parts if level < keep_below))
-            if text.cell_len <= width:
-                break
-        return text
-        return text
+        if snap.run.get("reason") and status != "running":
+            parts.append((5, Text(str(snap.run["reason"]), style="dim")))
+        return parts
+
+    def on_phase_timeline_picked(self, message: PhaseTimeline.Picked) -> None:
+        if not self.live:
+            self.playing = False
+            self.seek_to(message.ts)
 
     # ------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -241,7 +325,7 @@ class RunDashboard(Screen):
         if action in replay_only:
             return not self.live
         if action in live_only:
-            return self.live
+            return self.live and not self.ended  # an ended run takes no more commands
         return True
 
     def action_back(self) -> None:
@@ -253,11 +337,13 @@ class RunDashboard(Screen):
         self.refresh_snapshot()
 
     def action_percentiles(self) -> None:
+        """Latency chart: p99, p90, p50, or all three."""
         self.percentile_index = (self.percentile_index + 1) % len(panels.PERCENTILE_SETS)
         if self.snap is not None:
             self._draw(self.snap)
 
     def action_log_scale(self) -> None:
+        """Latency chart: a log or a linear y axis."""
         chart = self.query_one("#latency", LineChart)
         chart.log_y = not chart.log_y
 
@@ -271,9 +357,6 @@ class RunDashboard(Screen):
     def action_speed(self, delta: int) -> None:
         self.speed_index = min(len(SPEEDS) - 1, max(0, self.speed_index + delta))
         self._show_status()
-
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._show_status)
 
     def seek_to(self, ts: float) -> None:
         if self.snap is not None:
@@ -311,7 +394,8 @@ class RunDashboard(Screen):
                 else:
                     self.seek_to(target)
 
-        self.app.push_screen(SeekPrompt(), done)
+        now = panels.clock(self.cursor) if self.cursor is not None else "1m30s"
+        self.app.push_screen(SeekPrompt(now), done)
 
     def _control(self, command: str, done_message: str) -> None:
         if self.control_path is None:

@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
+from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -17,6 +19,8 @@ from loadtower.tui.runs_data import list_runs
 from loadtower.tui.widgets.confirm import Confirm
 
 COLUMNS = ("name", "id", "scenario", "status", "started (UTC)", "length", "peak ops/s", "p99 ms")
+FITTED = (0, 2)  # name and scenario: cut short (…) when the table is wider than the screen
+MIN_FITTED = 8
 MARK = "● "
 SORTS = ("started", "name", "status", "duration", "peak_ops", "p99_ms")
 RELOAD_S = 5.0
@@ -29,6 +33,30 @@ def duration(run: dict[str, Any]) -> float:
     return float(end) - float(run["started"])
 
 
+def fitted_widths(cells: list[tuple[str, ...]], width: int, padding: int = 1) -> dict[int, int]:
+    """Widths for the FITTED columns so that every column fits in `width` cells (no
+    horizontal scrolling at 100 columns); {} when everything fits as it is."""
+    need = [max([cell_len(label)] + [cell_len(row[i]) for row in cells])
+            for i, label in enumerate(COLUMNS)]
+    over = sum(need) + 2 * padding * len(COLUMNS) - width
+    if width <= 0 or over <= 0:
+        return {}
+    widths = {i: need[i] for i in FITTED}
+    while over > 0:
+        widest = max(FITTED, key=lambda i: widths[i])
+        if widths[widest] <= MIN_FITTED:
+            break  # a very narrow terminal: the table scrolls sideways
+        widths[widest] -= 1
+        over -= 1
+    return widths
+
+
+class RunsTable(DataTable):
+    """The runs; enter opens the run under the cursor (shown in the footer)."""
+
+    BINDINGS = [Binding("enter", "screen.open", "Open")]
+
+
 class RunsScreen(Screen):
     DEFAULT_CSS = """
     RunsScreen #filter { dock: top; margin: 0 1; display: none; }
@@ -37,13 +65,17 @@ class RunsScreen(Screen):
     RunsScreen DataTable { height: 1fr; }
     """
     BINDINGS = [
-        Binding("enter", "open", "Open"),
-        Binding("space", "mark", "Mark"),
-        Binding("c", "compare", "Compare"),
-        Binding("slash", "filter", "Filter"),
-        Binding("o", "sort", "Sort"),
-        Binding("d", "delete", "Delete"),
-        Binding("r", "reload", "Reload", show=False),
+        Binding("enter", "open", "Open", tooltip="The run under the cursor: live if running, "
+                "else its replay"),
+        Binding("space", "mark", "Mark", tooltip="Mark or unmark the run (two to compare)"),
+        Binding("c", "compare", "Compare", tooltip="The two marked runs side by side"),
+        Binding("slash", "filter", "Filter", tooltip="Show the runs whose name, scenario, "
+                "status or id holds a text"),
+        Binding("o", "sort", "Sort", tooltip="Sort by the next key: started, name, status, "
+                "length, peak ops/s, p99"),
+        Binding("d", "delete", "Delete", tooltip="Delete the run and all its samples (asks "
+                "first)"),
+        Binding("r", "reload", "Reload", show=False, tooltip="Read the store again"),
         Binding("N", "app.start_run", "Start run"),
         Binding("2", "app.sql", "SQL"),
     ]
@@ -60,7 +92,7 @@ class RunsScreen(Screen):
         yield Header()
         yield Input(placeholder="filter: name, scenario or status (enter to keep, escape to clear)",
                     id="filter")
-        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield RunsTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static(id="runs-status")
         yield Footer(compact=True)
 
@@ -76,6 +108,13 @@ class RunsScreen(Screen):
 
     def on_screen_resume(self) -> None:
         self.reload()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        """Draw the rows again for the new width (names cut short to fit, or not)."""
+        self._show(self.runs)
 
     @work(thread=True, exclusive=True, group="runs")
     def reload(self) -> None:
@@ -96,32 +135,54 @@ class RunsScreen(Screen):
 
     def _show(self, runs: list[dict[str, Any]]) -> None:
         self.runs = runs
+        present = {r["id"] for r in runs}
+        self.marked = [m for m in self.marked if m in present]  # a deleted run is unmarked
         if hasattr(self.app, "known_runs"):
             self.app.known_runs = runs  # for the command palette
         table = self.query_one(DataTable)
         current = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value \
             if table.row_count else None
+        shown = self.visible()
+        cells = [self._cells(run) for run in shown]
+        widths = fitted_widths(cells, self._room(table, len(cells)), table.cell_padding)
         table.clear()
-        for run in self.visible():
-            name = (Text(MARK + run["name"], style="bold magenta") if run["id"] in self.marked
-                    else Text(run["name"]))
-            p99 = f"{run['p99_ms']:.2f}" if run["p99_ms"] is not None else "-"
-            table.add_row(
-                name, run["id"], run["scenario"],
-                Text(run["status"], style=STATUS_STYLE.get(run["status"], "")),
-                time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(run["started"])),
-                Text(f"{duration(run):,.0f} s", justify="right"),
-                Text(f"{run['peak_ops']:,.0f}", justify="right"), Text(p99, justify="right"),
-                key=run["id"],
-            )
+        for run, row in zip(shown, cells, strict=True):
+            texts = [Text(cell) for cell in row]
+            for i, width in widths.items():
+                texts[i].truncate(width, overflow="ellipsis")
+            if run["id"] in self.marked:
+                texts[0].stylize("bold magenta")
+            texts[3].stylize(STATUS_STYLE.get(run["status"], ""))
+            for i in (5, 6, 7):
+                texts[i].justify = "right"
+            table.add_row(*texts, key=run["id"])
         if current is not None and current in table.rows:
             table.move_cursor(row=table.get_row_index(current))
         sort = SORTS[self.sort_index]
-        self.query_one("#runs-status", Static).update(
+        self.query_one("#runs-status", Static).update(Text(
             f"{table.row_count} of {len(runs)} runs in {self.store}  sorted by {sort}"
             + (f"  filter '{self.filter_text}'" if self.filter_text else "")
             + (f"  marked: {', '.join(self.marked)}" if self.marked else "")
+        ))
+
+    def _cells(self, run: dict[str, Any]) -> tuple[str, ...]:
+        """One row as plain text (stored names are never read as markup)."""
+        p99 = f"{run['p99_ms']:.2f}" if run["p99_ms"] is not None else "-"
+        return (
+            (MARK if run["id"] in self.marked else "") + str(run["name"]), str(run["id"]),
+            str(run["scenario"]), str(run["status"]),
+            time.strftime("%Y-%m-%d %H:%M", time.gmtime(run["started"])),
+            f"{duration(run):,.0f} s", f"{run['peak_ops']:,.0f}", p99,
         )
+
+    @staticmethod
+    def _room(table: DataTable, rows: int) -> int:
+        """The width the columns may take: the table's, less a vertical scrollbar when
+        the rows will not all fit (0 before the first layout: nothing is cut then)."""
+        width = table.size.width
+        if rows > table.size.height - 1:
+            width -= table.styles.scrollbar_size_vertical
+        return width
 
     def selected(self) -> dict[str, Any] | None:
         table = self.query_one(DataTable)
@@ -192,7 +253,8 @@ class RunsScreen(Screen):
                 self._delete(run["id"])
 
         self.app.push_screen(
-            Confirm(f"Delete run {run['id']} ({run['name']}) and all its samples?", "Delete"),
+            Confirm(f"Delete run {run['id']} ({escape(str(run['name']))}) and all its samples?",
+                    "Delete"),
             answered,
         )
 
@@ -203,7 +265,8 @@ class RunsScreen(Screen):
         try:
             delete_run(self.store, run_id)
         except Exception as exc:  # noqa: BLE001 - shown to the operator, the app goes on
-            self.app.call_from_thread(self.notify, f"delete failed: {exc}", severity="error")
+            self.app.call_from_thread(self.notify, f"delete failed: {exc}", severity="error",
+                                      markup=False)
             return
         self.app.call_from_thread(self.notify, f"deleted run {run_id}")
         self.reload()

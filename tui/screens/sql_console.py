@@ -32,7 +32,8 @@ COLUMNS_SQL = ("SELECT table_name, column_name, data_type FROM information_schem
 
 
 def format_cell(value: Any) -> str:
-    """A table cell: floats with at most 4 decimals, long values cut short."""
+    """A table cell on one line: floats with at most 4 decimals, line breaks shown as ↵,
+    long values cut short."""
     if value is None:
         return "NULL"
     if isinstance(value, float | Decimal) and math.isfinite(value):
@@ -42,8 +43,20 @@ def format_cell(value: Any) -> str:
         return text
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(bytes(value))} bytes>"
-    text = str(value)
+    text = str(value).replace("\r\n", "↵").replace("\n", "↵").replace("\t", " ")
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def cell(value: Any) -> Text:
+    """A cell as plain text: stored values are never read as markup."""
+    return Text(format_cell(value), no_wrap=True)
+
+
+def fetch(store: Path, query: str, cap: int) -> tuple[list[str], list[tuple], bool]:
+    """The columns and at most `cap` rows of `query`, and whether it had more: the
+    reader fetches `cap + 1` rows and never reads the rest."""
+    columns, rows = _reader(store).sql(query, max_rows=cap + 1)
+    return list(columns), list(rows[:cap]), len(rows) > cap
 
 
 def _reader(store: Path) -> Any:
@@ -75,23 +88,32 @@ class SqlScreen(Screen):
     SqlScreen #sql-status.error { color: $error; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+r", "run", "Run query", priority=True),
+        Binding("ctrl+r", "run", "Run query", priority=True, tooltip="Run the editor's query"),
         Binding("f5", "run", "Run query", priority=True),
-        Binding("ctrl+up", "history(-1)", "Prev query", priority=True),
-        Binding("ctrl+down", "history(1)", "Next query", priority=True),
-        Binding("ctrl+e", "export", "Export CSV", priority=True),
-        Binding("escape", "back", "Back"),
+        Binding("ctrl+up", "history(-1)", "Prev query", priority=True,
+                tooltip="The query before, from this session's history"),
+        Binding("ctrl+down", "history(1)", "Next query", priority=True,
+                tooltip="The query after, from this session's history"),
+        Binding("ctrl+e", "export", "Export CSV", priority=True,
+                tooltip="Write the whole result to a CSV file in the working directory"),
+        Binding("escape", "back", "Back", tooltip="Back to the screen before"),
     ]
 
     def __init__(self, store: Path, initial_query: str = "",
-                 export_dir: Path | None = None) -> None:
+                 export_dir: Path | None = None, history: list[str] | None = None) -> None:
+        """`history`: a list the screen adds its queries to (the app passes its own, so
+        the history outlives the screen); the editor opens with its last query."""
         super().__init__()
+        self.history: list[str] = history if history is not None else []
+        self._history_pos, self._draft = len(self.history), ""
+        if not initial_query and self.history:  # ctrl+up goes on to the one before it
+            initial_query, self._history_pos = self.history[-1], len(self.history) - 1
         self.store, self.initial_query, self.export_dir = Path(store), initial_query, export_dir
+        self.last_query: str | None = None
         self.last_columns: list[str] = []
         self.last_rows: list[tuple] = []
+        self.truncated = False
         self.last_error: str | None = None
-        self.history: list[str] = []
-        self._history_pos, self._draft = 0, ""
 
     def compose(self) -> ComposeResult:
         tree: Tree[tuple[str, str]] = Tree("tables", id="sql-schema")
@@ -126,10 +148,10 @@ class SqlScreen(Screen):
         nodes = {}
         for name, kind in tables:
             label = f"{name} (view)" if "VIEW" in str(kind).upper() else str(name)
-            nodes[name] = tree.root.add(label, data=("table", str(name)))
+            nodes[name] = tree.root.add(Text(label), data=("table", str(name)))
         for table, column, dtype in columns:
             if table in nodes:
-                nodes[table].add_leaf(f"{column}  {dtype}", data=("column", str(table)))
+                nodes[table].add_leaf(Text(f"{column}  {dtype}"), data=("column", str(table)))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
         data = event.node.data
@@ -156,15 +178,16 @@ class SqlScreen(Screen):
     def _execute(self, query: str) -> None:
         started = time.perf_counter()
         try:
-            columns, rows = _reader(self.store).sql(query)
+            columns, rows, more = fetch(self.store, query, MAX_SHOWN)
         except LoadtowerError as exc:
-            result: tuple = (None, None, str(exc))
+            result: tuple = (None, None, False, str(exc))
         except Exception as exc:  # never a traceback, never a crash
-            result = (None, None, f"{type(exc).__name__}: {exc}")
+            result = (None, None, False, f"{type(exc).__name__}: {exc}")
         else:
-            result = (list(columns), list(rows), None)
+            result = (columns, rows, more, None)
         if not get_current_worker().is_cancelled:
-            self._post(self._show_result, *result, (time.perf_counter() - started) * 1000)
+            self._post(self._show_result, query, *result,
+                       (time.perf_counter() - started) * 1000)
 
     def _post(self, callback: Any, *args: Any) -> None:
         try:
@@ -172,21 +195,24 @@ class SqlScreen(Screen):
         except Exception:  # the app is shutting down
             pass
 
-    def _show_result(self, columns: list[str] | None, rows: list[tuple] | None,
-                     error: str | None, elapsed_ms: float) -> None:
+    def _show_result(self, query: str, columns: list[str] | None, rows: list[tuple] | None,
+                     more: bool, error: str | None, elapsed_ms: float) -> None:
         table = self.query_one("#sql-results", DataTable)
         table.clear(columns=True)
         self.last_error = error
-        self.last_columns, self.last_rows = columns or [], rows or []
+        self.last_query = None if error is not None else query
+        self.last_columns, self.last_rows, self.truncated = columns or [], rows or [], more
         if error is not None:
             self._set_status(error, True)
             return
-        table.add_columns(*self.last_columns)
-        table.add_rows([tuple(format_cell(v) for v in row) for row in self.last_rows[:MAX_SHOWN]])
-        total = len(self.last_rows)
-        status = f"{total} rows in {elapsed_ms:.1f} ms"
-        if total > MAX_SHOWN:
-            status += f" (showing first {MAX_SHOWN} of {total})"
+        for name in self.last_columns:
+            table.add_column(Text(str(name)))
+        table.add_rows([tuple(cell(v) for v in row) for row in self.last_rows])
+        if more:
+            status = (f"first {len(self.last_rows)} rows shown, the result has more "
+                      f"({elapsed_ms:.1f} ms); ctrl+e exports them all")
+        else:
+            status = f"{len(self.last_rows)} rows in {elapsed_ms:.1f} ms"
         self._set_status(status, False)
 
     def _set_status(self, message: str, error: bool) -> None:
@@ -208,7 +234,7 @@ class SqlScreen(Screen):
         editor.load_text(self.history[pos] if pos < len(self.history) else self._draft)
 
     def action_export(self) -> None:
-        if not self.last_columns:
+        if self.last_query is None:
             self._set_status("nothing to export: run a query first", True)
             return
         folder = self.export_dir if self.export_dir is not None else Path.cwd()
@@ -217,15 +243,25 @@ class SqlScreen(Screen):
         n = 1
         while path.exists():
             path, n = folder / f"loadtower-query-{stamp}-{n}.csv", n + 1
+        self._set_status(f"exporting to {path} …", False)
+        shown = None if self.truncated else (list(self.last_columns), self.last_rows)
+        self._export(self.last_query, shown, path)
+
+    @work(thread=True, exclusive=True, group="sql-export")
+    def _export(self, query: str, shown: tuple[list[str], list[tuple]] | None,
+                path: Path) -> None:
+        """The whole result: the rows shown, or when they were cut short, the query's
+        rows read again."""
         try:
+            columns, rows = shown if shown is not None else _reader(self.store).sql(query)
             with path.open("w", newline="", encoding="utf-8") as fh:
                 writer = csv.writer(fh)
-                writer.writerow(self.last_columns)
-                writer.writerows(self.last_rows)
-        except OSError as exc:
-            self._set_status(f"export failed: {exc}", True)
+                writer.writerow(columns)
+                writer.writerows(rows)
+        except (LoadtowerError, OSError) as exc:
+            self._post(self._set_status, f"export failed: {exc}", True)
             return
-        self._set_status(f"wrote {len(self.last_rows)} rows to {path}", False)
+        self._post(self._set_status, f"wrote {len(rows)} rows to {path}", False)
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 1:

@@ -1,8 +1,12 @@
 """A braille line chart: several series over time, linear or log y, no dependencies.
 
-Rendering is a pure function of (series, size, scale, style), so snapshots are
+Rendering is a pure function of (series, band, size, scale, style), so snapshots are
 stable. The chart draws its lines once per change of data or size (the Line API,
 one cached Strip per row), so a repaint of the screen costs it nothing.
+
+Many series stay legible: a band (min..max of many hosts, shaded) can go under the
+lines, and a legend that does not fit shortens names with "…" and then ends in
+"+N more" instead of being cut off.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ _DOTS = np.array(DOTS, dtype=np.int64)
 LABEL_W = 8
 PALETTE = ("#4fc3f7", "#ffb74d", "#81c784", "#e57373", "#ba68c8", "#fff176", "#4db6ac", "#f06292")
 JOIN_GAP = 2.5  # points further apart than this many sample steps are not joined
+BAND_COLOR = "#56606b"
+MIN_NAME = 6  # a legend name is not shortened below this many cells ("inser…")
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,50 @@ class Series:
     name: str
     points: Sequence[tuple[float, float]]
     color: str = ""
+    in_legend: bool = True
+
+
+@dataclass(frozen=True)
+class Band:
+    """A shaded range under the lines: rows of (x, low, middle, high)."""
+
+    name: str
+    points: Sequence[Sequence[float]]
+    color: str = BAND_COLOR
+
+
+LegendItem = tuple[str, str, str, str]  # (glyph, colour, name, value)
+
+
+def legend_runs(items: Sequence[LegendItem], width: int) -> list[tuple[str, str]]:
+    """The legend as (text, colour) runs in `width` cells: whole if it fits, else with
+    names shortened with "…" (to MIN_NAME at the least), else the first items that
+    fit and "+N more"."""
+
+    def runs(shown: Sequence[LegendItem], name_w: int | None) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for glyph, color, name, value in shown:
+            if name_w is not None and len(name) > name_w:
+                name = name[: name_w - 1] + "…"
+            out += [(f"{glyph} ", color), (f"{name} {value}  ", "")]
+        return out
+
+    def length(shown: Sequence[LegendItem], name_w: int | None) -> int:
+        return sum(3 + len(v) + (len(n) if name_w is None else min(len(n), name_w))
+                   for _g, _c, n, v in shown) + 2 * max(0, len(shown) - 1)
+
+    if length(items, None) <= width:
+        return runs(items, None)
+    longest = max(len(n) for _g, _c, n, _v in items)
+    for name_w in range(longest - 1, MIN_NAME - 1, -1):
+        if length(items, name_w) <= width:
+            return runs(items, name_w)
+    for count in range(len(items) - 1, -1, -1):
+        more = f"+{len(items) - count} more"
+        name_w = max(MIN_NAME, min(12, longest))
+        if length(items[:count], name_w) + (2 if count else 0) + len(more) <= width:
+            return [*runs(items[:count], name_w), (more, "dim")]
+    return [(f"+{len(items)} more"[:width], "dim")]
 
 
 def human(value: float) -> str:
@@ -67,13 +117,34 @@ def _pixels(xs: np.ndarray, sid: np.ndarray, px: np.ndarray, py: np.ndarray,
             np.concatenate([sid, sid[1:][joined][seg]]))
 
 
+def _band_bits(band: Band, px_w: int, px_h: int, to_px: object, to_py: object) -> np.ndarray:
+    """Braille bits of the band's area (a checkerboard of dots, so lines over it show)."""
+    pts = np.asarray(band.points, dtype=np.float64).reshape(-1, 4)
+    bits = np.zeros((px_h // 4, px_w // 2), np.int64)
+    if not pts.size:
+        return bits
+    bx = to_px(pts[:, 0])  # type: ignore[operator]
+    top, bottom = to_py(pts[:, 3]), to_py(pts[:, 1])  # type: ignore[operator]
+    cols = np.arange(px_w)
+    inside = (cols >= np.floor(bx.min())) & (cols <= np.ceil(bx.max()))
+    order = np.argsort(bx, kind="stable")
+    hi = np.interp(cols, bx[order], top[order])
+    lo = np.interp(cols, bx[order], bottom[order])
+    rows = np.arange(px_h)[:, None]
+    mask = inside & (rows >= np.floor(hi)) & (rows <= np.ceil(lo)) & ((rows + cols) % 2 == 0)
+    py, px = np.nonzero(mask)
+    np.bitwise_or.at(bits, (py >> 2, px >> 1), _DOTS[py & 3, px & 1])
+    return bits
+
+
 def render_canvas(
     series: Sequence[Series], width: int, height: int, x_range: tuple[float, float],
-    y_range: tuple[float, float], log_y: bool,
+    y_range: tuple[float, float], log_y: bool, band: Band | None = None,
 ) -> list[list[tuple[str, str]]]:
     """Rows of (text, color) runs: each series drawn as braille lines joining its points
     (points further apart than JOIN_GAP sampling steps stay unjoined); where series
-    cross, a cell takes the colour of the later series. All series in one numpy pass."""
+    cross, a cell takes the colour of the later series. All series in one numpy pass.
+    A band, if any, is shaded under the lines (a cell with a line in it shows the line)."""
     px_w, px_h = width * 2, height * 4
     x0, x1 = x_range
     y0, y1 = (math.log10(v) for v in y_range) if log_y else y_range
@@ -84,17 +155,29 @@ def render_canvas(
     points = np.concatenate(chunks) if chunks else np.zeros((0, 2))
     sid = np.repeat(np.arange(len(chunks)), [c.shape[0] for c in chunks])
     xs, ys = points[:, 0], points[:, 1]
-    if log_y:
-        ys = np.log10(np.maximum(ys, y_range[0]))
-    px = np.clip(np.rint((xs - x0) * fx), 0, px_w - 1) if fx else np.full(xs.size, px_w - 1.0)
-    py = np.clip(np.rint((px_h - 1) - (ys - y0) * fy), 0, px_h - 1) if fy else np.full(
-        xs.size, px_h - 1.0)
+
+    def to_px(x: np.ndarray) -> np.ndarray:
+        return np.clip(np.rint((x - x0) * fx), 0, px_w - 1) if fx else np.full(x.size, px_w - 1.0)
+
+    def to_py(y: np.ndarray) -> np.ndarray:
+        if log_y:
+            y = np.log10(np.maximum(y, y_range[0]))
+        return np.clip(np.rint((px_h - 1) - (y - y0) * fy), 0, px_h - 1) if fy else np.full(
+            y.size, px_h - 1.0)
+
+    px, py = to_px(xs), to_py(ys)
     px, py, sid = _pixels(xs, sid, px.astype(np.int64), py.astype(np.int64), len(chunks))
     bits = np.zeros((height, width), np.int64)
     owner = np.full((height, width), -1, np.int64)
     cells = (py >> 2, px >> 1)
     np.bitwise_or.at(bits, cells, _DOTS[py & 3, px & 1])
     np.maximum.at(owner, cells, sid)
+    if band is not None:
+        shade = _band_bits(band, px_w, px_h, to_px, to_py)
+        under = (bits == 0) & (shade > 0)
+        bits = np.where(under, shade, bits)
+        owner = np.where(under, len(colors), owner)
+        colors.append(band.color)
     chars = np.where(bits > 0, bits + 0x2800, 0x20)
     rows = []
     for r in range(height):
@@ -124,15 +207,17 @@ class LineChart(Widget):
         self.border_title = title
         self.unit = unit
         self.series: list[Series] = []
+        self.band: Band | None = None
         self.x_range: tuple[float, float] = (0.0, 1.0)
         self.x_labels: tuple[str, str] = ("", "")
         self._lines: list[Strip] = []
         self._lines_key: tuple[object, ...] | None = None
 
     def set_data(self, series: list[Series], x_range: tuple[float, float],
-                 labels: tuple[str, str] | None = None) -> None:
-        """`labels`: what the left and right ends of the x axis say (default: -span, now)."""
-        self.series, self.x_range = series, x_range
+                 labels: tuple[str, str] | None = None, band: Band | None = None) -> None:
+        """`labels`: what the left and right ends of the x axis say (default: -span, now).
+        `band`: a shaded range under the lines (and first in the legend)."""
+        self.series, self.x_range, self.band = series, x_range, band
         span = x_range[1] - x_range[0]
         self.x_labels = labels or (f"-{human(span)}s" if span > 0 else "", "now")
         self._lines_key = None
@@ -143,35 +228,47 @@ class LineChart(Widget):
         self.border_subtitle = "log y" if log_y else ""  # in the border: never cut off
 
     def _y_range(self) -> tuple[float, float]:
-        values = [y for s in self.series for _x, y in s.points]
+        chunks = [np.asarray(s.points, dtype=np.float64).reshape(-1, 2)[:, 1]
+                  for s in self.series]
+        if self.band is not None:
+            pts = np.asarray(self.band.points, dtype=np.float64).reshape(-1, 4)
+            chunks += [pts[:, 1], pts[:, 3]]
+        values = np.concatenate(chunks) if chunks else np.zeros(0)
         if self.log_y:
-            positive = [v for v in values if v > 0] or [1.0]
-            lo = 10 ** math.floor(math.log10(min(positive)))
-            hi = 10 ** math.ceil(math.log10(max(positive)))
+            positive = values[values > 0]
+            lo = 10 ** math.floor(math.log10(float(positive.min()) if positive.size else 1.0))
+            hi = 10 ** math.ceil(math.log10(float(positive.max()) if positive.size else 1.0))
             return lo, max(hi, lo * 10)
         if self.y_max is not None:
             return 0.0, self.y_max
-        top = max(values, default=1.0) or 1.0
-        return 0.0, top * 1.1
+        top = float(values.max()) if values.size else 1.0
+        return 0.0, (top or 1.0) * 1.1
 
     def lines(self, width: int, height: int) -> list[list[tuple[str, str]]]:
         """The chart as rows of (text, color) runs: color "" is plain, "dim" is dim."""
         plot_w = max(4, width - LABEL_W)
         plot_h = max(1, height - 2)
-        legend: list[tuple[str, str]] = []
+        items: list[LegendItem] = []
+        if self.band is not None and len(self.band.points):
+            _x, low, middle, high = self.band.points[-1][:4]
+            unit = self.unit
+            items.append(("▒", self.band.color, self.band.name,
+                          f"{human(low)}–{human(high)}{unit} med {human(middle)}{unit}"))
         for index, s in enumerate(self.series):
+            if not s.in_legend:
+                continue
             color = s.color or PALETTE[index % len(PALETTE)]
-            last = s.points[-1][1] if s.points else None
-            legend += [("● ", color),
-                       (f"{s.name} {human(last) if last is not None else '-'}{self.unit}  ", "")]
-        rows = [legend]
-        if not any(s.points for s in self.series):
+            last = float(s.points[-1][1]) if len(s.points) else None
+            items.append(("●", color, s.name,
+                          f"{human(last) if last is not None else '-'}{self.unit}"))
+        rows = [legend_runs(items, width)]
+        if not any(len(s.points) for s in self.series) and self.band is None:
             rows.append([("no data in this window", "dim")])
             rows += [[] for _ in range(plot_h - 1)]
         else:
             y_lo, y_hi = self._y_range()
             canvas = render_canvas(self.series, plot_w, plot_h, self.x_range, (y_lo, y_hi),
-                                   self.log_y)
+                                   self.log_y, self.band)
             for r, row in enumerate(canvas):
                 label = human(y_hi) if r == 0 else human(y_lo) if r == plot_h - 1 else ""
                 rows.append([(f"{label:>{LABEL_W - 1}} ", "dim"), *row])

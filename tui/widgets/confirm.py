@@ -13,6 +13,7 @@ class Confirm(ModalScreen[bool]):
     DEFAULT_CSS = """
     Confirm { align: center middle; }
     Confirm > Vertical { width: 60; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    Confirm Label { width: 100%; }
     Confirm Horizontal { height: auto; align: right middle; margin-top: 1; }
     Confirm Button { margin-left: 2; }
     """

@@ -1,49 +1,69 @@
-"""A keyed table that is updated in place, once a second, and stays cheap with many rows.
+"""A table that shows rows in the order given, updated in place once a second, and stays
+cheap with many rows.
 
-Rows are added, changed and removed by key (never cleared and refilled, so scroll
-position holds). Changed cells are written only for rows in view; the rest are
-written when they scroll into view. A table of 256 agents thus costs a few cell
-updates a second, not 500.
+A row's key is its position: `show()` gives the rows in display order (the hottest
+agent first, say), rows are added or removed only at the end when the count changes
+(never cleared and refilled, so the scroll position holds), and changed cells are
+written only for rows in view; the rest are written when they scroll into view. A
+table of 256 agents thus costs a few cell updates a second, not 1,280.
+
+Cells are Rich Text, never markup: an error class or host named "[x]" or "[/x]"
+shows as written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+from rich.text import Text
 from textual.widgets import DataTable
+
+Cell = str | Text
+
+
+def as_text(value: Cell) -> Text:
+    return value if isinstance(value, Text) else Text(str(value))
+
+
+def same(a: object, b: Text) -> bool:
+    """Same text and the same look (Text's own == ignores its style)."""
+    return (isinstance(a, Text) and a.plain == b.plain and a.style == b.style
+            and a.spans == b.spans)
 
 
 class LiveTable(DataTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="none", zebra_stripes=True)
-        self.latest: dict[str, tuple[str, ...]] = {}  # what every row should show
+        self.keys: list[str] = []  # which item each row shows, top to bottom
+        self.latest: list[tuple[Text, ...]] = []  # what every row should show
 
-    def show(self, rows: dict[str, tuple[str, ...]]) -> None:
-        """Make the table show `rows` (key -> cell texts), in their order for new rows."""
-        self.latest = rows
-        for key in [k for k in self.rows if k.value not in rows]:
-            self.remove_row(key)
-        for key, values in rows.items():
-            if key not in self.rows:
-                self.add_row(*values, key=key)
+    def show(self, rows: Mapping[str, Sequence[Cell]]) -> None:
+        """Show `rows` (item key -> cells) in their order."""
+        self.keys = list(rows)
+        self.latest = [tuple(as_text(v) for v in values) for values in rows.values()]
+        for position in range(self.row_count - 1, len(self.latest) - 1, -1):
+            self.remove_row(str(position))
+        for position in range(self.row_count, len(self.latest)):
+            self.add_row(*self.latest[position], key=str(position))
         self._write_visible()
+
+    def row_texts(self) -> list[list[str]]:
+        """What every row shows (tests, and a person reading the table)."""
+        return [[cell.plain for cell in row] for row in self.latest]
 
     def _visible(self) -> range:
         top = round(self.scroll_y)
-        return range(top, top + max(1, self.scrollable_content_region.height))
+        return range(top, min(len(self.latest), top + max(1, self.scrollable_content_region.height)))
 
     def _write_visible(self) -> None:
         columns = list(self.columns.keys())
-        ordered = [row.key for row in self.ordered_rows]
-        for index in self._visible():
-            if index >= len(ordered):
-                break
-            key = ordered[index]
-            values = self.latest.get(key.value or "")
-            if values is None:
-                continue
-            for column, value in zip(columns, values, strict=False):
+        for position in self._visible():
+            key = str(position)
+            for column, value in zip(columns, self.latest[position], strict=False):
                 old = self.get_cell(key, column)
-                if old != value:
-                    self.update_cell(key, column, value, update_width=len(value) > len(str(old)))
+                if not same(old, value):
+                    wider = value.cell_len > (old.cell_len if isinstance(old, Text) else 0)
+                    self.update_cell(key, column, value, update_width=wider)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
