@@ -1,31 +1,37 @@
 # loadtower: `make demo` (sandbox + quick-start scenario + live TUI), `make test`.
+# Every target that needs the venv depends on $(STAMP): scripts/install.sh runs on a
+# fresh clone and again only when pyproject.toml, setup.py or the script change.
 VENV ?= .venv
 LT := $(VENV)/bin/loadtower
+STAMP := $(VENV)/.installed
 SANDBOX ?= .sandbox
 NODES ?= 1
 
 .PHONY: install demo test lint unit integration sandbox-up sandbox-down bench-peers clean
 
-install:
+$(STAMP): pyproject.toml setup.py scripts/install.sh
 	bash scripts/install.sh
+	touch $@
 
-demo: install
+install: $(STAMP)
+
+demo: $(STAMP)
 	$(LT) demo --dir $(SANDBOX) --cassandra-nodes $(NODES)
 
 test: lint
 	$(VENV)/bin/pytest -m "not integration" -q
 	$(VENV)/bin/pytest -m integration -q
 
-lint:
+lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-unit:
+unit: $(STAMP)
 	$(VENV)/bin/pytest -m "not integration" -q
 
-integration:
+integration: $(STAMP)
 	$(VENV)/bin/pytest -m integration -q
 
-sandbox-up:
+sandbox-up: $(STAMP)
 	$(LT) sandbox up --dir $(SANDBOX) --cassandra-nodes $(NODES)
 
 sandbox-down:

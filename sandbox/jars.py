@@ -7,7 +7,10 @@ written last makes a half-finished fetch count as missing.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -16,6 +19,8 @@ from loadtower.errors import LoadtowerError
 
 CASSANDRA_VERSION = "5.0.6"
 MARKER = ".complete"
+# about 66 MB from Maven Central: a minute on a good line, so 15 minutes means stuck
+MVN_TIMEOUT_S = 900.0
 
 POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -42,7 +47,9 @@ def have_jars(version: str = CASSANDRA_VERSION) -> bool:
     return (jars_dir(version) / MARKER).exists()
 
 
-def fetch_jars(version: str = CASSANDRA_VERSION, quiet: bool = True) -> Path:
+def fetch_jars(
+    version: str = CASSANDRA_VERSION, quiet: bool = True, timeout: float = MVN_TIMEOUT_S
+) -> Path:
     """Return the directory with the Cassandra jars, fetching them with Maven if needed."""
     lib = jars_dir(version)
     if (lib / MARKER).exists():
@@ -67,14 +74,42 @@ def fetch_jars(version: str = CASSANDRA_VERSION, quiet: bool = True) -> Path:
     ]
     if quiet:
         cmd.insert(1, "-q")
-    proc = subprocess.run(cmd, cwd=work, capture_output=quiet, text=True, check=False)
-    if proc.returncode != 0:
-        tail = (proc.stdout or "")[-2000:] + (proc.stderr or "")[-2000:]
+    try:
+        code, out, err = _run_bounded(cmd, work, quiet, timeout)
+    except subprocess.TimeoutExpired:  # mvn and its JVM are killed; no marker is written
+        raise LoadtowerError(
+            f"fetching cassandra-all {version} with Maven did not finish within "
+            f"{timeout:g} s (is Maven Central reachable? check the proxy settings "
+            f"in ~/.m2/settings.xml); run `loadtower sandbox fetch` again to retry"
+        ) from None
+    if code != 0:
+        tail = out[-2000:] + err[-2000:]
         raise LoadtowerError(f"fetching cassandra-all {version} with Maven failed:\n{tail}")
     if not any(lib.glob("cassandra-all-*.jar")):
         raise LoadtowerError(f"Maven finished but no cassandra-all jar is in {lib}")
     (lib / MARKER).write_text(version + "\n")
     return lib
+
+
+def _run_bounded(cmd: list[str], cwd: Path, quiet: bool, timeout: float) -> tuple[int, str, str]:
+    """Run ``cmd`` in its own process group; kill the whole group after ``timeout``."""
+    pipe = subprocess.PIPE if quiet else None
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=pipe, stderr=pipe, text=True, start_new_session=True
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    except BaseException:  # e.g. Ctrl-C: leave no Maven behind
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    return proc.returncode, out or "", err or ""
 
 
 def classpath(version: str = CASSANDRA_VERSION) -> str:

@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from loadtower.errors import ConfigError
+from loadtower.scenarios.inventory_checks import check_inventory_values
+from loadtower.scenarios.key_suggestions import did_you_mean, known_keys
 from loadtower.scenarios.models import PHASE_TYPES, Inventory, Scenario
 from loadtower.scenarios.toml_lines import LineIndex, format_path
 
@@ -78,11 +80,20 @@ def _problem(error: dict[str, Any], value: Any, key_error: bool) -> str:
     return message.removeprefix("Value error, ")
 
 
+# unknown keys first (a misspelled key also makes its real name "missing"), missing last
+_ORDER = {"extra_forbidden": 0, "missing": 2}
+
+
+def _first_error(exc: ValidationError) -> dict[str, Any]:
+    errors = exc.errors()
+    return dict(min(errors, key=lambda e: _ORDER.get(e["type"], 1)))
+
+
 def validate(model: type[M], data: dict[str, Any], source: str, file: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
+        error = _first_error(exc)
         loc = tuple(error["loc"])
         is_key = bool(loc) and loc[-1] == "[key]"
         path, value = _walk_loc(data, loc[:-1] if is_key else loc)
@@ -91,20 +102,18 @@ def validate(model: type[M], data: dict[str, Any], source: str, file: str) -> M:
         if error["type"] == "union_tag_invalid" and isinstance(value, dict):
             path, value = (*path, "type"), value.get("type")
         line = LineIndex(source).line_of(path) if path else None
+        if error["type"] == "missing" and line is None:
+            line = 1  # a missing top-level key: the file as a whole
         key = format_path(path) or None
-        raise ConfigError(file, line, key, _problem(dict(error), value, is_key)) from None
+        problem = _problem(error, value, is_key)
+        if error["type"] == "extra_forbidden" and loc:
+            problem += did_you_mean(str(loc[-1]), known_keys(model, loc[:-1]))
+        raise ConfigError(file, line, key, problem) from None
 
 
-def read_toml(path: Path) -> tuple[dict[str, Any], str]:
-    name = str(path)
+def parse_toml(source: str, name: str) -> dict[str, Any]:
     try:
-        source = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(name, None, None, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(name, None, None, f"cannot read: {exc}") from None
-    try:
-        return tomllib.loads(source), source
+        return tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         message = str(exc).split(" (at line")[0]
@@ -116,12 +125,19 @@ def read_toml(path: Path) -> tuple[dict[str, Any], str]:
         raise ConfigError(name, line, None, f"invalid TOML: {message}") from None
 
 
-def load_scenario_text(source: str, file: str) -> Scenario:
+def read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    name = str(path)
     try:
-        data = tomllib.loads(source)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(file, None, None, f"invalid TOML: {exc}") from None
-    return validate(Scenario, data, source, file)
+        source = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(name, None, None, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(name, None, None, f"cannot read: {exc}") from None
+    return parse_toml(source, name), source
+
+
+def load_scenario_text(source: str, file: str) -> Scenario:
+    return validate(Scenario, parse_toml(source, file), source, file)
 
 
 def load_scenario(
@@ -139,4 +155,6 @@ def load_scenario(
 
 def load_inventory(path: Path) -> tuple[Inventory, str]:
     data, source = read_toml(path)
-    return validate(Inventory, data, source, str(path)), source
+    inventory = validate(Inventory, data, source, str(path))
+    check_inventory_values(inventory, source, str(path))
+    return inventory, source

@@ -1,13 +1,33 @@
 #!/usr/bin/env bash
 # Installs what loadtower needs on a fresh Debian machine: system packages (Java,
-# Maven, sshd, Prometheus, node_exporter, tmux), a Python venv with loadtower and
-# its dev dependencies (.venv), and the Cassandra 5.0.6 jars (cached in
-# ~/.cache/loadtower). Idempotent: skips what is already there.
+# Maven, sshd, Prometheus, node_exporter, tmux, and python3-venv when Python lacks
+# ensurepip), a Python venv with loadtower and its dev dependencies (.venv), and the
+# Cassandra 5.0.6 jars (cached in ~/.cache/loadtower). Idempotent: skips what is
+# already there. `make` runs it when pyproject.toml, setup.py or this script changed
+# (stamp file .venv/.installed); run it by hand to repair an installation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$(date +%s)
 
-SUDO=""
-if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+die() {
+  echo "install: $*" >&2
+  exit 2
+}
+
+PYTHON="${PYTHON:-python3}"
+command -v "$PYTHON" >/dev/null ||
+  die "no '$PYTHON' on PATH: install Python 3.11 or newer (apt-get install python3) or set PYTHON=/path/to/python3.11"
+version_ok() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; }
+if ! version_ok "$PYTHON"; then
+  die "loadtower needs Python 3.11 or newer, but $PYTHON is $("$PYTHON" -V 2>&1): install a newer one and run again with PYTHON=/path/to/python3.11"
+fi
+PYVER=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+
+# a venv left by an interrupted run (no pip) or made by an old Python is made again
+if [ -e .venv ] && ! { version_ok .venv/bin/python && .venv/bin/python -m pip --version >/dev/null 2>&1; }; then
+  echo "install: .venv is incomplete or older than Python 3.11: making it again"
+  rm -rf .venv
+fi
 
 need=()
 command -v java >/dev/null || need+=(openjdk-17-jre-headless)
@@ -17,21 +37,41 @@ command -v prometheus >/dev/null || need+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
 command -v tmux >/dev/null || need+=(tmux)
 command -v ip >/dev/null || need+=(iproute2)
-if [ "${#need[@]}" -gt 0 ]; then
+# Debian ships ensurepip (which `python3 -m venv` needs) in python3.X-venv
+venv_ready() { "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1 && "$PYTHON" -m ensurepip --version >/dev/null 2>&1; }
+venv_pkg=""
+if [ ! -e .venv ] && ! venv_ready; then venv_pkg="python${PYVER}-venv"; fi
+
+if [ "${#need[@]}" -gt 0 ] || [ -n "$venv_pkg" ]; then
+  wanted=$(echo "${need[@]}" "$venv_pkg")
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then
+    command -v sudo >/dev/null || die "need root or sudo to install: $wanted"
+    SUDO="sudo"
+  fi
+  command -v apt-get >/dev/null || die "no apt-get here: install by hand: $wanted"
+  apt_get() { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get "$@"; }
+  apt_get update -q
+  if [ -n "$venv_pkg" ]; then
+    # python3.X-venv matches $PYTHON; python3-venv is Debian's name for the default one
+    apt-cache show "$venv_pkg" >/dev/null 2>&1 || venv_pkg=python3-venv
+    need+=("$venv_pkg")
+  fi
   echo "install: apt packages: ${need[*]}"
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
+  apt_get install -y -q --no-install-recommends "${need[@]}"
+  if [ -n "$venv_pkg" ] && ! venv_ready; then
+    die "$PYTHON still cannot make a venv (no ensurepip) after installing $venv_pkg; is $PYTHON Debian's python3?"
+  fi
 fi
 
-PYTHON="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
+if [ ! -e .venv ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q -e ".[dev]"
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[dev]"
 .venv/bin/python -m loadtower.store.hdr_kernels  # compile the store's loops once (numba cache)
 .venv/bin/python -m loadtower.agents.cql.native_sender  # and the agents' native senders
 .venv/bin/python -m loadtower.agents.cql.wire_sender
 
 .venv/bin/loadtower sandbox fetch
-echo "install: done"
+echo "install: done in $(($(date +%s) - start)) s"

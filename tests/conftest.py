@@ -1,18 +1,30 @@
 """Shared fixtures. `sandbox`: one real sandbox for the whole test session.
 
+The session brings it up and down through the real CLI, as a user would:
+`loadtower sandbox up --dir DIR --json` (its JSON is the fixture's value) and
+`loadtower sandbox down --dir DIR` at the end, then checks that nothing is left:
+no process the sandbox recorded, no descendant of those (e.g. sshd's session
+processes), and no process whose command line or working directory names DIR.
+
 Set LOADTOWER_TEST_SANDBOX=DIR to reuse a sandbox you brought up yourself
-(`loadtower sandbox up --dir DIR`); it is then left running. Otherwise the
-session starts one in a temporary directory and stops it at the end, checking
-that no process it started is left.
+(`loadtower sandbox up --dir DIR`); its `loadtower sandbox status --dir DIR --json`
+is then the fixture's value, and it is left running.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+UP_TIMEOUT_S = 480  # the CLI waits up to 240 s per service itself
+DOWN_TIMEOUT_S = 180
 
 
 def live_pids(info: dict) -> list[int]:
@@ -26,21 +38,55 @@ def live_pids(info: dict) -> list[int]:
     return [r.pid for r in records if r is not None and is_alive(r)]
 
 
+def loadtower_command() -> list[str]:
+    """The installed `loadtower` console script (next to this interpreter, else on PATH)."""
+    script = Path(sys.executable).with_name("loadtower")
+    found = str(script) if script.is_file() else shutil.which("loadtower")
+    if found is None:
+        pytest.fail("no `loadtower` console script next to this Python or on PATH (make install)")
+    return [found]
+
+
+def run_cli(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*loadtower_command(), *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def parse_info(proc: subprocess.CompletedProcess[str]) -> dict:
+    command = " ".join(proc.args[1:]) if isinstance(proc.args, list) else str(proc.args)
+    try:
+        info = json.loads(proc.stdout)
+    except ValueError:
+        pytest.fail(
+            f"`loadtower {command}` exited {proc.returncode} without one JSON object: "
+            f"{(proc.stderr or proc.stdout)[-2000:]}"
+        )
+    if proc.returncode != 0 or not info.get("up"):
+        pytest.fail(
+            f"`loadtower {command}` exited {proc.returncode}, sandbox not up: {proc.stderr[-2000:]}"
+        )
+    return info
+
+
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    from loadtower.sandbox import Sandbox
-
     reuse = os.environ.get("LOADTOWER_TEST_SANDBOX")
     if reuse:
-        info = Sandbox(reuse).info()
-        if not info.get("up"):
-            pytest.fail(f"LOADTOWER_TEST_SANDBOX={reuse} is not up")
-        yield info
+        status = run_cli(["sandbox", "status", "--dir", reuse, "--json"], timeout=60)
+        if status.returncode != 0:
+            pytest.fail(f"LOADTOWER_TEST_SANDBOX={reuse} is not up (`loadtower sandbox status`)")
+        yield parse_info(status)
         return
-    box = Sandbox(tmp_path_factory.mktemp("sandbox"), cassandra_nodes=1, standby=1)
+    from tests.leftovers import Leftovers
+
+    directory = tmp_path_factory.mktemp("sandbox").resolve()
+    up = ["sandbox", "up", "--dir", str(directory), "--cassandra-nodes", "1", "--standby", "1"]
     try:
-        yield box.up(timeout=240)
+        yield parse_info(run_cli([*up, "--timeout", "240", "--json"], timeout=UP_TIMEOUT_S))
     finally:
-        info = box.info()
-        box.down()
-        assert live_pids(info) == [], "the sandbox left processes running"
+        leftovers = Leftovers(directory)  # before `down`: the processes and their children
+        down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=DOWN_TIMEOUT_S)
+        left = leftovers.still_running()
+        assert down.returncode == 0, f"`loadtower sandbox down` failed: {down.stderr[-2000:]}"
+        assert left == [], f"the sandbox left processes running: {left}"

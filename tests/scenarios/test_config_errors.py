@@ -44,7 +44,9 @@ def test_valid_files_load(write) -> None:
 
 def test_unknown_key(write) -> None:
     text = SCENARIO.replace("records = 1000", "records = 1000\nrecrods = 5")
-    assert scenario_error(write, text) == "s.toml:6: key 'dataset.recrods': unknown key"
+    assert scenario_error(write, text) == (
+        "s.toml:6: key 'dataset.recrods': unknown key (did you mean 'records'?)"
+    )
 
 
 def test_unknown_top_level_key(write) -> None:
@@ -80,8 +82,36 @@ def test_missing_key(write) -> None:
 
 def test_missing_name(write) -> None:
     assert scenario_error(write, SCENARIO.replace('name = "t"\n', "")) == (
-        "s.toml: key 'name': missing required key"
+        "s.toml:1: key 'name': missing required key"
     )
+
+
+def test_missing_phases(write) -> None:
+    text = SCENARIO[: SCENARIO.index("[[phases]]")]
+    assert scenario_error(write, text) == "s.toml:1: key 'phases': missing required key"
+
+
+def test_empty_scenario_names_line_1(write) -> None:
+    assert scenario_error(write, "") == "s.toml:1: key 'name': missing required key"
+
+
+def test_misspelled_phase_key_is_named_before_the_missing_one(write) -> None:
+    text = SCENARIO.replace('duration = "10s"', 'durration = "10s"')
+    assert scenario_error(write, text) == (
+        "s.toml:15: key 'phases[1].durration': unknown key (did you mean 'duration'?)"
+    )
+
+
+def test_unknown_key_before_missing_top_level_key(write) -> None:
+    text = SCENARIO.replace('name = "t"\n', "").replace("[dataset]", "[datasett]")
+    assert scenario_error(write, text) == (
+        "s.toml:3: key 'datasett': unknown key (did you mean 'dataset'?)"
+    )
+
+
+def test_unknown_key_without_a_close_name_gets_no_hint(write) -> None:
+    text = SCENARIO.replace("records = 1000", "records = 1000\nzebra = 5")
+    assert scenario_error(write, text) == "s.toml:6: key 'dataset.zebra': unknown key"
 
 
 def test_unknown_phase(write) -> None:
