@@ -25,7 +25,7 @@ from loadtower.agents.backends import Backend, backend_for
 from loadtower.agents.cql.native_feed import NativeFeed
 from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.measure import IntervalRecorder
-from loadtower.agents.workload.keys import OpMix, chooser
+from loadtower.agents.workload.keys import OpMix, chooser, load_slice
 from loadtower.agents.workload.values import ValuePool
 
 LATE_S = 0.002  # 1 ms of event-loop timer granularity + 1 ms of real lateness
@@ -131,7 +131,9 @@ class Engine:
         dataset, workload = spec["dataset"], spec["workload"]
         backend = backend_for(spec.get("engine") or "cassandra")
         schema = workload.get("schema_") or workload.get("schema") or "ycsb"
-        table = spec["target"].get("table") or backend.default_table(schema)
+        table = (
+            workload.get("table") or spec["target"].get("table") or backend.default_table(schema)
+        )
         key = backend.session_key(cfg)
         if self.session is None or self.session_key != key:
             if self.session is not None:
@@ -145,9 +147,10 @@ class Engine:
         await backend.prepare(self.session, cfg, table, backend.statements(cfg, schema, table))
         rng = random.Random(cfg.seed)
         records = int(cfg.records or dataset["records"])
-        per_worker = -(-records // max(cfg.worker_count, 1))
-        self._load_next = cfg.worker_index * per_worker
-        self._load_end = min(records, self._load_next + per_worker)
+        first = int(spec.get("start_key") or 0) if cfg.mode == "load" else 0
+        self._load_next, self._load_end = load_slice(
+            first, records, cfg.worker_index, cfg.worker_count
+        )
         self._load_rows = backend.load_rows(cfg)
         self._new_key = records + cfg.worker_index * NEW_KEY_STRIDE
         common = dict(

@@ -17,8 +17,13 @@ from loadtower.errors import LoadtowerError
 from loadtower.scenarios.models import Host, Inventory
 
 RECONNECT_FOR_S = 30.0
-ACTION_TIMEOUT_S = 900.0
+ACTION_TIMEOUT_S = 900.0  # an action (start, compact, ...) when its caller gives no timeout
+CHANNEL_TIMEOUT_S = 30.0  # opening a process channel or a port forward
 StateCallback = Callable[[str, str, str], None]
+
+
+class CommandTimeout(LoadtowerError):
+    """A remote command did not finish within its timeout (it may still run there)."""
 
 
 @dataclass(frozen=True)
@@ -40,8 +45,9 @@ class RemoteProcess:
     def returncode(self) -> int | None:
         return self.process.returncode
 
-    async def wait(self) -> int | None:
-        await self.process.wait()
+    async def wait(self, timeout: float | None = None) -> int | None:
+        """The exit status; TimeoutError after `timeout` seconds (None: until it ends)."""
+        await asyncio.wait_for(self.process.wait(), timeout)
         for task in self.tasks:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(task, 5)
@@ -152,7 +158,7 @@ class HostPool:
             try:
                 result = await asyncio.wait_for(conn.run(command, check=False), timeout)
             except TimeoutError:
-                raise LoadtowerError(f"host {name}: `{command}` did not finish within "
+                raise CommandTimeout(f"host {name}: `{command}` did not finish within "
                                      f"{timeout:g} s") from None
             except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError,
                     OSError) as exc:
@@ -164,7 +170,10 @@ class HostPool:
             return status, str(result.stdout or ""), str(result.stderr or "")
         raise AssertionError("unreachable")
 
-    async def run_action(self, name: str, action: str, **placeholders: str) -> tuple[int, str, str]:
+    async def run_action(self, name: str, action: str, *, timeout: float | None = None,
+                         **placeholders: str) -> tuple[int, str, str]:
+        """Run the host's declared `action` (CommandTimeout after `timeout` seconds,
+        ACTION_TIMEOUT_S when None)."""
         template = self._host(name).actions.get(action)  # type: ignore[call-overload]
         if template is None:
             raise LoadtowerError(f"host {name} has no '{action}' action in the inventory")
@@ -173,13 +182,18 @@ class HostPool:
         except (KeyError, IndexError) as exc:
             raise LoadtowerError(f"host {name}: action '{action}' uses an unknown placeholder "
                                  f"{exc} (known: {', '.join(sorted(placeholders))})") from None
-        return await self.run(name, command, timeout=ACTION_TIMEOUT_S)
+        return await self.run(name, command, timeout=ACTION_TIMEOUT_S if timeout is None
+                              else timeout)
 
     async def stream(self, name: str, command: str, on_stdout: Callable[[str], None],
                      on_stderr: Callable[[str], None]) -> RemoteProcess:
         conn = await self.connection(name)
         wrapped = f"setsid -w sh -c {shlex.quote('echo LTPID $$ >&2; ' + command)}"
-        process = await conn.create_process(wrapped)
+        try:
+            process = await asyncio.wait_for(conn.create_process(wrapped), CHANNEL_TIMEOUT_S)
+        except TimeoutError:
+            raise LoadtowerError(f"host {name}: starting `{command}` over SSH took over "
+                                 f"{CHANNEL_TIMEOUT_S:g} s") from None
         handle = RemoteProcess(self, name, process, [])
         pid_seen = asyncio.Event()
 
@@ -205,9 +219,26 @@ class HostPool:
     async def forward_remote_port(self, name: str, remote_port: int, local_host: str,
                                   local_port: int) -> int:
         conn = await self.connection(name)
-        listener = await conn.forward_remote_port("127.0.0.1", remote_port, local_host, local_port)
+        try:
+            listener = await asyncio.wait_for(
+                conn.forward_remote_port("127.0.0.1", remote_port, local_host, local_port),
+                CHANNEL_TIMEOUT_S)
+        except TimeoutError:
+            raise LoadtowerError(f"host {name}: the SSH reverse forward of port {remote_port} "
+                                 f"took over {CHANNEL_TIMEOUT_S:g} s") from None
         self.listeners.append(listener)
         return int(listener.get_port())
+
+    async def forward_local_port(self, name: str, address: str, port: int) -> Any:
+        """A listener on 127.0.0.1 (any free port: ``get_port()``) that reaches
+        ``address:port`` from host `name`; close() it when done."""
+        conn = await self.connection(name)
+        try:
+            return await asyncio.wait_for(
+                conn.forward_local_port("127.0.0.1", 0, address, port), CHANNEL_TIMEOUT_S)
+        except TimeoutError:
+            raise LoadtowerError(f"host {name}: the SSH forward to {address}:{port} took over "
+                                 f"{CHANNEL_TIMEOUT_S:g} s") from None
 
     async def close(self) -> None:
         if self.closed:

@@ -26,6 +26,7 @@ from loadtower.agents import locust_setup as ls
 OPEN_LANES_PER_WORKER = 4
 CONFIGURE_TIMEOUT_S = 120.0
 SILENT_S = 3.0  # a worker without a heartbeat for this long is reported silent
+NAME_WAIT_S = 2.0  # a new worker is announced once its name is known, or after this long
 STOP_RESEND_S = 2.0  # a worker still running this long after a stop is stopped again
 PHASE_RESEND_S = 15.0  # a worker that did not confirm a phase this long is sent it again
 
@@ -72,6 +73,7 @@ class Master:
         self.agents: dict[str, str] = {}  # agent name (HOST/INDEX) -> Locust worker id
         self.phase_msgs: dict[str, dict[str, Any]] = {}
         self.last_seen: dict[str, float] = {}  # worker id -> its last heartbeat
+        self.first_seen: dict[str, float] = {}  # worker id -> when the master first saw it
         self.silent: set[str] = set()
         self.lane_rate: float | None = None
         self.stopped_at = 0.0
@@ -114,13 +116,19 @@ class Master:
     def _watch_workers(self) -> None:
         while True:
             current = {c.id for c in self.runner.clients.all if c.state != "missing"}
+            now = time.time()
+            joined = set()
             for wid in sorted(current - self.known):
-                self.last_seen.setdefault(wid, time.time())
+                self.last_seen.setdefault(wid, now)
+                first = self.first_seen.setdefault(wid, now)
+                if self._name(wid) == wid and now - first < NAME_WAIT_S:
+                    continue  # its hello (HOST/INDEX) is on its way: announce it by name
                 self._event("worker_joined", wid, f"load worker {wid} joined")
+                joined.add(wid)
             for wid in sorted(self.known - current):
                 self._event("worker_left", wid, f"load worker {self._name(wid)} left the master")
-            self.known = current
-            now = time.time()
+                self.first_seen.pop(wid, None)
+            self.known = (self.known & current) | joined
             for wid in current - self.silent:
                 gap = now - self.last_seen.get(wid, now)
                 if gap > SILENT_S:

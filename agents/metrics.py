@@ -18,7 +18,9 @@ from loadtower.agents.proc_stats import PROC_CMD, ProcReading, parse_proc, rates
 from loadtower.scenarios.models import Inventory
 
 WarningCallback = Callable[[str, str], None]
-QUERY_TIMEOUT_S = 5.0
+QUERY_TIMEOUT_S = 5.0  # one Prometheus query (HTTP read), one /proc reading over SSH
+CONNECT_TIMEOUT_S = 2.0  # the HTTP connection to Prometheus
+TICK_BUDGET_S = 8.0  # all of one tick's Prometheus queries: the worker thread ends by then
 TICK_OFFSET_S = 0.3  # after node_exporter's 1 s scrape has landed
 
 
@@ -80,6 +82,7 @@ class NodeMetricsSampler:
         self._proc_tasks: dict[str, asyncio.Task[None]] = {}
         self._warned: set[str] = set()
         self._prom: Any = None
+        self._querying = False  # a worker thread is in _query_all
 
     # ------------------------------------------------------------------ public
     async def samples(self) -> AsyncIterator[NodeSample]:
@@ -136,9 +139,11 @@ class NodeMetricsSampler:
         url = str(self.inventory.metrics.prometheus_url)
         loopback = any(is_loopback(self.inventory.hosts[n].address) for n in hosts)
         queries = prometheus_queries(hosts.values(), loopback)
+        if self._querying:  # a thread of an abandoned tick still waits: never pile them up
+            return
         try:
             values = await asyncio.wait_for(
-                asyncio.to_thread(self._query_all, url, queries), QUERY_TIMEOUT_S * 2
+                asyncio.to_thread(self._query_all, url, queries), TICK_BUDGET_S + 2
             )
         except Exception as exc:  # noqa: BLE001 - a missed tick is a warning, not a failure
             self._warn_once("prometheus", "", f"node metrics: Prometheus at {url} failed: {exc}")
@@ -171,13 +176,36 @@ class NodeMetricsSampler:
             )
 
     def _query_all(self, url: str, queries: dict[str, str]) -> dict[str, dict[str, float]]:
+        """Every query of one tick, in a worker thread: each HTTP request has a connect
+        and read timeout and no retries, and the whole tick ends within TICK_BUDGET_S
+        (TimeoutError), so the thread never outlives its tick by much."""
+        self._querying = True
+        try:
+            return self._query_each(url, queries, time.monotonic() + TICK_BUDGET_S)
+        finally:
+            self._querying = False
+
+    def _query_each(
+        self, url: str, queries: dict[str, str], deadline: float
+    ) -> dict[str, dict[str, float]]:
         if self._prom is None:
             from prometheus_api_client import PrometheusConnect
+            from urllib3.util.retry import Retry
 
-            self._prom = PrometheusConnect(url=url, disable_ssl=True)
+            self._prom = PrometheusConnect(
+                url=url, disable_ssl=True, retry=Retry(total=0), timeout=QUERY_TIMEOUT_S
+            )
         out: dict[str, dict[str, float]] = {}
         for field, query in queries.items():
-            result = self._prom.custom_query(query, params={"timeout": f"{QUERY_TIMEOUT_S:g}s"})
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"the queries took over {TICK_BUDGET_S:g} s")
+            read = min(QUERY_TIMEOUT_S, left)
+            result = self._prom.custom_query(
+                query,
+                params={"timeout": f"{max(1, int(read * 1000))}ms"},
+                timeout=(min(CONNECT_TIMEOUT_S, read), read),
+            )
             out[field] = {
                 str(item["metric"].get("instance", "")): float(item["value"][1])
                 for item in result

@@ -21,7 +21,11 @@ def password_file(directory: Path) -> Path:
 
 
 def password(directory: Path) -> str:
-    path = password_file(directory)
+    return secret(password_file(directory))
+
+
+def secret(path: Path) -> str:
+    """The random password kept in ``path`` (mode 0600), generated the first time."""
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(path.parent, 0o700)

@@ -1,28 +1,50 @@
-"""`loadtower sandbox`: fetch, up, status, down, node."""
+"""`loadtower sandbox`: fetch, up, status, down, node, clickhouse."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from loadtower.defaults import default_sandbox_dir
 
-HELP = "Start, inspect and stop a local sandbox of real services (Cassandra, Prometheus, node_exporter, sshd)."
+HELP = (
+    "Start, inspect and stop a local sandbox of real services "
+    "(Cassandra, ClickHouse engine, Prometheus, node_exporter, sshd)."
+)
 DESCRIPTION = """A local sandbox of REAL services on loopback: N Cassandra 5.0.6 nodes
 (127.0.0.1 .. 127.0.0.N, PasswordAuthenticator on, a random password for the
 'loadtower' role), node_exporter, Prometheus scraping it every second, and an
-OpenSSH sshd on a free high port with generated keys. `up` writes DIR/inventory.toml
-describing these hosts (DB nodes, one standby node for scale-out, one load agent).
+OpenSSH sshd on a free high port with generated keys. When chdb is importable
+(pip install chdb-core) it also runs a ClickHouse host: ClickHouse's real engine
+(chdb) behind a small HTTP endpoint on node 1's address (port 8123 when free), with
+its own login. ClickHouse TIMINGS FROM THAT ENDPOINT MEAN NOTHING (one Python HTTP
+server, one query at a time): it checks what runs and what is recorded, not speed.
+`up` writes DIR/inventory.toml describing these hosts (DB nodes, one standby node
+for scale-out, the ClickHouse host ch1, one load agent).
 
 examples:
   loadtower sandbox fetch                       # Cassandra jars into ~/.cache/loadtower
   loadtower sandbox up --dir .sandbox --cassandra-nodes 2 --json
+  loadtower sandbox up --dir .sandbox --no-clickhouse   # without the ClickHouse host
   loadtower sandbox status --dir .sandbox --json   # exit 1 when not up
   loadtower sandbox node stop --dir .sandbox 2
+  loadtower sandbox clickhouse restart --dir .sandbox
   loadtower sandbox down --dir .sandbox"""
 
-NODE_ACTIONS = ("start", "stop", "kill", "pause", "resume", "flush", "compact", "status")
+NODE_ACTIONS = (
+    "start",
+    "stop",
+    "kill",
+    "pause",
+    "resume",
+    "flush",
+    "compact",
+    "status",
+    "decommission",  # a standby node that joined: stream its data back, make it fresh again
+)
+CLICKHOUSE_ACTIONS = ("start", "stop", "kill", "restart", "status")
 
 
 def _dir_arg(p: argparse.ArgumentParser) -> None:
@@ -53,6 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     up.add_argument("--heap", default="1G", help="JVM heap per Cassandra node (default 1G)")
     up.add_argument("--timeout", type=float, default=300.0, help="seconds to wait per service")
+    up.add_argument(
+        "--clickhouse",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the ClickHouse host (chdb endpoint; its timings mean nothing); "
+        "default: when chdb is importable. --no-clickhouse stops a running one",
+    )
     up.add_argument("--json", action="store_true", help="print one JSON object")
     status = sub.add_parser("status", help="show what runs; exit 1 when the sandbox is not up")
     _dir_arg(status)
@@ -66,6 +95,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _dir_arg(node)
     node.add_argument("index", type=int, help="node number (1 = 127.0.0.1)")
     node.add_argument("--no-wait", action="store_true", help="start: do not wait for CQL")
+    clickhouse = sub.add_parser(
+        "clickhouse",
+        help="act on the ClickHouse host (chdb endpoint): " + ", ".join(CLICKHOUSE_ACTIONS),
+    )
+    clickhouse.add_argument(
+        "clickhouse_action",
+        choices=CLICKHOUSE_ACTIONS,
+        metavar="CLICKHOUSE_ACTION",
+        help=", ".join(CLICKHOUSE_ACTIONS) + " (status: exit 3 when stopped)",
+    )
+    _dir_arg(clickhouse)
 
 
 def _print_info(info: dict) -> None:
@@ -88,7 +128,15 @@ def _print_info(info: dict) -> None:
             f"{'up' if ssh['up'] else 'down'}"
         )
         print(f"  login          {cass['username']} / password in {cass['password_file']}")
+        ch = info.get("clickhouse") or {}
+        if ch.get("enabled"):
+            print(
+                f"  clickhouse     {ch['host']}  {ch['url']}  {'up' if ch['up'] else 'down'}  "
+                f"({ch['engine']}; login {ch['username']} / password in {ch['password_file']})"
+            )
         print(f"  inventory      {info['inventory']}")
+        if ch.get("enabled"):
+            print(f"WARNING: {ch['warning']}.")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,8 +154,11 @@ def run(args: argparse.Namespace) -> int:
             standby=args.standby,
             first_address=args.first_address,
             heap=args.heap,
+            clickhouse=args.clickhouse,
         )
         info = sandbox.up(timeout=args.timeout)
+        if args.json and info.get("clickhouse", {}).get("enabled"):
+            print(f"WARNING: {info['clickhouse']['warning']}.", file=sys.stderr)
     else:
         sandbox = Sandbox(directory)
     if args.action == "down":
@@ -116,6 +167,10 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "node":
         print(sandbox.node(args.node_action, args.index, wait=not args.no_wait), end="")
         return 0
+    if args.action == "clickhouse":
+        running, line = sandbox.clickhouse_action(args.clickhouse_action)
+        print(line)
+        return 3 if args.clickhouse_action == "status" and not running else 0
     if args.action == "status":
         info = sandbox.info()
     if args.json:

@@ -9,8 +9,9 @@ from loadtower.defaults import add_store_argument, default_sandbox_dir
 
 HELP = "Bring up the sandbox and run the quick-start scenario against it."
 DESCRIPTION = """Bring up the local sandbox (real Cassandra, Prometheus, node_exporter and sshd on
-loopback), then check the 'quickstart' scenario against its inventory and run it
-(in the live TUI when the terminal allows, else with a status line and result table).
+loopback, and a ClickHouse host whose timings mean nothing when chdb is importable),
+then check the 'quickstart' scenario against its inventory and run it (in the live
+TUI when the terminal allows, else with a status line and result table).
 The sandbox stays up afterwards: stop it with `loadtower sandbox down --dir DIR`.
 
 example:
@@ -45,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     info = Sandbox(directory, cassandra_nodes=args.cassandra_nodes).up()
     inventory = info["inventory"]
     print(f"sandbox up in {info['dir']}; inventory {inventory}")
+    if info.get("clickhouse", {}).get("enabled"):
+        print(f"WARNING: {info['clickhouse']['warning']}.")
     status = cli_main(["check", args.scenario, "--inventory", str(inventory)])
     if status != 0:
         return status

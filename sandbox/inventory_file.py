@@ -1,16 +1,20 @@
 """Writes DIR/inventory.toml: the sandbox's hosts as a loadtower inventory.
 
 Every "host" is reached through the sandbox's sshd on 127.0.0.1; DB hosts carry
-node actions that call `loadtower sandbox node ...` on that host.
+node actions that call `loadtower sandbox node ...` on that host. The ClickHouse host
+``ch1`` (when the sandbox runs one) carries actions that call `loadtower sandbox
+clickhouse ...`; its compaction is the orchestrator's own OPTIMIZE TABLE ... FINAL.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
 
+from loadtower.sandbox import clickhouse_service as ch
 from loadtower.sandbox.auth import USERNAME, password_file
 from loadtower.sandbox.state import SandboxState
 
@@ -20,6 +24,14 @@ NODE_ACTIONS = ("start", "stop", "kill", "pause", "resume", "flush", "compact", 
 def q(value: object) -> str:
     """A TOML value: JSON string/number literals are valid TOML."""
     return json.dumps(value)
+
+
+def node_actions(directory: Path, index: int) -> dict[str, str]:
+    """Every action of Cassandra node `index`; `restart` is `stop`, then `start` if the
+    stop succeeded (the sandbox's CLI has no restart of its own for nodes)."""
+    actions = {a: node_action(directory, a, index) for a in NODE_ACTIONS}
+    actions["restart"] = f"{actions['stop']} && {actions['start']}"
+    return actions
 
 
 def node_action(directory: Path, action: str, index: int) -> str:
@@ -35,6 +47,37 @@ def node_action(directory: Path, action: str, index: int) -> str:
         str(index),
     ]
     return shlex.join(argv)
+
+
+def clickhouse_action(directory: Path, action: str) -> str:
+    argv = [sys.executable, "-m", "loadtower", "sandbox", "clickhouse", action]
+    return shlex.join([*argv, "--dir", str(directory)])
+
+
+def clickhouse_lines(directory: Path, state: SandboxState) -> list[str]:
+    """``[clickhouse]`` credentials and the host ch1 (no ``compact`` action: the
+    compaction phase then runs OPTIMIZE TABLE ... FINAL itself, table by table)."""
+    if not ch.enabled(state):
+        return []
+    return [
+        "# ch1: ClickHouse's engine (chdb) behind the sandbox's HTTP endpoint.",
+        "# ClickHouse TIMINGS FROM IT MEAN NOTHING (one Python server, one query at a time).",
+        "[clickhouse]",
+        f"username = {q(ch.USERNAME)}",
+        f"password_file = {q(str(ch.password_file(directory)))}",
+        "",
+        f"[hosts.{ch.HOST}]",
+        f"address = {q(ch.address(state))}",
+        f"port = {state.ports['clickhouse']}",
+        'ssh_host = "127.0.0.1"',
+        'roles = ["db"]',
+        'engine = "clickhouse"',
+        f"node_exporter = {q('127.0.0.1:' + str(state.ports['node_exporter']))}",
+        "",
+        f"[hosts.{ch.HOST}.actions]",
+        *(f"{a} = {q(clickhouse_action(directory, a))}" for a in ch.ACTIONS),
+        "",
+    ]
 
 
 def render(directory: Path, state: SandboxState) -> str:
@@ -67,9 +110,10 @@ def render(directory: Path, state: SandboxState) -> str:
             f"standby = {'true' if node.standby else 'false'}",
             "",
             f"[hosts.db{index}.actions]",
-            *(f"{a} = {q(node_action(directory, a, index))}" for a in NODE_ACTIONS),
+            *(f"{a} = {q(cmd)}" for a, cmd in node_actions(directory, index).items()),
             "",
         ]
+    lines += clickhouse_lines(directory, state)
     lines += [
         "[hosts.agent1]",
         'address = "127.0.0.1"',
@@ -82,6 +126,9 @@ def render(directory: Path, state: SandboxState) -> str:
 
 
 def write(directory: Path, state: SandboxState) -> Path:
+    """Write DIR/inventory.toml atomically (a run may be reading it)."""
     path = directory / "inventory.toml"
-    path.write_text(render(directory, state))
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(render(directory, state))
+    os.replace(tmp, path)
     return path

@@ -1,4 +1,6 @@
-"""The local sandbox: real Cassandra nodes, node_exporter, Prometheus and sshd on loopback.
+"""The local sandbox: real Cassandra nodes, node_exporter, Prometheus and sshd on loopback,
+plus a ClickHouse host (ClickHouse's engine, chdb, behind a small HTTP endpoint whose
+timings mean nothing: sandbox/clickhouse_service.py) when chdb is importable.
 
 ``Sandbox(dir).up()`` starts what is not running and waits until each service
 answers; ``down()`` stops everything the sandbox started (safe when idle);
@@ -8,12 +10,14 @@ answers; ``down()`` stops everything the sandbox started (safe when idle);
 from __future__ import annotations
 
 import ipaddress
+import shutil
 import signal
 import time
 from pathlib import Path
 
 from loadtower.errors import LoadtowerError
 from loadtower.sandbox import auth, inventory_file, metrics_services, ssh_server
+from loadtower.sandbox import clickhouse_service as ch
 from loadtower.sandbox import processes as procs
 from loadtower.sandbox import state as st
 from loadtower.sandbox.cassandra_node import NodeSpec, check_java
@@ -30,7 +34,9 @@ class Sandbox:
         standby: int = 1,
         first_address: str = "127.0.0.1",
         heap: str = "1G",
+        clickhouse: bool | None = None,
     ) -> None:
+        """``clickhouse``: run the sandbox's ClickHouse host (None: when chdb is importable)."""
         if cassandra_nodes < 1:
             raise LoadtowerError("--cassandra-nodes must be at least 1")
         self.dir = Path(directory).resolve()
@@ -40,6 +46,7 @@ class Sandbox:
         if not self.first_address.is_loopback:
             raise LoadtowerError(f"--first-address {first_address} is not a loopback address")
         self.heap = heap
+        self.clickhouse = clickhouse
 
     # ---- layout -------------------------------------------------------------------------
     def _address(self, index: int) -> str:
@@ -58,7 +65,7 @@ class Sandbox:
             heap=self.heap,
         )
 
-    def _plan(self, old: st.SandboxState | None) -> st.SandboxState:
+    def _plan(self, old: st.SandboxState | None, clickhouse: bool) -> st.SandboxState:
         """Ports and nodes: kept from an earlier `up` when still free, chosen afresh otherwise."""
         total = self.cassandra_nodes + self.standby
         if old and len(old.nodes) >= self.cassandra_nodes:
@@ -80,6 +87,8 @@ class Sandbox:
             "node_exporter": pick("node_exporter", ["127.0.0.1"], 9100),
             "ssh": pick("ssh", ["127.0.0.1"], None),
         }
+        if clickhouse:
+            state.ports["clickhouse"] = pick("clickhouse", addresses[:1], ch.PREFERRED_PORT)
         for i in range(1, total + 1):
             prev_node = old.nodes.get(i) if old else None
             jmx = procs.free_port(
@@ -93,16 +102,22 @@ class Sandbox:
 
     # ---- up ---------------------------------------------------------------------------
     def up(self, timeout: float = 300.0) -> dict:
+        self._refuse_resize(st.load(self.dir))
         fetch_jars()
         check_java()
+        clickhouse = self._clickhouse_wanted()
         self.dir.mkdir(parents=True, exist_ok=True)
         with st.locked(self.dir):
             old = st.load(self.dir)
-            if old and self._all_alive(old):
+            if old and self._core_alive(old):
+                self._refuse_resize(old)
+                # Cassandra and the services run: only ClickHouse may need starting/stopping
+                self._reconcile_clickhouse(old, clickhouse, timeout)
+                inventory_file.write(self.dir, old)
                 return self.info()
             if old:
                 self._stop_all(old)  # half-up: start again from a clean slate
-            state = self._plan(old)
+            state = self._plan(old, clickhouse)
             st.save(self.dir, state)
             try:
                 self._start_services(state, timeout)
@@ -111,12 +126,104 @@ class Sandbox:
                 auth.ensure_role(state.nodes[1].address, state.ports["native"], self.dir)
                 state.auth_ready = True
                 st.save(self.dir, state)
+                if clickhouse:
+                    self._start_clickhouse(state, timeout)
             except BaseException:
                 self._stop_all(state)
                 st.save(self.dir, state)
                 raise
             inventory_file.write(self.dir, state)
         return self.info()
+
+    def _refuse_resize(self, state: st.SandboxState | None) -> None:
+        """`up` on a running sandbox keeps it as it is: another --cassandra-nodes is an error."""
+        if state is None or not self._core_alive(state):
+            return
+        running = sum(1 for n in state.nodes.values() if not n.standby)
+        if running != self.cassandra_nodes:
+            nodes = f"{running} Cassandra node{'s' if running != 1 else ''}"
+            raise LoadtowerError(
+                f"the sandbox in {self.dir} is already up with {nodes}, not "
+                f"{self.cassandra_nodes}: pass --cassandra-nodes {running}, or run "
+                f"`loadtower sandbox down --dir {self.dir}` first"
+            )
+
+    def _clickhouse_wanted(self) -> bool:
+        if self.clickhouse is None:
+            return ch.available()
+        if self.clickhouse and not ch.available():
+            raise LoadtowerError(
+                "--clickhouse: chdb is not importable here (pip install chdb-core), "
+                "or use --no-clickhouse"
+            )
+        return self.clickhouse
+
+    def _reconcile_clickhouse(self, state: st.SandboxState, wanted: bool, timeout: float) -> None:
+        """Start the ClickHouse host when wanted and not running; stop and drop it when not
+        wanted. Cassandra and the other services are left as they are."""
+        if not wanted:
+            if ch.enabled(state):
+                procs.stop(state.services.get("clickhouse"))
+                state.services.pop("clickhouse", None)
+                state.ports.pop("clickhouse", None)
+                st.save(self.dir, state)
+            return
+        host = ch.address(state)
+        stopped = not procs.is_alive(state.services.get("clickhouse"))
+        if not ch.enabled(state) or (
+            stopped and not procs.port_free(host, state.ports["clickhouse"])
+        ):  # new, or its port was taken while it was stopped: a free port (inventory follows)
+            state.ports.pop("clickhouse", None)
+            taken = set(state.ports.values()) | {n.jmx_port for n in state.nodes.values()}
+            state.ports["clickhouse"] = procs.free_port([host], ch.PREFERRED_PORT, taken)
+            st.save(self.dir, state)
+        self._start_clickhouse(state, timeout)
+
+    def _start_clickhouse(self, state: st.SandboxState, timeout: float) -> None:
+        if procs.is_alive(state.services.get("clickhouse")):
+            return
+        host, port = ch.address(state), state.ports["clickhouse"]
+        record = procs.spawn(ch.command(self.dir, state), ch.log_file(self.dir))
+        state.services["clickhouse"] = record
+        st.save(self.dir, state)
+        self._wait(
+            f"ClickHouse (chdb) on {host}:{port}",
+            record,
+            lambda: ch.ping(host, port),
+            min(timeout, 60.0),
+        )
+
+    def clickhouse_action(self, action: str, timeout: float = 60.0) -> tuple[bool, str]:
+        """start / stop / kill / restart / status of the ClickHouse host: (running, a line)."""
+        if action not in ch.ACTIONS:
+            raise LoadtowerError(f"unknown ClickHouse action '{action}'")
+        with st.locked(self.dir):
+            state = self._require_state()
+            if not ch.enabled(state):
+                raise LoadtowerError(
+                    f"the sandbox in {self.dir} has no ClickHouse host "
+                    f"(`loadtower sandbox up --dir {self.dir} --clickhouse`)"
+                )
+            record = state.services.get("clickhouse")
+            if action in ("stop", "kill", "restart"):
+                if action == "kill":
+                    procs.send(record, signal.SIGKILL)
+                    procs.wait_until(lambda: not procs.is_alive(record), 15.0)
+                procs.stop(record)
+                state.services["clickhouse"] = None
+                st.save(self.dir, state)
+            if action in ("start", "restart"):
+                self._start_clickhouse(state, timeout)
+            record = state.services.get("clickhouse")
+        running = procs.is_alive(record)
+        where = f"{ch.address(state)}:{state.ports['clickhouse']}"
+        if not running:
+            return False, f"clickhouse {where}: stopped"
+        assert record is not None
+        return (
+            True,
+            f"clickhouse {where}: up (pid {record.pid}; chdb endpoint, timings mean nothing)",
+        )
 
     def _start_services(self, state: st.SandboxState, timeout: float) -> None:
         ports = state.ports
@@ -163,6 +270,7 @@ class Sandbox:
         node = state.nodes[index]
         if procs.is_alive(node.process):
             return
+        self._free_jmx_port(state, index)
         spec = self._spec(state, index)
         spec.write_config()
         node.process = procs.spawn(spec.command(), spec.stdout_log)
@@ -176,10 +284,14 @@ class Sandbox:
         )
 
     # ---- status / info ------------------------------------------------------------------
-    def _all_alive(self, state: st.SandboxState) -> bool:
+    def _core_alive(self, state: st.SandboxState) -> bool:
         services = all(procs.is_alive(state.services.get(n)) for n in SERVICES)
         nodes = all(procs.is_alive(n.process) for n in state.nodes.values() if not n.standby)
         return services and nodes and state.auth_ready
+
+    def _all_alive(self, state: st.SandboxState) -> bool:
+        clickhouse = not ch.enabled(state) or procs.is_alive(state.services.get("clickhouse"))
+        return self._core_alive(state) and clickhouse
 
     def _require_state(self) -> st.SandboxState:
         state = st.load(self.dir)
@@ -245,10 +357,37 @@ class Sandbox:
                 "known_hosts": state.ssh.get("known_hosts"),
                 "up": services["sshd"],
             },
+            "clickhouse": self._clickhouse_info(state),
+        }
+
+    def _clickhouse_info(self, state: st.SandboxState) -> dict:
+        if not ch.enabled(state):
+            return {"enabled": False, "up": False}
+        record = state.services.get("clickhouse")
+        alive = procs.is_alive(record)
+        host, port = ch.address(state), state.ports["clickhouse"]
+        pwd_file = ch.password_file(self.dir)
+        return {
+            "enabled": True,
+            "host": ch.HOST,
+            "address": host,
+            "port": port,
+            "url": f"http://{host}:{port}",
+            "engine": ch.engine_version(),
+            "username": ch.USERNAME,
+            "password": pwd_file.read_text().strip() if pwd_file.exists() else None,
+            "password_file": str(pwd_file),
+            "up": alive and ch.ping(host, port),
+            "pid": record.pid if alive and record else None,
+            "log": str(ch.log_file(self.dir)),
+            "warning": ch.WARNING,
         }
 
     # ---- down -----------------------------------------------------------------------------
     def _stop_all(self, state: st.SandboxState) -> None:
+        if "clickhouse" in state.services:
+            procs.stop(state.services["clickhouse"])
+            state.services["clickhouse"] = None
         for node in state.nodes.values():
             procs.stop(node.process)
             node.process = None
@@ -286,6 +425,7 @@ class Sandbox:
                 if alive and node.paused:
                     raise LoadtowerError(f"node {index} is paused: use `resume`")
                 if not alive:
+                    self._free_jmx_port(state, index)
                     spec = self._spec(state, index)
                     spec.write_config()
                     node.process = procs.spawn(spec.command(), spec.stdout_log)
@@ -296,6 +436,8 @@ class Sandbox:
                     procs.wait_until(lambda: not procs.is_alive(node.process), 15.0)
                 procs.stop(node.process)
                 node.process, node.paused = None, False
+            elif action == "decommission":
+                self._decommission(state, index, alive)
             elif action in ("pause", "resume"):
                 if not alive:
                     raise LoadtowerError(f"node {index} is not running")
@@ -327,6 +469,38 @@ class Sandbox:
                 timeout,
             )
         return f"node {index}: {self.node_status(state, index)}\n"
+
+    def _free_jmx_port(self, state: st.SandboxState, index: int) -> None:
+        """A node's JMX port is chosen at `up`; a standby node may start much later, when
+        something else (another sandbox) has taken it: then it gets a free one."""
+        node = state.nodes[index]
+        if procs.port_free("127.0.0.1", node.jmx_port):
+            return
+        taken = set(state.ports.values()) | {n.jmx_port for n in state.nodes.values()}
+        node.jmx_port = procs.free_port(["127.0.0.1"], None, taken)
+
+    def _decommission(self, state: st.SandboxState, index: int, alive: bool) -> None:
+        """A standby node that joined gives its ranges back (`nodetool decommission`),
+        stops, and loses its directory: a fresh standby again, as `up` made it."""
+        node = state.nodes[index]
+        if not node.standby:
+            raise LoadtowerError(
+                f"node {index} is not a standby node: only those (added by a scale-out) "
+                "are decommissioned"
+            )
+        if alive and node.paused:
+            raise LoadtowerError(f"node {index} is paused: use `resume` first")
+        if alive:
+            # --force: system_distributed wants 3 replicas and never had them here
+            proc = self._spec(state, index).nodetool("decommission", "--force", timeout=900)
+            if proc.returncode != 0:
+                raise LoadtowerError(
+                    f"nodetool decommission on node {index} failed: "
+                    f"{(proc.stderr or proc.stdout).strip()[-800:]}"
+                )
+        procs.stop(node.process)
+        node.process, node.paused = None, False
+        shutil.rmtree(self.dir / "cassandra" / f"node{index}", ignore_errors=True)
 
     def _any_running(self, state: st.SandboxState) -> int:
         for i, n in sorted(state.nodes.items()):

@@ -46,7 +46,8 @@ def _parse_value(text: str) -> Any:
 def apply_overrides(
     data: dict[str, Any], overrides: list[str], scale: float | None
 ) -> dict[str, Any]:
-    """`--set dataset.records=1000000`, `--set phases[1].rate=5000`; `--scale 10` multiplies sizes."""
+    """`--set dataset.records=1000000`, `--set phases[1].rate=5000`; `--scale 10` multiplies
+    sizes: dataset.records and each phase's records and start_key."""
     for item in overrides:
         if "=" not in item:
             raise ConfigError(
@@ -73,6 +74,10 @@ def apply_overrides(
         dataset = data.setdefault("dataset", {})
         dataset["records"] = max(1, int(dataset.get("records", 10_000) * scale))
         for phase in data.get("phases", []):
-            if isinstance(phase, dict) and isinstance(phase.get("records"), int):
+            if not isinstance(phase, dict):
+                continue
+            if isinstance(phase.get("records"), int):
                 phase["records"] = max(1, int(phase["records"] * scale))
+            if isinstance(phase.get("start_key"), int):  # new keys stay past the data set
+                phase["start_key"] = int(phase["start_key"] * scale)
     return data

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from loadtower.scenarios.durations import parse_duration
 from loadtower.scenarios.presets import OPS, PRESETS, SCHEMAS
@@ -62,6 +62,7 @@ class Workload(Strict):
     mix: dict[Literal[OPS], Annotated[float, Field(ge=0)]] = Field(default_factory=dict)  # type: ignore[valid-type]
     distribution: Literal["uniform", "zipfian", "latest", "hotspot"] | None = None
     schema_: Literal["ycsb", "recipes", "ttl"] | None = Field(default=None, alias="schema")
+    table: str | None = None  # this workload's table, instead of [target].table
     batch_size: PositiveInt = 100
     scan_length: PositiveInt = 100
     ttl: Duration | None = None
@@ -100,6 +101,7 @@ class LoadPhase(_Loaded):
     type: Literal["load"]
     concurrency: PositiveInt = 64
     records: PositiveInt | None = None
+    start_key: Annotated[int, Field(ge=0)] = 0  # keys start_key .. start_key + records - 1
 
 
 class _Driven(_Loaded):
@@ -121,6 +123,10 @@ class RunPhase(_Driven):
         return self
 
 
+# a ramp step's first second settles; the next whole seconds are judged (at least one)
+MIN_RAMP_STEP_S = 3.0
+
+
 class RampPhase(_Loaded):
     type: Literal["ramp"]
     rates: list[Annotated[float, Field(gt=0)]] | None = None
@@ -128,6 +134,17 @@ class RampPhase(_Loaded):
     step_duration: Duration = 20.0
     target_p99_ms: Annotated[float, Field(gt=0)]
     max_error_rate: Annotated[float, Field(ge=0, le=1)] = 0.01
+
+    @field_validator("step_duration")
+    @classmethod
+    def _judged_seconds(cls, value: float) -> float:
+        if value < MIN_RAMP_STEP_S:
+            raise ValueError(
+                f"a ramp step must last at least {MIN_RAMP_STEP_S:g}s, got {value:g}s: the "
+                "first second after each change of rate is not judged, and only whole "
+                "seconds are, so a shorter step would have no second to judge"
+            )
+        return value
 
     @model_validator(mode="after")
     def _steps(self) -> RampPhase:

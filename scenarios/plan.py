@@ -65,7 +65,8 @@ def describe_phase(scenario: Scenario, index: int) -> tuple[str, str]:
     phase = scenario.phases[index]
     if isinstance(phase, LoadPhase):
         records = phase.records or scenario.dataset.records
-        return f"{phase.concurrency} in flight", f"insert {records:,} records"
+        keys = f" (keys from {phase.start_key:,})" if phase.start_key else ""
+        return f"{phase.concurrency} in flight", f"insert {records:,} records{keys}"
     if isinstance(phase, RunPhase):
         return _load_model(phase), f"for {format_duration(phase.duration)}"
     if isinstance(phase, RampPhase):

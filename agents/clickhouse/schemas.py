@@ -12,7 +12,8 @@ UUID, ``float`` -> Float32, ``bigint`` -> Int64), plus the columns ClickHouse ne
   ``INSERT ... SELECT`` of the newest row with field i replaced: a new version, no
   mutation. Unlike CQL it does not create a missing row.
 - ``ttl``: ``inserted DateTime DEFAULT now()`` and ``TTL inserted + INTERVAL n SECOND``
-  when ``ttl_seconds`` is given (an existing table gets the new TTL, unmaterialized).
+  when ``ttl_seconds`` is given and not 0 (an existing table gets the new TTL,
+  unmaterialized).
   ClickHouse drops expired rows at merges, so a read may still see an expired row.
 - ``recipes``: ORDER BY ``(total_price, id)``, the CQL primary key that its reads and
   deletes filter on, and a bloom_filter skip index on ``title``.
@@ -86,7 +87,7 @@ def ddl(
         extra = ", INDEX title_bloom title TYPE bloom_filter(0.01) GRANULARITY 4"
     if schema == "ttl":
         extra += ", inserted DateTime DEFAULT now()"
-        if ttl_seconds is not None:
+        if ttl_seconds:  # None or 0: no TTL (the study's table without one)
             ttl = f" TTL inserted + INTERVAL {int(ttl_seconds)} SECOND"
     out = [
         f"CREATE DATABASE IF NOT EXISTS {database}",

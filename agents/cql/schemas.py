@@ -5,7 +5,8 @@
   insert_batch, delete and delete_batch.
 - ``recipes``: experiment 1's table ``recipes(id uuid, title, link, total_price float,
   PRIMARY KEY (total_price, id))``: select by id, insert 1 / 100 (batch), delete 1 / 100.
-- ``ttl``: experiment 3's ``(id bigint, value1, value2)`` with a default TTL; reads by id.
+- ``ttl``: experiment 3's ``(id bigint, value1, value2)`` with a default TTL (0: none);
+  reads by id.
 
 Key numbers map to keys deterministically, so any process can read what another wrote.
 """
@@ -47,12 +48,13 @@ def ddl(
             "total_price float, PRIMARY KEY (total_price, id))"
         )
     else:
+        seconds = 60 if ttl is None else int(ttl)  # 0: no TTL (the study's table without one)
         tbl = (
             f"CREATE TABLE IF NOT EXISTS {keyspace}.{table} (id bigint PRIMARY KEY, value1 text, "
-            f"value2 text) WITH default_time_to_live = {int(ttl or 60)}"
+            f"value2 text) WITH default_time_to_live = {seconds}"
         )
         # an existing table keeps its old TTL unless told: the scenario's TTL wins
-        alter = f"ALTER TABLE {keyspace}.{table} WITH default_time_to_live = {int(ttl or 60)}"
+        alter = f"ALTER TABLE {keyspace}.{table} WITH default_time_to_live = {seconds}"
         return [ks, tbl, alter]
     return [ks, tbl]
 

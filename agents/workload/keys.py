@@ -96,6 +96,15 @@ def chooser(
     raise ValueError(f"unknown key distribution '{distribution}'")
 
 
+def load_slice(start_key: int, records: int, worker: int, workers: int) -> tuple[int, int]:
+    """[first, end) of the key numbers worker ``worker`` of ``workers`` inserts in a load
+    phase of ``records`` keys from ``start_key``: contiguous slices that together cover
+    ``start_key .. start_key + records - 1`` exactly once."""
+    per_worker = -(-records // max(workers, 1))
+    first = min(records, worker * per_worker)
+    return start_key + first, start_key + min(records, first + per_worker)
+
+
 class OpMix:
     """Weighted choice of op names (cumulative weights, one random() per pick)."""
 

@@ -24,6 +24,7 @@ from loadtower.build import build_id, version_line
 from loadtower.errors import LoadtowerError
 
 CHECK_TIMEOUT_S = 60.0
+UPLOAD_TIMEOUT_S = 300.0  # the wheel over SFTP
 INSTALL_TIMEOUT_S = 900.0
 PACKAGING_FILES = ("pyproject.toml", "setup.py", "README.md")
 ROOM_DIRS = ("loadtower", "tui", "agents", "scenarios", "store", "sandbox")
@@ -141,8 +142,16 @@ class AgentVersions:
         base = out.strip().splitlines()[-1]
         remote_wheel = f"{base}/{wheel.name}"
         conn = await self.pool.connection(name)
-        async with conn.start_sftp_client() as sftp:
-            await sftp.put(str(wheel), remote_wheel)
+
+        async def upload() -> None:
+            async with conn.start_sftp_client() as sftp:
+                await sftp.put(str(wheel), remote_wheel)
+
+        try:
+            await asyncio.wait_for(upload(), UPLOAD_TIMEOUT_S)
+        except TimeoutError:
+            raise LoadtowerError(f"agent host {name}: copying {wheel.name} over SFTP took over "
+                                 f"{UPLOAD_TIMEOUT_S:g} s") from None
         venv = f"{base}/venv-{build_id()}"
         extra = "[fast]" if importlib.util.find_spec("acsylla") else ""
         install = (

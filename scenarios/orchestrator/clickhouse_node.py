@@ -15,6 +15,17 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from loadtower.scenarios.orchestrator.context import PhaseContext
+from loadtower.scenarios.orchestrator.db_query import reach
+
+# what `loadtower sandbox`'s chdb endpoint names itself in every reply (sandbox/clickhouse_chdb.py)
+SANDBOX_DISPLAY_NAME = "loadtower-sandbox-chdb"
+
+
+@contextlib.asynccontextmanager
+async def _reach(ctx: PhaseContext, host: str, address: str, port: int) -> AsyncIterator[str]:
+    """``host:port`` to connect to: an SSH local forward when the actions are SSH ones."""
+    async with reach(ctx.actions, host, address, port) as (local, local_port):
+        yield f"{local}:{local_port}"
 
 
 def scenario_tables(ctx: PhaseContext) -> list[str]:
@@ -22,23 +33,10 @@ def scenario_tables(ctx: PhaseContext) -> list[str]:
     from loadtower.agents.clickhouse.schemas import default_table
 
     sc = ctx.plan.scenario
-    names = {sc.target.table or default_table(w.schema_name) for w in sc.workloads.values()}
+    names = {
+        w.table or sc.target.table or default_table(w.schema_name) for w in sc.workloads.values()
+    }
     return [f"{sc.target.keyspace}.{t}" for t in sorted(names)]
-
-
-@contextlib.asynccontextmanager
-async def _reach(ctx: PhaseContext, host: str, address: str, port: int) -> AsyncIterator[str]:
-    """``host:port`` to connect to: an SSH local forward when the actions are SSH ones."""
-    connection = getattr(ctx.actions, "connection", None)
-    if connection is None:  # not over SSH (tests with fake actions): connect directly
-        yield f"{address}:{port}"
-        return
-    conn = await connection(host)
-    listener = await conn.forward_local_port("127.0.0.1", 0, address, port)
-    try:
-        yield f"127.0.0.1:{listener.get_port()}"
-    finally:
-        listener.close()
 
 
 async def optimize_final(ctx: PhaseContext, host: str, timeout_s: float) -> dict[str, Any]:
@@ -90,3 +88,43 @@ async def optimize_final(ctx: PhaseContext, host: str, timeout_s: float) -> dict
         if entry["exit_status"]:
             break
     return entry
+
+
+def _display_name(point: str, timeout_s: float) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://{point}/ping", timeout=timeout_s) as reply:  # noqa: S310
+        return reply.headers.get("X-ClickHouse-Server-Display-Name", "")
+
+
+async def warn_sandbox_endpoints(ctx: PhaseContext, timeout_s: float = 5.0) -> list[str]:
+    """A ``warning`` event for each ClickHouse host of the (single-target) plan that is the
+    sandbox's chdb endpoint, whose timings mean nothing; returns those hosts. A host that
+    does not answer is left to the phases to report."""
+    import asyncio
+
+    from loadtower.scenarios.crossref import target_hosts
+
+    inventory = ctx.plan.inventory
+    if ctx.plan.scenario.engine != "clickhouse" or inventory.credentials("clickhouse").secure:
+        return []
+    flagged = []
+    for host in target_hosts(ctx.plan.scenario, inventory):
+        address, port = inventory.hosts[host].address, inventory.db_port(host, "clickhouse")
+        try:
+            async with _reach(ctx, host, address, port) as point:
+                name = await asyncio.wait_for(
+                    asyncio.to_thread(_display_name, point, timeout_s), timeout_s + 1
+                )
+        except Exception:  # noqa: BLE001 - not reachable now: the load phase will say so
+            continue
+        if name == SANDBOX_DISPLAY_NAME:
+            flagged.append(host)
+            ctx.event(
+                "warning",
+                f"{host} is the sandbox's chdb endpoint (ClickHouse's engine behind one Python "
+                "HTTP server, one query at a time): its ClickHouse TIMINGS MEAN NOTHING",
+                host=host,
+                data={"display_name": name},
+            )
+    return flagged

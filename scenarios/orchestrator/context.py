@@ -37,11 +37,25 @@ class Load(Protocol):
 
 
 class Actions(Protocol):
-    """Runs an inventory-declared action on a host; returns (exit status, stdout, stderr)."""
+    """Runs an inventory-declared action on a host; returns (exit status, stdout, stderr).
+
+    Raises agents.hosts.CommandTimeout when it runs longer than `timeout` seconds."""
 
     async def run_action(
-        self, host: str, action: str, **placeholders: str
+        self, name: str, action: str, *, timeout: float | None = None, **placeholders: str
     ) -> tuple[int, str, str]: ...
+
+
+TIMED_OUT = 124  # the exit status recorded for an action that ran out of time (as timeout(1))
+LOG_LINES_PER_STREAM = 2000  # of one action's output; the rest is counted in one line
+FAILURE_CHARS = 500  # of the failure message kept in the action's event
+
+
+def failure_message(status: int, out: str, err: str) -> str:
+    """What a failed action said: the last lines of its stderr (else stdout), at most
+    FAILURE_CHARS characters; its exit status when it said nothing."""
+    text = (err.strip() or out.strip())[-FAILURE_CHARS:]
+    return text or f"exit status {status}, no output"
 
 
 @dataclass
@@ -91,25 +105,63 @@ class PhaseContext:
             "table": sc.target.table or "",
         }
 
-    async def action(self, host: str, action: str) -> tuple[int, str, str, float]:
-        """Run a declared action, record it as an event with its duration."""
+    async def _run(
+        self, host: str, action: str, timeout: float | None
+    ) -> tuple[int, str, str]:
+        from loadtower.agents.hosts import CommandTimeout
+
+        try:
+            return await self.actions.run_action(
+                host, action, timeout=timeout, **self.placeholders(host)
+            )
+        except CommandTimeout as exc:  # the phase records it and goes on
+            return TIMED_OUT, "", str(exc)
+
+    def log_output(self, host: str, action: str, out: str, err: str) -> None:
+        """An action's stdout and stderr, line by line, into the store's logs (streams
+        ``action:NAME`` and ``action:NAME:stderr``)."""
+        now = self.clock()
+        for stream, text in ((f"action:{action}", out), (f"action:{action}:stderr", err)):
+            lines = [line for line in text.splitlines() if line.strip()]
+            for line in lines[:LOG_LINES_PER_STREAM]:
+                self.store.log(self.run_id, now, host, stream, line)
+            if len(lines) > LOG_LINES_PER_STREAM:
+                more = len(lines) - LOG_LINES_PER_STREAM
+                self.store.log(self.run_id, now, host, stream, f"... {more} more lines not kept")
+
+    async def action(
+        self, host: str, action: str, timeout: float | None = None
+    ) -> tuple[int, str, str, float]:
+        """Run a declared action (at most `timeout` seconds: then exit status TIMED_OUT),
+        record it as events with its duration and its output in the logs."""
         start = self.clock()
         self.event("action", f"{action} on {host}: started", host=host, data={"action": action})
-        status, out, err = await self.actions.run_action(host, action, **self.placeholders(host))
+        status, out, err = await self._run(host, action, timeout)
         took = self.clock() - start
-        outcome = "done" if status == 0 else f"failed with exit status {status}"
-        self.event(
-            "action",
-            f"{action} on {host}: {outcome} in {took:.1f} s",
-            host=host,
-            data={"action": action, "exit_status": status, "duration_s": round(took, 3)},
-        )
+        self.log_output(host, action, out, err)
+        data: dict[str, Any] = {
+            "action": action,
+            "exit_status": status,
+            "duration_s": round(took, 3),
+        }
+        if status == 0:
+            outcome = "done"
+        else:
+            data["error"] = failure_message(status, out, err)
+            last = data["error"].splitlines()[-1]
+            outcome = f"failed with exit status {status} ({last})"
+        self.event("action", f"{action} on {host}: {outcome} in {took:.1f} s", host=host, data=data)
         return status, out, err, took
 
-    async def action_quiet(self, host: str, action: str) -> tuple[int, str, str, float]:
-        """Run a declared action without recording an event (status polls)."""
+    async def action_quiet(
+        self, host: str, action: str, timeout: float | None = None
+    ) -> tuple[int, str, str, float]:
+        """Run a declared action without recording an event (status polls); its output
+        goes to the logs only when it fails."""
         start = self.clock()
-        status, out, err = await self.actions.run_action(host, action, **self.placeholders(host))
+        status, out, err = await self._run(host, action, timeout)
+        if status != 0:
+            self.log_output(host, action, out, err)
         return status, out, err, self.clock() - start
 
     async def background_load(self, index: int, phase: Any, duration: float | None = None) -> bool:

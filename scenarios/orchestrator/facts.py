@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import platform
+import shlex
 from typing import Any
 
 from loadtower import __version__
@@ -18,6 +20,9 @@ PACKAGES = (
     "clickhouse-connect",
     "textual",
 )
+# what an agent host's Python has of what makes the load (its drivers)
+AGENT_PACKAGES = ("cassandra-driver", "acsylla", "clickhouse-connect", "locust", "hdrhistogram")
+AGENT_VERSIONS_MARK = "LTVERSIONS "
 HOST_FACTS_CMD = "uname -srm; nproc; grep MemTotal /proc/meminfo; cat /etc/os-release 2>/dev/null | grep PRETTY_NAME"
 
 
@@ -44,3 +49,34 @@ def parse_host_facts(text: str) -> dict[str, Any]:
         elif line.startswith("PRETTY_NAME="):
             facts["os"] = line.split("=", 1)[1].strip('"')
     return facts
+
+
+def agent_versions_command(python: str) -> str:
+    """A command printing, as one JSON line, the versions of loadtower, Python and the
+    load's drivers that `python` on an agent host has."""
+    script = "\n".join(
+        [
+            "import importlib.metadata as m, json, platform",
+            "import loadtower",
+            "out = {'loadtower': loadtower.__version__, 'python': platform.python_version()}",
+            f"for name in {AGENT_PACKAGES!r}:",
+            "    try:",
+            "        out[name] = m.version(name)",
+            "    except m.PackageNotFoundError:",
+            "        out[name] = None",
+            f"print({AGENT_VERSIONS_MARK!r} + json.dumps(out))",
+        ]
+    )
+    return f"{shlex.quote(python)} -c {shlex.quote(script)}"
+
+
+def parse_agent_versions(text: str) -> dict[str, Any] | None:
+    """The versions printed by agent_versions_command, or None when it printed none."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(AGENT_VERSIONS_MARK):
+            try:
+                found = json.loads(line[len(AGENT_VERSIONS_MARK) :])
+            except ValueError:
+                return None
+            return found if isinstance(found, dict) else None
+    return None

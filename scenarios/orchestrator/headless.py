@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from loadtower.scenarios.durations import format_duration
+from loadtower.scenarios.orchestrator.plan_duration import clock, expected_total
 from loadtower.scenarios.orchestrator.runner import Orchestrator
 
 
@@ -24,7 +25,10 @@ def _status(orch: Orchestrator) -> Group:
     if state.phase:
         line.append(f"phase {state.phase_index + 1}/{total} {state.phase}  ", style="cyan")
         line.append(f"{format_duration(now - state.phase_started)} in phase  ")
-    line.append(f"elapsed {format_duration(now - state.started)}  ")
+    total, open_ended = expected_total(
+        orch.plan.scenario, state.started, now, state.step, state.phase_started
+    )
+    line.append(f"elapsed {clock(now - state.started)}/{clock(total)}{'+' if open_ended else ''}  ")
     if orch.sinks is not None:
         last = orch.sinks.stats.latest(now, span=3)
         line.append(f"{last.ops_per_s:,.0f} ops/s  ", style="green")
@@ -75,11 +79,17 @@ def phase_notes(results: dict[str, dict[str, Any]]) -> list[str]:
     for phase, result in results.items():
         if "highest_passing_level" in result:
             if result["highest_passing_ops_per_s"] is not None:
+                failing = result["first_failing_level"]
                 notes.append(
                     f"{phase}: highest throughput with p99 <= {result['target_p99_ms']:g} ms: "
                     f"{result['highest_passing_ops_per_s']:,.1f} ops/s "
-                    f"(step {result['highest_passing_level']:g}); first failing step: "
-                    f"{result['first_failing_level']}"
+                    f"(step {result['best_step']} at {result['best_level']:g} "
+                    f"{result.get('unit', '')}); first failing step: "
+                    + (
+                        f"{failing:g} ({result.get('stop_reason')})"
+                        if failing is not None
+                        else "none"
+                    )
                 )
             else:
                 notes.append(f"{phase}: no step met p99 <= {result['target_p99_ms']:g} ms")

@@ -103,8 +103,15 @@ class LocustLoad:
                 host=name,
                 data={"remote_port": remote_port, "master_port": port},
             )
+            # the first line of the host's output says, from there, where its workers go
+            hello = (
+                f"loadtower workers on {name} (machine $(hostname), shell pid $$): Locust master "
+                f"at 127.0.0.1:{remote_port}, an SSH reverse forward to the orchestrator's "
+                f"127.0.0.1:{port}"
+            )
             command = (
-                marker_prefix(self.run_id)  # `loadtower cleanup` finds leftovers by it
+                f'echo "{hello}" >&2; '
+                + marker_prefix(self.run_id)  # `loadtower cleanup` finds leftovers by it
                 + f"{shlex.quote(self.pythons.get(name, agents[name].python))} -m loadtower agent worker "
                 f"--master 127.0.0.1:{remote_port} --processes {counts[name]} "
                 f"--host-name {shlex.quote(name)} {RUN_MARKER} {self.run_id} "
@@ -172,18 +179,20 @@ class LocustLoad:
                 return  # an agent's event that its spool gave us already
             event = str(line.get("kind", "agent"))
             worker = line.get("worker") or line.get("agent")
+            agent = str(line.get("agent") or "")
+            host = line.get("host") or (agent.split("/")[0] if "/" in agent else None)
+            message = str(line.get("message", event))
             if event == "worker_joined" and worker:
                 self.joined.add(str(worker))
                 self._joined_changed.set()
+                if host:  # the master knew the worker's name (HOST/INDEX) when it joined
+                    message = f"load worker {agent} joined from {host} (Locust id {worker})"
             elif event in ("worker_lost", "worker_left", "worker_missing") and worker:
                 self.joined.discard(str(worker))
             elif event == "error" and not self.first_error:
                 self.first_error = str(line.get("message", ""))  # named when a start fails
             self.sinks.event(
-                event if event in KEPT_EVENT_KINDS else "agent",
-                str(line.get("message", event)),
-                host=line.get("host"),
-                data=line,
+                event if event in KEPT_EVENT_KINDS else "agent", message, host=host, data=line
             )
         elif kind in ("phase_done", "done"):
             self._done.set()

@@ -44,6 +44,7 @@ class RunState:
     run_id: str = ""
     phase: str = ""
     phase_index: int = -1
+    step: int = -1  # the phase's place among all the run's phases (targets x phases)
     phase_started: float = 0.0
     started: float = field(default_factory=time.time)
     status: str = "starting"
@@ -99,6 +100,7 @@ class Orchestrator:
             pythons = await AgentVersions(
                 pool, plan.inventory, sinks, bootstrap=self.options.bootstrap_agents
             ).ensure()
+            await self._versions(pool, pythons, sinks, writer, run_id)
             load = create_load(pool, plan, run_id, sinks, pythons)
             await load.prepare()
             ctx = PhaseContext(
@@ -150,6 +152,7 @@ class Orchestrator:
 
     async def _phases(self, ctx: PhaseContext, writer: Any, sinks: Sinks) -> None:
         """The phases in order; with ``[targets.*]`` once per target (``targets.py``)."""
+        from loadtower.scenarios.orchestrator.clickhouse_node import warn_sandbox_endpoints
         from loadtower.scenarios.orchestrator.targets import (
             check_passwords,
             phase_prefix,
@@ -164,6 +167,7 @@ class Orchestrator:
             ctx.plan = plan
             if target:
                 sinks.event("target", f"target {target} ({plan.scenario.engine}) starts")
+            await warn_sandbox_endpoints(ctx)  # ClickHouse on the sandbox: timings mean nothing
             for index, phase in enumerate(plan.scenario.phases):
                 if self.control.stop_requested.is_set():
                     return
@@ -174,6 +178,7 @@ class Orchestrator:
                 # the index within the target's phases: displays show 'phase i/n TARGET:NAME'
                 self.state.phase, self.state.phase_index = label, index
                 self.state.phase_started = now
+                self.state.step = number * count + index
                 params = phase.model_dump(mode="json") | {"engine": plan.scenario.engine}
                 if target:
                     params["target"] = target
@@ -192,6 +197,19 @@ class Orchestrator:
                     data=result,
                 )
                 ctx.current_phase = sinks.phase = ""
+
+    async def _versions(
+        self, pool: Any, pythons: dict[str, str], sinks: Sinks, writer: Any, run_id: str
+    ) -> None:
+        """The DB hosts' server versions and the agent hosts' drivers into runs.versions."""
+        from loadtower.scenarios.orchestrator import run_versions
+
+        found = await run_versions.collect(pool, self.plan, pythons)
+        writer.set_versions(run_id, local_versions() | found)
+        line, problems = run_versions.summary(found)
+        sinks.event("versions", line, data=found)
+        for host, problem in problems:
+            sinks.event("warning", problem, host=host)
 
     async def _host_facts(self, pool: Any, sinks: Sinks, writer: Any, run_id: str) -> None:
         facts: dict[str, Any] = {}

@@ -100,18 +100,25 @@ class Sinks:
             float(ops),
             "running",
         )
+        self._warn_cpu(line, agent, cpu)
+        return True
+
+    def _warn_cpu(self, line: dict[str, Any], agent: str, cpu: float) -> None:
+        """A warning when an agent is above AGENT_CPU_WARN % CPU; again for that agent
+        only WARN_EVERY_S seconds (of the lines' own clock) after the last one."""
         if cpu > AGENT_CPU_WARN:
-            last = self._last_cpu_warning.get(agent, 0.0)
-            if time.time() - last > WARN_EVERY_S:
-                self._last_cpu_warning[agent] = time.time()
+            ts = float(line["ts"])
+            last = self._last_cpu_warning.get(agent)
+            if last is None or ts - last >= WARN_EVERY_S:
+                self._last_cpu_warning[agent] = ts
                 self.event(
                     "warning",
                     f"agent {agent} at {cpu:.0f}% CPU: its latency figures are "
                     f"suspect (the loader itself is saturated)",
                     host=str(line.get("host", "")),
                     data={"agent": agent, "cpu_pct": cpu},
+                    ts=ts,
                 )
-        return True
 
     def _announce_errors(self, line: dict[str, Any]) -> None:
         """An event when an error class appears (again, after 30 s without it)."""

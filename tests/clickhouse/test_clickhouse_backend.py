@@ -16,9 +16,9 @@ import pytest
 from loadtower.agents.backends import backend_for
 from loadtower.agents.engine import Engine, PhaseConfig
 from loadtower.agents.workload.values import ValuePool
+from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.store.rollups import AGENTS_PREFIX
-from tests.clickhouse.chdb_http import chdb_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

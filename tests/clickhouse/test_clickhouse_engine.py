@@ -18,7 +18,7 @@ from loadtower.agents.clickhouse.schemas import ddl, default_table, statements
 from loadtower.agents.clickhouse.session import ClickhouseOverloaded, ClickhouseSession
 from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.workload.values import ValuePool
-from tests.clickhouse.chdb_http import chdb_server
+from loadtower.sandbox.clickhouse_chdb import chdb_server
 
 PASSWORD = "secret"
 FIELDS = 4

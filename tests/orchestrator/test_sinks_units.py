@@ -64,3 +64,33 @@ def test_error_classes_are_announced_and_counted_by_class(tmp_path: Path) -> Non
         (200.0, "3 Timeout errors at agent agent1/0 (the first in this run)"),
         (260.0, "1 Timeout errors at agent agent1/0 (again)"),
     ]
+
+
+def test_an_agent_above_90_percent_cpu_is_warned_about_once_per_window(tmp_path: Path) -> None:
+    """Over 90 % CPU warns; the same agent again within WARN_EVERY_S (by the lines' own
+    seconds) does not; after it, or another agent, does. 90 % itself is not above."""
+    from loadtower.scenarios.orchestrator.sinks import AGENT_CPU_WARN, WARN_EVERY_S
+
+    sinks, writer, run_id = _sinks(tmp_path)
+    seen = [
+        ("agent1/0", 100, 95.0),  # warns
+        ("agent1/0", 101, 99.0),  # within the window: quiet
+        ("agent1/0", 100 + int(WARN_EVERY_S) - 1, 97.0),  # still within: quiet
+        ("agent1/1", 110, 93.0),  # another agent: warns
+        ("agent1/0", 120, AGENT_CPU_WARN),  # not above: quiet
+        ("agent1/0", 100 + int(WARN_EVERY_S), 91.0),  # the window has passed: warns again
+    ]
+    for agent, ts, cpu in seen:
+        sinks.interval({**_line(agent, ts, "read", [1000]), "cpu_pct": cpu})
+    writer.close()
+    warnings = [e for e in StoreReader(tmp_path / "store.duckdb").events(run_id)
+                if e["kind"] == "warning"]
+    assert [(e["ts"], e["data"]["agent"], e["data"]["cpu_pct"]) for e in warnings] == [
+        (100.0, "agent1/0", 95.0),
+        (110.0, "agent1/1", 93.0),
+        (100.0 + WARN_EVERY_S, "agent1/0", 91.0),
+    ]
+    assert warnings[0]["message"].startswith("agent agent1/0 at 95% CPU: its latency figures")
+    assert {e["host"] for e in warnings} == {"h"}
+    agents = StoreReader(tmp_path / "store.duckdb").agent_samples(run_id)
+    assert len(agents) == len(seen)  # every line's CPU is recorded, warned or not

@@ -132,7 +132,13 @@ def test_status_json_and_inventory(sandbox: dict) -> None:
     ]:
         assert info[section][key], f"{section}.{key} missing"
     inventory, inv_source = load_inventory(Path(info["inventory"]))
-    assert set(inventory.with_role("db")) == {"db1"}
+    with_clickhouse = {"ch1"} if info["clickhouse"]["enabled"] else set()
+    assert set(inventory.with_role("db")) == {"db1"} | with_clickhouse
+    if with_clickhouse:
+        ch = info["clickhouse"]
+        for key in ("url", "port", "username", "password", "password_file", "warning"):
+            assert ch[key], f"clickhouse.{key} missing"
+        assert ch["up"] and inventory.hosts["ch1"].port == ch["port"]
     assert set(inventory.with_role("agent")) == {"agent1"}
     path = resolve_scenario("scale-out-compaction")
     scenario, source = load_scenario(path)
@@ -147,7 +153,10 @@ def test_two_node_sandbox_forms_one_ring_and_down_leaves_nothing(tmp_path: Path)
         info = box.up(timeout=240)
         assert info["up"] and info["cassandra"]["contact_points"] == ["127.0.1.1", "127.0.1.2"]
         started = live_pids(info)
-        assert len(started) == 5  # 2 nodes, node_exporter, prometheus, sshd
+        clickhouse = info["clickhouse"]  # on when chdb is importable, on node 1's address
+        assert not clickhouse["enabled"] or clickhouse["address"] == "127.0.1.1"
+        # 2 nodes, node_exporter, prometheus, sshd (and the ClickHouse host)
+        assert len(started) == 5 + clickhouse["enabled"]
         status = ""
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:

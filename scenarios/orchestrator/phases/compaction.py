@@ -3,6 +3,9 @@
 Cassandra/Scylla hosts run their declared `flush` (if any) and `compact` actions
 (nodetool). ClickHouse hosts run `OPTIMIZE TABLE ... FINAL` on the scenario's tables
 (`clickhouse_node.py`), unless they declare a `compact` action of their own.
+
+The phase's `timeout` bounds each action (and each OPTIMIZE statement): one that runs
+longer is recorded as failed (exit status 124) and the phase goes on with the next host.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any
 from loadtower.scenarios.crossref import target_hosts
 from loadtower.scenarios.models import CompactionPhase
 from loadtower.scenarios.orchestrator.clickhouse_node import optimize_final
-from loadtower.scenarios.orchestrator.context import PhaseContext
+from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: CompactionPhase) -> dict[str, Any]:
@@ -33,18 +36,20 @@ async def run_phase(ctx: PhaseContext, index: int, phase: CompactionPhase) -> di
             what = "OPTIMIZE TABLE ... FINAL"
         else:
             if "flush" in actions:
-                status, _o, _e, took = await ctx.action(host, "flush")
+                status, _o, _e, took = await ctx.action(host, "flush", timeout=phase.timeout)
                 entry["flush_s"] = round(took, 2)
                 entry["flush_exit_status"] = status
-            status, _o, err, took = await ctx.action(host, "compact")
+            status, out, err, took = await ctx.action(host, "compact", timeout=phase.timeout)
             entry["compaction_s"] = round(took, 2)
             entry["exit_status"] = status
+            if status != 0:
+                entry["error"] = err = failure_message(status, out, err)
             what = "major compaction"
         per_host[host] = entry
         ctx.event(
             "compaction",
             f"{what} on {host} took {took:.1f} s"
-            + ("" if status == 0 else f" and failed: {err.strip()[:200]}"),
+            + ("" if status == 0 else f" and failed: {err.strip()}"),
             host=host,
             data=entry,
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from loadtower.scenarios.models import FaultPhase
-from loadtower.scenarios.orchestrator.context import PhaseContext
+from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: FaultPhase) -> dict[str, Any]:
@@ -20,18 +20,20 @@ async def run_phase(ctx: PhaseContext, index: int, phase: FaultPhase) -> dict[st
     result: dict[str, Any] = {"host": phase.host, "action": phase.action}
     fault_at = ctx.clock()
     if not ctx.control.interrupted:
-        status, _out, err, took = await ctx.action(phase.host, phase.action)
+        status, out, err, took = await ctx.action(phase.host, phase.action)
         result.update(
             {
                 "exit_status": status,
                 "action_s": round(took, 2),
-                "at_s": round(ctx.clock() - start, 1),
+                "at_s": round(fault_at - start, 1),  # when the action began
             }
         )
+        if status != 0:
+            result["error"] = failure_message(status, out, err)
         ctx.event(
             "fault",
             f"fault '{phase.action}' on {phase.host}"
-            + ("" if status == 0 else f" failed: {err.strip()[:200]}"),
+            + ("" if status == 0 else f" failed: {result['error']}"),
             host=phase.host,
             data=result,
         )

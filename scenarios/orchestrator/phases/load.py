@@ -1,5 +1,9 @@
 """`load`: insert the dataset (N records at a given concurrency), reporting the insert rate.
 
+Keys are the numbers ``start_key`` .. ``start_key + records - 1`` (``start_key`` 0 by
+default): a later load phase with ``start_key = dataset.records`` adds new rows instead
+of rewriting the first ones.
+
 Cassandra/Scylla insert one record per op (`insert`). ClickHouse inserts blocks of the
 workload's `batch_size` rows per op (`insert_batch`, see agents/clickhouse/ops.py); the
 result then also gives `rows_per_op` and `rows_per_s` (exact when there were no errors:
@@ -20,7 +24,7 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
     start = ctx.clock()
     await ctx.load.start(
         ctx.current_phase,
-        ctx.spec(index),
+        ctx.spec(index) | {"start_key": phase.start_key},
         mode="load",
         records=records,
         concurrency=phase.concurrency,
@@ -36,6 +40,7 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
     window = ctx.stats.window(start - 1, ctx.clock() + 1)
     result: dict[str, Any] = {
         "records": records,
+        "start_key": phase.start_key,
         "inserted_ops": window.ops,
         "errors": window.errors,
         "duration_s": round(took, 3),

@@ -1,9 +1,10 @@
-"""A small ClickHouse HTTP endpoint over chdb's embedded engine, for the test suite only.
+"""The sandbox's ClickHouse: ClickHouse's own engine (chdb) behind a small HTTP endpoint.
 
-Timings against this endpoint mean nothing: every request is served by ONE chdb
-Session under ONE lock, by a Python HTTP server. Only the product's client path
-(clickhouse-connect over HTTP) is real; the engine behind it is ClickHouse's own
-(chdb), so SQL, types, formats and error codes are the real ones.
+**Timings against this endpoint mean nothing**: every request is served by ONE chdb
+Session under ONE lock, by a Python HTTP server. Only the client path
+(clickhouse-connect over HTTP) is real, and the engine behind it is ClickHouse's own
+(chdb), so SQL, types, formats and error codes are the real ones. It exists because no
+modern ClickHouse server installs on the development machines (Debian ships 18.16).
 
 What it speaks of ClickHouse's HTTP interface: ``GET /ping`` -> ``Ok.\\n``; GET/POST with
 the query in the ``query`` parameter and/or the body (a body after ``query`` is appended
@@ -15,7 +16,13 @@ compressed; ``database`` -> ``USE``; ``param_<name>`` -> ``{name:Type}`` binding
 parameters naming a setting are SET for the request and reset after, the rest
 (session_id, query_id, ...) ignored. Errors: HTTP 500 (403 for authentication), body
 ``Code: N. DB::Exception: ...``, header ``X-ClickHouse-Exception-Code``. One user:
-Basic auth, X-ClickHouse-User/Key or user/password parameters; else code 516.
+Basic auth, X-ClickHouse-User/Key or user/password parameters; else code 516. Every
+reply (``/ping`` too) carries ``X-ClickHouse-Server-Display-Name: loadtower-sandbox-chdb``,
+which is how a run recognises this endpoint and warns that its timings mean nothing.
+
+``chdb_server()`` serves a throw-away database in a thread (the test suite's);
+``python -m loadtower.sandbox.clickhouse_chdb ...`` is the server process that
+``loadtower sandbox up`` starts (sandbox/clickhouse_service.py).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+DISPLAY_NAME = "loadtower-sandbox-chdb"  # X-ClickHouse-Server-Display-Name of every reply
 AUTHENTICATION_FAILED = 516
 STD_EXCEPTION = 1001
 # URL parameters of the HTTP protocol itself, never applied as settings
@@ -146,6 +154,9 @@ class ChdbEngine:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # the load agents open up to one connection per op in flight (128 and more): with
+    # socketserver's default backlog of 5 the kernel resets the ones that do not fit
+    request_queue_size = 1024
     engine: ChdbEngine
     user: str
     password: str
@@ -189,6 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _reply(self, status: int, body: bytes, headers: dict[str, str]) -> None:
         self.send_response(status)
+        self.send_header("X-ClickHouse-Server-Display-Name", DISPLAY_NAME)
         for name, value in headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
@@ -276,6 +288,11 @@ def serve(address: str, port: int, user: str, password: str, data: str) -> None:
         signal.signal(sig, lambda *_: stop.set())
     thread = threading.Thread(target=server.serve_forever, name="chdb-http", daemon=True)
     thread.start()
+    print(
+        f"ClickHouse engine (chdb) serving {data} on http://{address}:{port} as user {user}. "
+        "Its TIMINGS MEAN NOTHING: one Python HTTP server, one lock, one query at a time.",
+        flush=True,
+    )
     try:
         stop.wait()
     finally:
@@ -286,8 +303,8 @@ def serve(address: str, port: int, user: str, password: str, data: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tests.clickhouse.chdb_http --address A --port P --data DIR ...``: the
-    endpoint as a server process (what tests/clickhouse/chdb_service.py starts)."""
+    """``python -m loadtower.sandbox.clickhouse_chdb --address A --port P --data DIR ...``:
+    the endpoint as a server process (what sandbox/clickhouse_service.py starts)."""
     import argparse
     from pathlib import Path
 

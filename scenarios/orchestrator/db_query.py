@@ -1,0 +1,123 @@
+"""The few queries the orchestrator sends to a DB host itself: its version, a joined
+node's streams, ClickHouse's OPTIMIZE.
+
+They go through an SSH local forward to the host (the orchestrator needs no route to
+the database's port; the DB host reaches its own ``address:port``): for CQL one plain
+connection (``agents/cql/wire_conn.py``: no driver, no peer discovery), for ClickHouse
+clickhouse-connect. Every wait has a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from loadtower.scenarios.models import CQL_ENGINES
+from loadtower.scenarios.plan import Plan
+
+QUERY_TIMEOUT_S = 15.0
+
+
+@contextlib.asynccontextmanager
+async def reach(actions: Any, host: str, address: str, port: int) -> AsyncIterator[tuple[str, int]]:
+    """``(host, port)`` to connect to: an SSH local forward when the actions are SSH ones
+    (``agents.hosts.HostPool``), else ``address:port`` itself."""
+    forward = getattr(actions, "forward_local_port", None)
+    if forward is None:  # not over SSH (tests with fake actions): connect directly
+        yield address, port
+        return
+    listener = await forward(host, address, port)
+    try:
+        yield "127.0.0.1", int(listener.get_port())
+    finally:
+        listener.close()
+
+
+def _cql_rows(
+    host: str, port: int, username: str | None, password: str | None, cql: str, timeout: float
+) -> list[dict[str, Any]]:
+    from loadtower.agents.cql.wire_conn import Conn
+
+    conn = Conn(host, port, timeout)  # every send and receive waits at most `timeout`
+    try:
+        conn.handshake(username, password)
+        return conn.rows(cql)
+    finally:
+        conn.close()
+
+
+async def cql_rows(
+    actions: Any, plan: Plan, host: str, cql: str, timeout: float = QUERY_TIMEOUT_S
+) -> list[dict[str, Any]]:
+    """The rows of one CQL query on DB host `host` (text, ints, uuids, lists; others raw)."""
+    from loadtower.scenarios.orchestrator.secrets import engine_password
+
+    inventory = plan.inventory
+    engine = str(inventory.hosts[host].engine)
+    creds = inventory.credentials(engine)
+    password = engine_password(plan, engine)
+    address, port = inventory.hosts[host].address, inventory.db_port(host, engine)
+    async with reach(actions, host, address, port) as (point, local_port):
+        return await asyncio.wait_for(
+            asyncio.to_thread(
+                _cql_rows, point, local_port, creds.username, password, cql, timeout
+            ),
+            timeout * 3,  # connect, handshake, query: each bounded by `timeout`
+        )
+
+
+def _clickhouse_version(
+    host: str, port: int, username: str | None, password: str | None, secure: bool,
+    timeout: float,
+) -> str:
+    import clickhouse_connect
+
+    client = clickhouse_connect.get_client(
+        host=host,
+        port=port,
+        username=username or "default",
+        password=password or "",
+        secure=secure,
+        connect_timeout=timeout,
+        send_receive_timeout=timeout,
+    )
+    try:
+        return str(client.command("SELECT version()"))
+    finally:
+        client.close()
+
+
+async def db_version(
+    actions: Any, plan: Plan, host: str, timeout: float = QUERY_TIMEOUT_S
+) -> dict[str, Any]:
+    """``{"engine": ..., "version": ...}`` of DB host `host`: Cassandra's and Scylla's
+    ``release_version`` (and Scylla's own version), ClickHouse's ``version()``."""
+    from loadtower.scenarios.orchestrator.secrets import engine_password
+
+    inventory = plan.inventory
+    engine = str(inventory.hosts[host].engine)
+    if engine in CQL_ENGINES:
+        rows = await cql_rows(actions, plan, host, "SELECT release_version FROM system.local",
+                              timeout)
+        found: dict[str, Any] = {"engine": engine,
+                                 "version": rows[0]["release_version"] if rows else None}
+        if engine == "scylla":
+            with contextlib.suppress(Exception):  # Scylla's own version, where it has one
+                more = await cql_rows(actions, plan, host,
+                                      "SELECT version FROM system.versions", timeout)
+                found["scylla_version"] = more[0]["version"] if more else None
+        return found
+    creds = inventory.credentials(engine)
+    address, port = inventory.hosts[host].address, inventory.db_port(host, engine)
+    password = engine_password(plan, engine)
+    async with reach(actions, host, address, port) as (point, local_port):
+        version = await asyncio.wait_for(
+            asyncio.to_thread(
+                _clickhouse_version, point, local_port, creds.username, password,
+                creds.secure, timeout,
+            ),
+            timeout * 3,
+        )
+    return {"engine": engine, "version": version}
