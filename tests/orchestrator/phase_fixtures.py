@@ -28,6 +28,17 @@ from loadtower.scenarios.orchestrator.live_stats import LiveStats, new_histogram
 from loadtower.scenarios.plan import Plan, load_plan
 from loadtower.store import StoreWriter
 
+# one database host (an address nothing listens on) and one agent: enough for a plan
+INVENTORY = """
+[hosts.db1]
+address = "127.0.0.250"
+roles = ["db"]
+engine = "cassandra"
+[hosts.agent1]
+address = "127.0.0.1"
+roles = ["agent"]
+"""
+
 
 class ManualClock:
     def __init__(self, now: float = 1_000_000.25) -> None:

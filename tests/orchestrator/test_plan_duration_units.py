@@ -7,6 +7,7 @@ from pathlib import Path
 from loadtower.scenarios.loader import load_scenario_text
 from loadtower.scenarios.orchestrator.plan_duration import clock, expected_total, planned_seconds
 from loadtower.scenarios.plan import load_plan
+from tests.orchestrator.phase_fixtures import INVENTORY
 
 PHASES = """
 [[phases]]
@@ -23,15 +24,6 @@ target_p99_ms = 5
 [[phases]]
 type = "pause"
 duration = "1m"
-"""
-INVENTORY = """
-[hosts.db1]
-address = "127.0.0.250"
-roles = ["db"]
-engine = "cassandra"
-[hosts.agent1]
-address = "127.0.0.1"
-roles = ["agent"]
 """
 
 

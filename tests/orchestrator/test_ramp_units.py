@@ -15,17 +15,7 @@ from loadtower.errors import ConfigError
 from loadtower.scenarios.loader import load_scenario_text
 from loadtower.scenarios.orchestrator.phases import ramp
 from loadtower.store import StoreReader
-from tests.orchestrator.phase_fixtures import Second, phase_context
-
-INVENTORY = """
-[hosts.db1]
-address = "127.0.0.250"
-roles = ["db"]
-engine = "cassandra"
-[hosts.agent1]
-address = "127.0.0.1"
-roles = ["agent"]
-"""
+from tests.orchestrator.phase_fixtures import INVENTORY, Second, phase_context
 
 
 def _scenario(steps: str, more: str = "") -> str:
