@@ -38,11 +38,11 @@ async def _agent(pool: Any, host: str, python: str, timeout: float) -> dict[str,
 
 
 async def collect(
-    pool: Any, plan: Plan, pythons: dict[str, str], timeout: float = TIMEOUT_S
+    pool: Any, plan: Plan, db_hosts: list[str], pythons: dict[str, str],
+    timeout: float = TIMEOUT_S,
 ) -> dict[str, Any]:
     """``{"databases": {host: {"engine", "version"}}, "agents": {host: {package: version}}}``
-    for the DB hosts that are up and the agent hosts (with the Python each one runs)."""
-    db_hosts = list(plan.inventory.with_role("db"))
+    for the DB hosts `db_hosts` and the agent hosts (with the Python each one runs)."""
     agents = list(pythons)
     found = await asyncio.gather(
         *(_database(pool, plan, host, timeout) for host in db_hosts),

@@ -23,6 +23,7 @@ from loadtower.scenarios.orchestrator.control import ControlServer, RunControl, 
 from loadtower.scenarios.orchestrator.facts import HOST_FACTS_CMD, local_versions, parse_host_facts
 from loadtower.scenarios.orchestrator.phases import HANDLERS
 from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.scenarios.orchestrator.targets import db_hosts
 from loadtower.scenarios.plan import Plan
 
 log = logging.getLogger("loadtower.run")
@@ -95,7 +96,7 @@ class Orchestrator:
             sinks.event("run", f"run {run_id} started: scenario {plan.scenario.name}")
             await pool.connect_all()
             await self._host_facts(pool, sinks, writer, run_id)
-            db_hosts_up = list(plan.inventory.with_role("db"))
+            db_hosts_up = db_hosts(plan)
             metrics_task = asyncio.create_task(self._metrics(pool, sinks, db_hosts_up))
             pythons = await AgentVersions(
                 pool, plan.inventory, sinks, bootstrap=self.options.bootstrap_agents
@@ -204,7 +205,7 @@ class Orchestrator:
         """The DB hosts' server versions and the agent hosts' drivers into runs.versions."""
         from loadtower.scenarios.orchestrator import run_versions
 
-        found = await run_versions.collect(pool, self.plan, pythons)
+        found = await run_versions.collect(pool, self.plan, db_hosts(self.plan), pythons)
         writer.set_versions(run_id, local_versions() | found)
         line, problems = run_versions.summary(found)
         sinks.event("versions", line, data=found)

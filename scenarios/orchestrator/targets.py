@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from loadtower.scenarios.crossref import engines_match
+from loadtower.scenarios.crossref import engines_match, target_hosts
 from loadtower.scenarios.models import DEFAULT_PORTS
 from loadtower.scenarios.plan import Plan
 
@@ -25,6 +25,14 @@ def target_plans(plan: Plan) -> list[tuple[str | None, Plan]]:
     return [
         (name, dataclasses.replace(plan, scenario=plan.scenario.for_target(name))) for name in names
     ]
+
+
+def db_hosts(plan: Plan) -> list[str]:
+    """The running DB hosts that the scenario's targets use, in inventory order: those
+    whose node metrics are sampled and whose server versions are recorded (a ClickHouse
+    host in the inventory is not watched during a Cassandra-only run)."""
+    used = {h for _name, p in target_plans(plan) for h in target_hosts(p.scenario, p.inventory)}
+    return [h for h in plan.inventory.with_role("db") if h in used]
 
 
 def phase_prefix(name: str | None) -> str:

@@ -281,3 +281,18 @@ def test_a_bad_target_engine_points_at_the_target(write) -> None:  # noqa: ANN00
         "s.toml:11: key 'targets.ch.engine': invalid value 'mongodb' "
         "(expected 'cassandra', 'scylla' or 'clickhouse')"
     )
+
+
+def test_watched_db_hosts_are_those_of_the_targets_run(write) -> None:  # noqa: ANN001
+    """Node metrics and versions cover the DB hosts the run's targets use, not every DB
+    host of the inventory."""
+    from loadtower.scenarios.orchestrator.targets import db_hosts
+
+    both = load_plan(write("s.toml", TWO_TARGETS), write("inv.toml", INVENTORY))
+    assert db_hosts(both) == ["db1", "ch1", "ch2"]
+    text = TWO_TARGETS.replace('name = "two"', 'name = "two"\nrun_targets = ["cass"]')
+    cassandra_only = load_plan(write("s.toml", text), write("inv.toml", INVENTORY))
+    assert db_hosts(cassandra_only) == ["db1"]
+    text = TWO_TARGETS.replace('[targets.ch]\n', '[targets.ch]\nhosts = ["ch2"]\n')
+    named = load_plan(write("s.toml", text), write("inv.toml", INVENTORY))
+    assert db_hosts(named) == ["db1", "ch2"]
