@@ -175,7 +175,8 @@ def dense_stats(mat: np.ndarray) -> np.ndarray:
         return out
     out[:, :-1] = dense_percentiles(mat, PERCENTILES)
     last = COUNTS_LEN - 1 - np.argmax(mat[:, ::-1] > 0, axis=1)
-    out[:, -1] = np.where(mat.sum(axis=1) > 0, HIGH_VALUES[last] / 1000.0, np.nan)
+    nonempty = mat[np.arange(mat.shape[0]), last] > 0  # an empty row's `last` holds 0
+    out[:, -1] = np.where(nonempty, HIGH_VALUES[last] / 1000.0, np.nan)
     return out
 
 

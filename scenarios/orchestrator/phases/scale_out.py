@@ -69,7 +69,7 @@ async def _watch(
         seen.polls += 1
         state = node_states(text).get(address)
         now = ctx.clock()
-        if state != seen.last_state and state is not None:
+        if state is not None:
             seen.last_state = state
         if state == "UJ" and seen.joining_at is None:
             seen.joining_at = now
