@@ -29,7 +29,23 @@ LIVE_QUERY_LIMIT_S = 2.0
 # a run counts as being written while its heartbeat (refreshed at least every 5 s by the
 # writer, writer.HEARTBEAT_S) is younger than this
 LIVE_HEARTBEAT_S = 15.0
+CANCEL_POLL_S = 0.05  # how often a running query looks at its cancel event
 _JSON_FIELDS = {"versions", "host_facts", "extra", "params", "result", "data", "errors_by_class"}
+
+
+class QueryCancelled(LoadtowerError):
+    """A user's query stopped by its cancel event (Ctrl-C, a TUI key)."""
+
+
+def _interrupt_when(
+    cancel: threading.Event, done: threading.Event, con: duckdb.DuckDBPyConnection
+) -> None:
+    """Interrupt `con`'s query once `cancel` is set, until the query is `done`."""
+    while not done.is_set():
+        if cancel.wait(CANCEL_POLL_S):
+            if not done.is_set():
+                con.interrupt()
+            return
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -177,25 +193,41 @@ class StoreReader:
             out[name] = None if np.isnan(stats[j]) else float(stats[j])
         return out
 
-    def sql(self, query: str, max_rows: int | None = None) -> tuple[list[str], list[tuple]]:
+    def sql(
+        self, query: str, max_rows: int | None = None, cancel: threading.Event | None = None
+    ) -> tuple[list[str], list[tuple]]:
         """Run one read-only query; anything that could write is refused (sql_guard.py).
         With `max_rows`, at most that many rows are fetched (the rest are never read).
 
         While a run is being written to the store, the query is stopped after
         `live_query_limit_s` (None: never), so the writer is not held up longer.
+        Setting `cancel` (from any thread: Ctrl-C, a TUI key) stops the query within
+        CANCEL_POLL_S and raises QueryCancelled.
         """
         with connect(self.path, read_only=True, wait_s=self.wait_s) as con:
             check_query(con, query)
             limit = self.live_query_limit_s
             live = live_runs(con) if limit is not None else []
             timer = threading.Timer(limit, con.interrupt) if live and limit is not None else None
+            done = threading.Event()
+            watcher = None
+            if cancel is not None:
+                watcher = threading.Thread(
+                    target=_interrupt_when, args=(cancel, done, con), daemon=True,
+                    name="store-sql-cancel",
+                )
+                watcher.start()
             try:
                 if timer is not None:
                     timer.start()
+                if cancel is not None and cancel.is_set():
+                    raise QueryCancelled("query cancelled")
                 cur = con.execute(query)
                 rows = cur.fetchall() if max_rows is None else cur.fetchmany(max_rows)
                 return [d[0] for d in cur.description or []], rows
             except duckdb.InterruptException as exc:
+                if cancel is not None and cancel.is_set():
+                    raise QueryCancelled("query cancelled") from None
                 raise LoadtowerError(
                     f"query stopped after {limit:g} s: run {live[0]} is being written to this "
                     "store, and the writer cannot commit while a query holds the file; run long "
@@ -204,5 +236,8 @@ class StoreReader:
             except duckdb.Error as exc:
                 raise explain_error(exc) or LoadtowerError(f"query failed: {exc}") from exc
             finally:
+                done.set()
                 if timer is not None:
                     timer.cancel()
+                if watcher is not None:
+                    watcher.join()

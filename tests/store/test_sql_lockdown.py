@@ -145,3 +145,19 @@ def test_a_query_on_a_live_store_is_stopped_and_a_finished_one_is_not(tmp_path: 
     # nothing is being written now: a query is never stopped, however long it takes
     query = "SELECT count(*) FROM range(3000) a, range(3000) b WHERE a.range + b.range = 7"
     assert StoreReader(path, live_query_limit_s=0.001).sql(query)[1] == [(8,)]
+
+
+def test_a_query_stops_when_its_cancel_event_is_set(tmp_path) -> None:
+    import threading
+
+    from loadtower.store import StoreWriter
+    from loadtower.store.reader import QueryCancelled, StoreReader
+
+    path = tmp_path / "s.duckdb"
+    StoreWriter(path).close()
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    with pytest.raises(QueryCancelled):
+        StoreReader(path).sql(
+            "SELECT count(*) FROM range(1000000000) a, range(10000) b", cancel=cancel
+        )
