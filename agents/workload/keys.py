@@ -1,4 +1,5 @@
-"""Key choosers: YCSB's uniform, scrambled zipfian, latest and hotspot distributions.
+"""Key choosers: YCSB's uniform, scrambled zipfian, latest and hotspot distributions,
+each drawn as YCSB's generator draws it (``zipfian.py``; docs/formats.md).
 
 A chooser returns a key NUMBER in [0, n); the schema turns numbers into keys (YCSB:
 ``user`` + FNV-1a 64 hash of the number, like YCSB's hashed insert order).
@@ -9,56 +10,48 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-FNV_OFFSET = 0xCBF29CE484222325
-FNV_PRIME = 0x100000001B3
-MASK64 = (1 << 64) - 1
-ZIPF_THETA = 0.99  # YCSB's ZipfianGenerator.ZIPFIAN_CONSTANT
+from loadtower.agents.workload.fnv import FNV_OFFSET, FNV_PRIME, MASK64, fnv64, fnvhash64
+from loadtower.agents.workload.zipfian import ZIPF_THETA, ScrambledZipfian, Zipfian, zeta
+
+__all__ = [
+    "FNV_OFFSET", "FNV_PRIME", "MASK64", "ZIPF_THETA", "OpMix", "ScrambledZipfian", "Zipfian",
+    "chooser", "fnv64", "fnvhash64", "hotspot", "latest_keys", "load_slice", "zeta",
+]
 
 
-def fnv64(value: int) -> int:
-    """YCSB's Utils.fnvhash64: FNV-1a over the 8 little-endian bytes of the value
-    (unrolled: the agents hash every key they send)."""
-    p, m = FNV_PRIME, MASK64
-    h = ((FNV_OFFSET ^ (value & 0xFF)) * p) & m
-    h = ((h ^ ((value >> 8) & 0xFF)) * p) & m
-    h = ((h ^ ((value >> 16) & 0xFF)) * p) & m
-    h = ((h ^ ((value >> 24) & 0xFF)) * p) & m
-    h = ((h ^ ((value >> 32) & 0xFF)) * p) & m
-    h = ((h ^ ((value >> 40) & 0xFF)) * p) & m
-    h = ((h ^ ((value >> 48) & 0xFF)) * p) & m
-    return ((h ^ ((value >> 56) & 0xFF)) * p) & m
+def latest_keys(latest: Callable[[], int], rng: random.Random) -> Callable[[], int]:
+    """YCSB's ``SkewedLatestGenerator``: latest - zipfian.nextLong(latest), where latest is
+    the newest key (``lastValue`` of the insert sequence) and the zipfian was made over
+    that many items: the newest key is the hottest, key 0 is never drawn (as in YCSB)."""
+    z = Zipfian(latest(), rng=rng)
+
+    def pick_latest() -> int:
+        top = latest()
+        return top - z.next_of(top)
+
+    return pick_latest
 
 
-def zeta(n: int, theta: float) -> float:
-    if n <= 5_000_000:
-        return sum(1.0 / (i**theta) for i in range(1, n + 1))
-    # Euler-Maclaurin approximation for large n (exact head + integral tail).
-    head = sum(1.0 / (i**theta) for i in range(1, 1001))
-    a = 1000.5
-    return head + ((n + 0.5) ** (1 - theta) - a ** (1 - theta)) / (1 - theta)
+def hotspot(n: int, hot_data: float, hot_ops: float, rng: random.Random) -> Callable[[], int]:
+    """YCSB's ``HotspotIntegerGenerator`` over [0, n): the hot set is the first
+    int(n * hot_data) keys; a draw is uniform in the hot set with probability hot_ops,
+    else uniform in the rest. Where one set is empty (YCSB divides by zero there) every
+    draw is uniform in the other."""
+    for name, value in (("hotspot_data_fraction", hot_data), ("hotspot_op_fraction", hot_ops)):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], not {value}")
+    hot = int(n * hot_data)
+    cold = n - hot
+    if hot == 0 or cold == 0:
+        return lambda: rng.randrange(n)
+    draw, uniform = rng.random, rng.randrange
 
+    def pick_hot() -> int:
+        if draw() < hot_ops:
+            return uniform(hot)
+        return hot + uniform(cold)
 
-class Zipfian:
-    """Gray et al.'s zipfian generator over [0, n), as in YCSB (theta 0.99): item 0 hottest."""
-
-    def __init__(self, n: int, theta: float = ZIPF_THETA, rng: random.Random | None = None):
-        self.n = max(1, n)
-        self.theta = theta
-        self.rng = rng or random.Random()
-        self.zetan = zeta(self.n, theta)
-        zeta2 = zeta(2, theta)
-        self.alpha = 1.0 / (1.0 - theta)
-        self.eta = (1 - (2.0 / self.n) ** (1 - theta)) / (1 - zeta2 / self.zetan)
-        self.half_pow = 1 + 0.5**theta
-
-    def next(self) -> int:
-        u = self.rng.random()
-        uz = u * self.zetan
-        if uz < 1.0:
-            return 0
-        if uz < self.half_pow:
-            return 1
-        return min(self.n - 1, int(self.n * ((self.eta * u - self.eta + 1) ** self.alpha)))
+    return pick_hot
 
 
 def chooser(
@@ -74,25 +67,11 @@ def chooser(
     if distribution == "uniform":
         return lambda: rng.randrange(n)
     if distribution == "zipfian":
-        z = Zipfian(n, rng=rng)
-        return lambda: fnv64(z.next()) % n  # scrambled: hot items spread over the key space
+        return ScrambledZipfian(n, rng).next
     if distribution == "latest":
-        z = Zipfian(n, rng=rng)
-
-        def pick_latest() -> int:
-            top = latest()
-            return max(0, top - z.next())
-
-        return pick_latest
+        return latest_keys(latest, rng)
     if distribution == "hotspot":
-        hot = max(1, int(n * hot_data))
-
-        def pick_hot() -> int:
-            if rng.random() < hot_ops:
-                return rng.randrange(hot)
-            return hot + rng.randrange(max(1, n - hot))
-
-        return pick_hot
+        return hotspot(n, hot_data, hot_ops, rng)
     raise ValueError(f"unknown key distribution '{distribution}'")
 
 
