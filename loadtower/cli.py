@@ -62,7 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._module.run(args) or 0)
     except LoadtowerError as exc:
-        print(f"loadtower {args.command}: {exc}", file=sys.stderr)
+        from loadtower.store.terminal_text import visible
+
+        # messages may quote stored or typed text (a run name, a value DuckDB could not
+        # convert): no control character of it reaches the terminal
+        print(f"loadtower {args.command}: {visible(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"loadtower {args.command}: interrupted", file=sys.stderr)
