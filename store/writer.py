@@ -66,8 +66,11 @@ def _one_line(exc: BaseException) -> str:
 
 
 class StoreWriter:
-    def __init__(self, path: Path | str, flush_every_s: float = FLUSH_EVERY_S) -> None:
+    def __init__(
+        self, path: Path | str, flush_every_s: float = FLUSH_EVERY_S, lock_wait_s: float = 30.0
+    ) -> None:
         self.path = Path(path)
+        self.lock_wait_s = lock_wait_s  # how long a flush waits for a reader to let go
         self._open_store()
         self._lock = threading.Lock()  # guards the buffers below
         self._flush_lock = threading.Lock()  # one flush at a time
@@ -316,7 +319,7 @@ class StoreWriter:
             if not (meta or self._tables or any(lv.dirty for lv in levels) or beat_due):
                 return
             try:
-                with connect(self.path, read_only=False) as con:
+                with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
                     con.execute("BEGIN")
                     for sql, params in meta:
                         con.execute(sql, params)
