@@ -58,8 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_module", None):
         parser.print_help()
         return 0
-    _recover_runs(args)
     try:
+        _recover_runs(args)  # in the try: Ctrl-C while it holds the store is one line too
         return int(args._module.run(args) or 0)
     except LoadtowerError as exc:
         from loadtower.store.terminal_text import visible
