@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str,
                          ensure_ascii=True))  # fmt: skip
     elif args.format == "csv":
-        out = csv.writer(sys.stdout)
+        out = csv.writer(sys.stdout, lineterminator="\n")  # no CR on a terminal
         out.writerow([visible(c) for c in columns])
         out.writerows([_csv_value(v) for v in row] for row in rows)
     else:
