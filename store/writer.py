@@ -30,7 +30,7 @@ import pyarrow as pa
 from loadtower.errors import LoadtowerError
 from loadtower.store import hdr
 from loadtower.store.admin import mark_interrupted_runs
-from loadtower.store.connection import connect
+from loadtower.store.connection import connect, is_busy
 from loadtower.store.liveness import this_process
 from loadtower.store.redact import MASK, mask_url_passwords, redact
 from loadtower.store.rollups import Level, Rollups, level_rows
@@ -38,6 +38,11 @@ from loadtower.store.schema import migrate
 from loadtower.store.writer_values import build_table, repaired_line, repaired_params
 
 FLUSH_EVERY_S = 1.0
+# what the store refuses for what a statement holds (a duplicate key, a value it cannot
+# take): retrying the same statement cannot help (a lock, a full disk or memory can)
+_REFUSED = (duckdb.ConstraintException, duckdb.ConversionException,
+            duckdb.InvalidInputException, duckdb.BinderException, duckdb.OutOfRangeException,
+            duckdb.TypeMismatchException)  # fmt: skip
 HEARTBEAT_S = 5.0
 _COLUMNS = {
     "events": ["run_id", "ts", "kind", "message", "host", "phase", "data"],
@@ -76,7 +81,7 @@ class StoreWriter:
         self._flush_lock = threading.Lock()  # one flush at a time
         self._rows: dict[str, list[tuple]] = {name: [] for name in _COLUMNS}
         self._lines: list[tuple[str, dict]] = []
-        self._meta: list[tuple[str, list]] = []
+        self._meta: list[tuple[str, list, str]] = []  # (statement, parameters, run id)
         self._tables: list[tuple[str, pa.Table]] = []  # ingested, not yet committed
         self._facts: dict[str, dict] = {}
         self._rollups = Rollups()
@@ -274,7 +279,7 @@ class StoreWriter:
         table = sql.split()[2] if sql.startswith("INSERT") else sql.split()[1]
         params, bad = repaired_params(table, columns, params)
         with self._lock:
-            self._meta.append((sql, params))
+            self._meta.append((sql, params, run_id))
             for why in bad:
                 self._rows["events"].append((run_id, time.time(), "bad_sample", why, None, None,
                                              None))  # fmt: skip
@@ -318,24 +323,16 @@ class StoreWriter:
             beat_due = bool(active) and time.time() - self._last_commit >= HEARTBEAT_S
             if not (meta or self._tables or any(lv.dirty for lv in levels) or beat_due):
                 return
+            refused: list[tuple[str, str]] = []
             try:
-                with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
-                    con.execute("BEGIN")
-                    for sql, params in meta:
-                        con.execute(sql, params)
-                    if active:
-                        marks = ", ".join("?" * len(active))
-                        con.execute(
-                            f"UPDATE runs SET heartbeat = ? WHERE id IN ({marks})",
-                            [time.time(), *active],
-                        )
-                    for name, table in self._tables:
-                        con.register("batch_rows", table)
-                        con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM batch_rows")
-                        con.unregister("batch_rows")
-                    for level in levels:
-                        _write_level(con, level)
-                    con.execute("COMMIT")
+                try:
+                    self._commit(meta, active, levels)
+                except _REFUSED as exc:
+                    if is_busy(exc):
+                        raise
+                    # one statement the store refuses must not block every later flush:
+                    # each on its own, the refused ones become bad_sample events
+                    refused = self._commit(meta, active, levels, one_by_one=True)
                 self._last_commit = time.time()
             except BaseException:
                 self._put_back([], {}, meta)  # the tables stay in self._tables
@@ -347,6 +344,51 @@ class StoreWriter:
                 level.dirty.clear()
                 level.late_keys.clear()
             self._rollups.evict()
+            if refused:
+                with self._lock:
+                    self._rows["events"].extend(_bad_events(refused))
+                raise LoadtowerError(
+                    f"store {self.path} refused {len(refused)} statement(s), recorded as "
+                    f"bad_sample events; the rest is written: {refused[0][1]}"
+                )
+
+    def _commit(
+        self, meta: list[tuple[str, list, str]], active: list[str], levels: tuple,
+        one_by_one: bool = False,
+    ) -> list[tuple[str, str]]:  # fmt: skip
+        """Write `meta`, the heartbeat, the tables and the rollups in one transaction; with
+        `one_by_one`, each statement of `meta` first in its own (taken out of `meta` once
+        committed or refused), skipping those refused. Returns those: (run id, why)."""
+        refused = []
+        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
+            if one_by_one:
+                while meta:  # each leaves `meta` once done: never put back, never run twice
+                    sql, params, run_id = meta[0]
+                    try:
+                        con.execute("BEGIN")
+                        con.execute(sql, params)
+                        con.execute("COMMIT")
+                    except _REFUSED as exc:
+                        con.execute("ROLLBACK")
+                        table = sql.split()[2] if sql.startswith("INSERT") else sql.split()[1]
+                        refused.append((run_id, f"{table}: statement refused: {_one_line(exc)}"))
+                    meta.pop(0)
+            con.execute("BEGIN")
+            for sql, params, _run in meta:
+                con.execute(sql, params)
+            if active:
+                marks = ", ".join("?" * len(active))
+                con.execute(
+                    f"UPDATE runs SET heartbeat = ? WHERE id IN ({marks})", [time.time(), *active]
+                )
+            for name, table in self._tables:
+                con.register("batch_rows", table)
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM batch_rows")
+                con.unregister("batch_rows")
+            for level in levels:
+                _write_level(con, level)
+            con.execute("COMMIT")
+        return refused
 
     def _ingest(self, lines: list[tuple[str, dict]], events: list[tuple]) -> None:
         """Fold interval lines into the rollups; text that is not UTF-8 is spelled out and

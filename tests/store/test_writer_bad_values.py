@@ -96,3 +96,21 @@ def test_a_failed_flush_puts_everything_back(tmp_path: Path) -> None:
     ]
     assert stored(path, "SELECT count(*) FROM node_samples") == [(1,)]
     assert stored(path, "SELECT name FROM phases") == [("load",)]
+
+
+def test_a_statement_the_store_refuses_does_not_block_later_flushes(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    with StoreWriter(path, flush_every_s=NEVER) as writer:
+        run_id = writer.start_run("first", "scn", "", "", {}, {}, {}, run_id="dup")
+        writer.event(run_id, 10.0, "info", "before")
+        with pytest.raises(LoadtowerError, match="refused 1 statement"):
+            writer.start_run("second", "scn", "", "", {}, {}, {}, run_id="dup")  # same id
+        writer.phase_started(run_id, 0, "load", "run", 11.0, {})
+        writer.event(run_id, 11.0, "info", "after")
+        writer.flush()
+    assert stored(path, "SELECT name FROM runs") == [("first",)]
+    assert stored(path, "SELECT name FROM phases") == [("load",)]
+    events = stored(path, "SELECT kind, message FROM events ORDER BY ts, kind")
+    assert [m for k, m in events if k == "info"] == ["before", "after"]
+    (report,) = [m for k, m in events if k == "bad_sample"]
+    assert report.startswith("runs: statement refused: ") and "Duplicate key" in report
