@@ -85,8 +85,9 @@ def _table(title: str, columns: tuple[str, ...], text_columns: tuple[str, ...]) 
 
 def _print_engines(args: argparse.Namespace) -> int:
     from loadtower.errors import LoadtowerError
+    from loadtower.store.commands.tables import print_whole
     from loadtower.store.engine_compare import engine_table
-    from loadtower.store.terminal_text import cell, print_table, visible
+    from loadtower.store.terminal_text import cell, visible
 
     runs = [args.run_a] + ([args.run_b] if args.run_b and args.run_b != args.run_a else [])
     rows = engine_table(store_path(args), runs, args.phase, args.latency)
@@ -119,7 +120,7 @@ def _print_engines(args: argparse.Namespace) -> int:
             f"{r['errors']:,}",
         )
         previous = key
-    print_table(table)
+    print_whole(table)
     return 0
 
 
@@ -142,7 +143,8 @@ def _nothing_in_common(args: argparse.Namespace) -> Exception:
 
 def run(args: argparse.Namespace) -> int:
     from loadtower.store import compare_runs
-    from loadtower.store.terminal_text import cell, print_table
+    from loadtower.store.commands.tables import print_whole
+    from loadtower.store.terminal_text import cell
 
     if _engines_wanted(args):
         return _print_engines(args)
@@ -163,5 +165,5 @@ def run(args: argparse.Namespace) -> int:
             _num(r["ops_change_pct"], "{:+.1f}%") + mark_o, _num(r["p99_ms_a"]),
             _num(r["p99_ms_b"]), _num(r["p99_change_pct"], "{:+.1f}%") + mark_p,
         )  # fmt: skip
-    print_table(table)
+    print_whole(table)
     return 0

@@ -56,7 +56,8 @@ def _csv_value(value: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from loadtower.store import StoreReader
     from loadtower.store.commands.interruptible import run_cancellable
-    from loadtower.store.terminal_text import cell, print_table, visible
+    from loadtower.store.commands.tables import print_whole
+    from loadtower.store.terminal_text import cell, visible
 
     reader = StoreReader(store_path(args))
     columns, rows = run_cancellable(lambda cancel: reader.sql(args.query, cancel=cancel))
@@ -73,9 +74,9 @@ def run(args: argparse.Namespace) -> int:
         from rich.table import Table
 
         table = Table()
-        for column in columns:
-            table.add_column(cell(column))
+        for column in columns:  # fold: on a narrow terminal a long value wraps, never cut
+            table.add_column(cell(column), overflow="fold")
         for row in rows:
             table.add_row(*(cell(v) for v in row))
-        print_table(table)
+        print_whole(table)
     return 0

@@ -91,3 +91,16 @@ def test_compare_with_no_phase_in_common(runs: tuple[Path, list[str]]) -> None:
     err = done.stderr.decode()
     assert len(err.strip().splitlines()) == 1 and "no phase" in err and "another phase" in err
     assert done.stdout == b""  # no empty table
+
+
+@pytest.mark.parametrize("command", ["sql", "compare"])
+def test_on_a_narrow_terminal_nothing_is_cut(runs: tuple[Path, list[str]], command: str) -> None:
+    from tests.store.test_cli_output import on_terminal
+
+    path, ids = runs
+    args = (["sql", "--store", str(path), "SELECT name, phase FROM events JOIN runs ON id = run_id"]
+            if command == "sql" else ["compare", "--store", str(path), ids[0], ids[1]])  # fmt: skip
+    out = on_terminal(*args, columns=30)
+    assert "…" not in out, out  # text folded, numbers whole: no cell cut short
+    if command == "compare":
+        assert ids[0] in out.replace("\n", "") and ids[1] in out.replace("\n", "")
