@@ -58,11 +58,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_module", None):
         parser.print_help()
         return 0
-    _recover_runs(args)
     try:
+        _recover_runs(args)  # in the try: Ctrl-C while it holds the store is one line too
         return int(args._module.run(args) or 0)
     except LoadtowerError as exc:
-        print(f"loadtower {args.command}: {exc}", file=sys.stderr)
+        from loadtower.store.terminal_text import visible
+
+        # messages may quote stored or typed text (a run name, a value DuckDB could not
+        # convert): no control character of it reaches the terminal
+        print(f"loadtower {args.command}: {visible(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"loadtower {args.command}: interrupted", file=sys.stderr)

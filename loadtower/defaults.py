@@ -33,5 +33,9 @@ def add_store_argument(parser) -> None:  # noqa: ANN001 - argparse parser
     )
 
 
+def add_force_argument(parser, help: str) -> None:  # noqa: ANN001 - argparse parser
+    parser.add_argument("--force", action="store_true", help=help)
+
+
 def store_path(args) -> Path:  # noqa: ANN001 - argparse namespace
     return args.store if getattr(args, "store", None) else default_store_path()

@@ -3,7 +3,8 @@
 DuckDB lets one process open a file read-write and no other process open it at the
 same time, even read-only. So nobody keeps the file open: the writer opens it for
 each flush (about once a second, a few milliseconds) and readers for each query;
-whoever finds it locked retries for a while.
+whoever finds it locked retries for a while, then names the process that holds it
+(lock_holder.py).
 
 Read-only connections are locked down, whatever SQL runs on them: external access is off
 (`enable_external_access = false`: no other file is read or written, no ATTACH, no
@@ -27,6 +28,7 @@ from pathlib import Path
 import duckdb
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.lock_holder import describe_holder
 
 RETRY_S = 0.01
 # one configuration for every read-only connection: connections of one process to one
@@ -64,7 +66,11 @@ def connect(
             if not is_busy(exc):
                 raise LoadtowerError(f"cannot open store {path}: {exc}") from exc
             if time.monotonic() > deadline:
-                raise LoadtowerError(f"store {path} stayed locked by another process") from exc
+                holder = describe_holder(str(exc))
+                raise LoadtowerError(
+                    f"store {path} stayed locked for {wait_s:g} s by {holder}: "
+                    "wait for it to end, or stop it"
+                ) from exc
             time.sleep(delay)
             delay = min(delay * 1.5, 0.2)
     try:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
@@ -11,6 +13,7 @@ import pyarrow.parquet as pq
 from loadtower.errors import LoadtowerError
 from loadtower.store import hdr
 from loadtower.store.connection import connect
+from loadtower.store.output_files import OutputDir
 
 # file name -> query (one parameter: the run id)
 EXPORTS = {
@@ -27,8 +30,14 @@ EXPORTS = {
 }
 
 
-def export_run(store: Path, run_id: str, fmt: str, out: Path) -> dict[str, int]:
+def export_run(
+    store: Path, run_id: str, fmt: str, out: Path, force: bool = False
+) -> dict[str, int]:
     """Write one file per table/view into `out`; return the row count of each.
+
+    Every name is checked before anything is written (output_files.OutputDir: an existing
+    file only with `force`, never a store, a directory, a device or through a symlink);
+    each file is written whole to a temporary file and renamed.
 
     Each table is fetched on its own short read-only connection and written after it is
     closed, so a live run's writer is held up for one query at a time, not the export.
@@ -38,20 +47,26 @@ def export_run(store: Path, run_id: str, fmt: str, out: Path) -> dict[str, int]:
     with connect(store, read_only=True) as con:
         if not con.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchall():
             raise LoadtowerError(f"no run '{run_id}' in {store} (see 'loadtower runs')")
-    out.mkdir(parents=True, exist_ok=True)
     counts = {}
-    for name, query in EXPORTS.items():
-        with connect(store, read_only=True) as con:
-            # a relation, not execute(): DuckDB hands it to Arrow without an extra copy
-            table = con.sql(query, params=[run_id]).to_arrow_table()
-        if name == "op_second_hists":
-            table = _standard_hists(table)
-        if fmt == "parquet":
-            pq.write_table(table, out / f"{name}.parquet")
-        else:
-            pa_csv.write_csv(table, out / f"{name}.csv")
-        counts[name] = table.num_rows
+    with OutputDir(out, protect=[store], force=force) as folder:
+        for name in EXPORTS:
+            folder.check(f"{name}.{fmt}")  # all refused before any is written
+        for name, query in EXPORTS.items():
+            with connect(store, read_only=True) as con:
+                # a relation, not execute(): DuckDB hands it to Arrow without an extra copy
+                table = con.sql(query, params=[run_id]).to_arrow_table()
+            if name == "op_second_hists":
+                table = _standard_hists(table)
+            folder.write(f"{name}.{fmt}", partial(_write, table, fmt))
+            counts[name] = table.num_rows
     return counts
+
+
+def _write(table: pa.Table, fmt: str, handle: BinaryIO) -> None:
+    if fmt == "parquet":
+        pq.write_table(table, handle)
+    else:
+        pa_csv.write_csv(table, handle)
 
 
 def _standard_hists(table: pa.Table) -> pa.Table:

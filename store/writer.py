@@ -9,6 +9,9 @@ Each flush also refreshes the heartbeat of the runs this writer has open (at lea
 every HEARTBEAT_S, data or not), and each run row names its writer process, so the
 next loadtower start can tell a dead orchestrator's run from a live one (admin.py).
 A store that cannot be created (full disk, not a directory) is not left half-written.
+Rows taken from the buffers for a flush are never dropped: a value the store cannot take
+(text that is not UTF-8, a wrong type) is repaired and reported as a `bad_sample` event
+(writer_values.py), and a flush that fails puts back everything it took.
 """
 
 from __future__ import annotations
@@ -27,13 +30,19 @@ import pyarrow as pa
 from loadtower.errors import LoadtowerError
 from loadtower.store import hdr
 from loadtower.store.admin import mark_interrupted_runs
-from loadtower.store.connection import connect
+from loadtower.store.connection import connect, is_busy
 from loadtower.store.liveness import this_process
 from loadtower.store.redact import MASK, mask_url_passwords, redact
 from loadtower.store.rollups import Level, Rollups, level_rows
 from loadtower.store.schema import migrate
+from loadtower.store.writer_values import build_table, repaired_line, repaired_params
 
 FLUSH_EVERY_S = 1.0
+# what the store refuses for what a statement holds (a duplicate key, a value it cannot
+# take): retrying the same statement cannot help (a lock, a full disk or memory can)
+_REFUSED = (duckdb.ConstraintException, duckdb.ConversionException,
+            duckdb.InvalidInputException, duckdb.BinderException, duckdb.OutOfRangeException,
+            duckdb.TypeMismatchException)  # fmt: skip
 HEARTBEAT_S = 5.0
 _COLUMNS = {
     "events": ["run_id", "ts", "kind", "message", "host", "phase", "data"],
@@ -62,14 +71,17 @@ def _one_line(exc: BaseException) -> str:
 
 
 class StoreWriter:
-    def __init__(self, path: Path | str, flush_every_s: float = FLUSH_EVERY_S) -> None:
+    def __init__(
+        self, path: Path | str, flush_every_s: float = FLUSH_EVERY_S, lock_wait_s: float = 30.0
+    ) -> None:
         self.path = Path(path)
+        self.lock_wait_s = lock_wait_s  # how long a flush waits for a reader to let go
         self._open_store()
         self._lock = threading.Lock()  # guards the buffers below
         self._flush_lock = threading.Lock()  # one flush at a time
         self._rows: dict[str, list[tuple]] = {name: [] for name in _COLUMNS}
         self._lines: list[tuple[str, dict]] = []
-        self._meta: list[tuple[str, list]] = []
+        self._meta: list[tuple[str, list, str]] = []  # (statement, parameters, run id)
         self._tables: list[tuple[str, pa.Table]] = []  # ingested, not yet committed
         self._facts: dict[str, dict] = {}
         self._rollups = Rollups()
@@ -154,7 +166,7 @@ class StoreWriter:
             "heartbeat": time.time(),
         }
         sql = f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
-        self._queue_meta(sql, list(row.values()))
+        self._queue_meta(sql, list(row.values()), list(row), run_id)
         with self._lock:
             self._active.add(run_id)
         self.flush()
@@ -164,11 +176,14 @@ class StoreWriter:
         self, run_id: str, index: int, label: str, type: str, ts: float, params: dict
     ) -> None:
         row = [run_id, index, label, type, ts, None, self._mask_json(params or {}), None]
-        self._queue_meta("INSERT INTO phases VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+        columns = ["run_id", "idx", "name", "type", "started", "ended", "params", "result"]
+        self._queue_meta(f"INSERT INTO phases ({', '.join(columns)}) VALUES "
+                         f"({', '.join('?' * len(columns))})", row, columns, run_id)  # fmt: skip
 
     def phase_ended(self, run_id: str, index: int, ts: float, result: dict) -> None:
         sql = "UPDATE phases SET ended = ?, result = ? WHERE run_id = ? AND idx = ?"
-        self._queue_meta(sql, [ts, self._mask_json(result or {}), run_id, index])
+        params = [ts, self._mask_json(result or {}), run_id, index]
+        self._queue_meta(sql, params, ["ended", "result", "run_id", "idx"], run_id)
 
     def event(
         self,
@@ -215,18 +230,19 @@ class StoreWriter:
         merged = self._facts.setdefault(run_id, {})
         merged.update(facts or {})
         sql = "UPDATE runs SET host_facts = ? WHERE id = ?"
-        self._queue_meta(sql, [self._mask_json(merged), run_id])
+        self._queue_meta(sql, [self._mask_json(merged), run_id], ["host_facts", "id"], run_id)
 
     def set_versions(self, run_id: str, versions: dict) -> None:
         """Replace the run's versions (the orchestrator adds the DB and agent hosts' ones)."""
         sql = "UPDATE runs SET versions = ? WHERE id = ?"
-        self._queue_meta(sql, [self._mask_json(versions or {}), run_id])
+        self._queue_meta(sql, [self._mask_json(versions or {}), run_id], ["versions", "id"], run_id)
 
     def end_run(
         self, run_id: str, status: str, reason: str | None, ended: float | None = None
     ) -> None:
         sql = "UPDATE runs SET status = ?, reason = ?, ended = ? WHERE id = ?"
-        self._queue_meta(sql, [status, self._mask(reason), ended or time.time(), run_id])
+        params = [status, self._mask(reason), ended or time.time(), run_id]
+        self._queue_meta(sql, params, ["status", "reason", "ended", "id"], run_id)
         self._flush_or_explain()
         with self._lock:
             self._active.discard(run_id)
@@ -258,9 +274,15 @@ class StoreWriter:
         with self._lock:
             self._rows[table].append(row)
 
-    def _queue_meta(self, sql: str, params: list) -> None:
+    def _queue_meta(self, sql: str, params: list, columns: list[str], run_id: str) -> None:
+        """Queue one statement; `columns` names its parameters (for bad_sample events)."""
+        table = sql.split()[2] if sql.startswith("INSERT") else sql.split()[1]
+        params, bad = repaired_params(table, columns, params)
         with self._lock:
-            self._meta.append((sql, params))
+            self._meta.append((sql, params, run_id))
+            for why in bad:
+                self._rows["events"].append((run_id, time.time(), "bad_sample", why, None, None,
+                                             None))  # fmt: skip
 
     def _loop(self) -> None:
         """Flush every `_every` seconds at a fixed rate (not `_every` after the previous
@@ -288,46 +310,32 @@ class StoreWriter:
                 rows, self._rows = self._rows, {name: [] for name in _COLUMNS}
                 meta, self._meta = self._meta, []
                 active = sorted(self._active)
-            if lines:
-                table = self._rollups.ingest(lines)
-                if table is not None:
-                    self._tables.append(("op_intervals", table))
-                rejected, self._rollups.rejected = self._rollups.rejected, []
-                for run_id, why in rejected:
-                    rows["events"].append(
-                        (run_id, time.time(), "bad_sample", why, None, None, None)
-                    )
-            for name, batch in rows.items():
-                if batch:
-                    cols = list(zip(*batch, strict=True))
-                    arrays = [pa.array(c, from_pandas=True) for c in cols]
-                    self._tables.append((name, pa.table(arrays, names=_COLUMNS[name])))
+            try:
+                if lines:
+                    self._ingest(lines, rows["events"])
+                    lines = []  # the rollups hold them now: never handed in twice
+                built = self._build(rows)
+            except BaseException:
+                self._put_back(lines, rows, meta)
+                raise
+            self._tables.extend(built)
             levels = self._rollups.seconds, self._rollups.minutes, self._rollups.phases
             beat_due = bool(active) and time.time() - self._last_commit >= HEARTBEAT_S
             if not (meta or self._tables or any(lv.dirty for lv in levels) or beat_due):
                 return
+            refused: list[tuple[str, str]] = []
             try:
-                with connect(self.path, read_only=False) as con:
-                    con.execute("BEGIN")
-                    for sql, params in meta:
-                        con.execute(sql, params)
-                    if active:
-                        marks = ", ".join("?" * len(active))
-                        con.execute(
-                            f"UPDATE runs SET heartbeat = ? WHERE id IN ({marks})",
-                            [time.time(), *active],
-                        )
-                    for name, table in self._tables:
-                        con.register("batch_rows", table)
-                        con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM batch_rows")
-                        con.unregister("batch_rows")
-                    for level in levels:
-                        _write_level(con, level)
-                    con.execute("COMMIT")
+                try:
+                    self._commit(meta, active, levels)
+                except _REFUSED as exc:
+                    if is_busy(exc):
+                        raise
+                    # one statement the store refuses must not block every later flush:
+                    # each on its own, the refused ones become bad_sample events
+                    refused = self._commit(meta, active, levels, one_by_one=True)
                 self._last_commit = time.time()
             except BaseException:
-                with self._lock:
-                    self._meta = meta + self._meta
+                self._put_back([], {}, meta)  # the tables stay in self._tables
                 raise
             self._tables = []
             for level in levels:
@@ -336,17 +344,111 @@ class StoreWriter:
                 level.dirty.clear()
                 level.late_keys.clear()
             self._rollups.evict()
+            if refused:
+                with self._lock:
+                    self._rows["events"].extend(_bad_events(refused))
+                raise LoadtowerError(
+                    f"store {self.path} refused {len(refused)} statement(s), recorded as "
+                    f"bad_sample events; the rest is written: {refused[0][1]}"
+                )
+
+    def _commit(
+        self, meta: list[tuple[str, list, str]], active: list[str], levels: tuple,
+        one_by_one: bool = False,
+    ) -> list[tuple[str, str]]:  # fmt: skip
+        """Write `meta`, the heartbeat, the tables and the rollups in one transaction; with
+        `one_by_one`, each statement of `meta` first in its own (taken out of `meta` once
+        committed or refused), skipping those refused. Returns those: (run id, why)."""
+        refused = []
+        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
+            if one_by_one:
+                while meta:  # each leaves `meta` once done: never put back, never run twice
+                    sql, params, run_id = meta[0]
+                    try:
+                        con.execute("BEGIN")
+                        con.execute(sql, params)
+                        con.execute("COMMIT")
+                    except _REFUSED as exc:
+                        con.execute("ROLLBACK")
+                        table = sql.split()[2] if sql.startswith("INSERT") else sql.split()[1]
+                        refused.append((run_id, f"{table}: statement refused: {_one_line(exc)}"))
+                    meta.pop(0)
+            con.execute("BEGIN")
+            for sql, params, _run in meta:
+                con.execute(sql, params)
+            if active:
+                marks = ", ".join("?" * len(active))
+                con.execute(
+                    f"UPDATE runs SET heartbeat = ? WHERE id IN ({marks})", [time.time(), *active]
+                )
+            for name, table in self._tables:
+                con.register("batch_rows", table)
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM batch_rows")
+                con.unregister("batch_rows")
+            for level in levels:
+                _write_level(con, level)
+            con.execute("COMMIT")
+        return refused
+
+    def _ingest(self, lines: list[tuple[str, dict]], events: list[tuple]) -> None:
+        """Fold interval lines into the rollups; text that is not UTF-8 is spelled out and
+        reported, lines the rollups reject become bad_sample events."""
+        clean = []
+        for run_id, line in lines:
+            line, bad = repaired_line(line)
+            clean.append((run_id, line))
+            events.extend((run_id, time.time(), "bad_sample", why, None, None, None)
+                          for why in bad)  # fmt: skip
+        table = self._rollups.ingest(clean)
+        if table is not None:
+            self._tables.append(("op_intervals", table))
+        rejected, self._rollups.rejected = self._rollups.rejected, []
+        for run_id, why in rejected:
+            events.append((run_id, time.time(), "bad_sample", why, None, None, None))
+
+    def _build(self, rows: dict[str, list[tuple]]) -> list[tuple[str, pa.Table]]:
+        """The buffered rows as Arrow tables; bad values repaired, each one reported as a
+        bad_sample event (events last, so that they carry the others' reports)."""
+        built = []
+        events = list(rows.get("events", []))
+        for name, batch in rows.items():
+            if name != "events" and batch:
+                table, bad = build_table(name, _COLUMNS[name], batch)
+                built.append((name, table))
+                events.extend(_bad_events(bad))
+        if events:
+            table, bad = build_table("events", _COLUMNS["events"], events)
+            built.append(("events", table))
+            if bad:  # reports of bad event values: plain ASCII, they build
+                built.append(("events", build_table("events", _COLUMNS["events"],
+                                                    _bad_events(bad))[0]))  # fmt: skip
+        return built
+
+    def _put_back(
+        self, lines: list[tuple[str, dict]], rows: dict[str, list[tuple]], meta: list
+    ) -> None:
+        """A flush failed: what it took goes back in front of what arrived meanwhile."""
+        with self._lock:
+            self._lines = lines + self._lines
+            for name, batch in rows.items():
+                self._rows[name] = batch + self._rows[name]
+            self._meta = meta + self._meta
+
+
+def _bad_events(bad: list[tuple[str, str]]) -> list[tuple]:
+    return [(run_id, time.time(), "bad_sample", why, None, None, None) for run_id, why in bad]
 
 
 def _merge_from_file(con: duckdb.DuckDBPyConnection, level: Level) -> None:
     """Keys whose counts left memory but got late data: add the stored row back in."""
-    for key in level.late_keys:
+    for key in list(level.late_keys):
         run_id, ts, phase, op = key
         row = con.execute(
             f"SELECT ops, errors, late, service_hist, response_hist FROM {level.name} "
             "WHERE run_id = ? AND ts = ? AND phase = ? AND op = ?",
             [run_id, ts, phase, op],
         ).fetchall()
+        level.late_keys.discard(key)  # merged into memory now, also if the commit fails
         if not row:
             continue
         row = row[0]

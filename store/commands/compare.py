@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from loadtower.defaults import add_store_argument, store_path
 
@@ -67,14 +68,32 @@ def _engines_wanted(args: argparse.Namespace) -> bool:
     return engines_a != engines_b or len(engines_a) > 1
 
 
-def _print_engines(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def _table(title: str, columns: tuple[str, ...], text_columns: tuple[str, ...]) -> Any:
+    """A Rich table whose text columns fold (never cut short with an ellipsis)."""
     from rich.table import Table
 
+    from loadtower.store.terminal_text import cell
+
+    table = Table(title=cell(title), title_justify="left")
+    for column in columns:
+        if column in text_columns:
+            table.add_column(column, justify="left", overflow="fold")
+        else:
+            table.add_column(column, justify="right", no_wrap=True)
+    return table
+
+
+def _print_engines(args: argparse.Namespace) -> int:
+    from loadtower.errors import LoadtowerError
+    from loadtower.store.commands.tables import print_whole
     from loadtower.store.engine_compare import engine_table
+    from loadtower.store.terminal_text import cell, visible
 
     runs = [args.run_a] + ([args.run_b] if args.run_b and args.run_b != args.run_a else [])
     rows = engine_table(store_path(args), runs, args.phase, args.latency)
+    if not rows:
+        raise LoadtowerError(f"no ops stored for run(s) {visible(', '.join(runs))}: nothing to "
+                             "compare")  # fmt: skip
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -82,9 +101,8 @@ def _print_engines(args: argparse.Namespace) -> int:
         f"{' vs '.join(runs)}: per op type and engine ({args.latency} time, ms; "
         "'total' merges every op)"
     )
-    table = Table(title=title, title_justify="left")
-    for column in ("phase", "op", "engine", "ops/s", "median", "p90", "min", "errors"):
-        table.add_column(column, justify="left" if column in ("phase", "op", "engine") else "right")
+    columns = ("phase", "op", "engine", "ops/s", "median", "p90", "min", "errors")
+    table = _table(title, columns, ("phase", "op", "engine"))
     previous: tuple[str, str] | None = None
     for r in rows:
         key = (r["phase"], r["op"])
@@ -92,9 +110,9 @@ def _print_engines(args: argparse.Namespace) -> int:
             table.add_section()
         label = r["target"] if r["target"] == r["engine"] else f"{r['target']} ({r['engine']})"
         table.add_row(
-            r["phase"] if key != previous else "",
-            r["op"] if key != previous else "",
-            label,
+            cell(r["phase"] if key != previous else ""),
+            cell(r["op"] if key != previous else ""),
+            cell(label),
             f"{r['ops_per_s']:,.1f}",
             _num(r["median_ms"]),
             _num(r["p90_ms"]),
@@ -102,31 +120,50 @@ def _print_engines(args: argparse.Namespace) -> int:
             f"{r['errors']:,}",
         )
         previous = key
-    Console(width=max(100, Console().width)).print(table)
+    print_whole(table)
     return 0
 
 
-def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
+def _nothing_in_common(args: argparse.Namespace) -> Exception:
+    """One line naming what each run has, when no (phase, op) is in both."""
+    from loadtower.errors import LoadtowerError
+    from loadtower.store import StoreReader
+    from loadtower.store.terminal_text import visible
 
+    reader = StoreReader(store_path(args))
+    have = []
+    for side, run_id in (("A", args.run_a), ("B", args.run_b)):
+        phases = sorted({r["phase"] for r in reader.phase_summary(run_id)})
+        have.append(f"{side} {', '.join(phases) if phases else 'none with ops'}")
+    return LoadtowerError(
+        visible(f"runs {args.run_a} and {args.run_b} have no phase (with the same op) in common, "
+                f"nothing to compare (phases: {'; '.join(have)})", keep_newlines=False)
+    )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
     from loadtower.store import compare_runs
+    from loadtower.store.commands.tables import print_whole
+    from loadtower.store.terminal_text import cell
 
     if _engines_wanted(args):
         return _print_engines(args)
     rows = compare_runs(store_path(args), args.run_a, args.run_b)
+    if not rows:
+        raise _nothing_in_common(args)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    table = Table("phase", "op", "ops/s A", "ops/s B", "change", "p99 ms A", "p99 ms B", "change",
-                  title=f"{args.run_a} (A) vs {args.run_b} (B); * = significant (Welch, p<0.01)")  # fmt: skip
+    columns = ("phase", "op", "ops/s A", "ops/s B", "change", "p99 ms A", "p99 ms B", "change")
+    title = f"{args.run_a} (A) vs {args.run_b} (B); * = significant (Welch, p<0.01)"
+    table = _table(title, columns, ("phase", "op"))
     for r in rows:
         mark_o = " *" if r["significant_ops"] else ""
         mark_p = " *" if r["significant_p99"] else ""
         table.add_row(
-            r["phase"], r["op"], _num(r["ops_per_s_a"], "{:.1f}"), _num(r["ops_per_s_b"], "{:.1f}"),
+            cell(r["phase"]), cell(r["op"]), _num(r["ops_per_s_a"], "{:.1f}"), _num(r["ops_per_s_b"], "{:.1f}"),
             _num(r["ops_change_pct"], "{:+.1f}%") + mark_o, _num(r["p99_ms_a"]),
             _num(r["p99_ms_b"]), _num(r["p99_change_pct"], "{:+.1f}%") + mark_p,
         )  # fmt: skip
-    Console().print(table)
+    print_whole(table)
     return 0

@@ -5,9 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from loadtower.defaults import add_store_argument, store_path
+from loadtower.defaults import add_force_argument, add_store_argument, store_path
 
 HELP = "Export a run's samples as Parquet or CSV."
+DESCRIPTION = """Export a run's samples as Parquet or CSV files, one per table or view
+(run, phases, events, logs, op_intervals, op_seconds, op_second_hists, node_seconds,
+agent_samples, phase_summary), into the folder --out (made if missing).
+
+Each file is written to a temporary file in --out and renamed once whole. Files that
+already exist are refused (nothing is written) unless --force; a directory, a device or
+a DuckDB store is never replaced, and a symbolic link in --out is never followed (with
+--force the link itself is replaced, its target is left alone).
+
+example:
+  loadtower export 20251122-101500-ab12 --format csv --out exports/ab12"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,12 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_id", metavar="RUN")
     parser.add_argument("--format", choices=("parquet", "csv"), default="parquet")
     parser.add_argument("--out", type=Path, required=True, help="directory to write into")
+    add_force_argument(parser, "replace files of the same names in --out (never a store)")
 
 
 def run(args: argparse.Namespace) -> int:
     from loadtower.store.export import export_run
+    from loadtower.store.terminal_text import visible
 
-    counts = export_run(store_path(args), args.run_id, args.format, args.out)
+    counts = export_run(store_path(args), args.run_id, args.format, args.out, force=args.force)
     for name, n in counts.items():
-        print(f"{args.out / (name + '.' + args.format)}: {n} rows")
+        print(f"{visible(args.out / (name + '.' + args.format))}: {n} rows")
     return 0

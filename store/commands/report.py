@@ -5,20 +5,36 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from loadtower.defaults import add_store_argument, store_path
+from loadtower.defaults import add_force_argument, add_store_argument, store_path
 
 HELP = "Write a self-contained HTML report of a run."
+DESCRIPTION = """Write a self-contained HTML report of a run (charts and a results table).
+
+The page is written to a temporary file next to --out and renamed over it once whole.
+An existing --out is refused unless --force; a directory, a device, a DuckDB store
+(the store in use or any other) is never replaced, and a symbolic link is never
+followed (with --force the link itself is replaced).
+
+example:
+  loadtower report 20251122-101500-ab12 --out report.html"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_argument(parser)
     parser.add_argument("run_id", metavar="RUN")
     parser.add_argument("--out", type=Path, required=True, help="the HTML file to write")
+    add_force_argument(parser, "replace --out if it is an existing file (never a store)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.store.report_html import write_report
+    from loadtower.store import StoreReader
+    from loadtower.store.output_files import check_file, write_file
+    from loadtower.store.report_html import render
+    from loadtower.store.terminal_text import visible
 
-    write_report(store_path(args), args.run_id, args.out)
-    print(f"wrote {args.out}")
+    store = store_path(args)
+    check_file(args.out, protect=[store], force=args.force)  # before the work of rendering
+    page = render(StoreReader(store), args.run_id).encode("utf-8", "backslashreplace")
+    write_file(args.out, lambda handle: handle.write(page), protect=[store], force=args.force)
+    print(f"wrote {visible(args.out)}")
     return 0

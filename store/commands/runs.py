@@ -27,10 +27,11 @@ def runs_table(runs: list[dict[str, Any]], columns: tuple[str, ...] = COLUMNS) -
     """The runs as a Rich table of `columns`. The id column is never cut or wrapped
     (compare, export and report need whole ids); the others wrap when space is short."""
     from rich.table import Table
-    from rich.text import Text
+
+    from loadtower.store.terminal_text import cell, visible
 
     table = Table()
-    widest = max((len(r["id"]) for r in runs), default=2)
+    widest = max((len(visible(r["id"])) for r in runs), default=2)
     for name in columns:
         if name == "id":
             table.add_column("id", no_wrap=True, min_width=widest, overflow="ignore")
@@ -41,8 +42,9 @@ def runs_table(runs: list[dict[str, Any]], columns: tuple[str, ...] = COLUMNS) -
         cells = {"id": r["id"], "name": r["name"], "scenario": r["scenario"],
                  "status": r["status"], "started": _when(r["started"]), "duration": took,
                  "reason": r["reason"]}  # fmt: skip
-        # Text, not str: names and reasons such as "[cassandra]" are not Rich markup
-        table.add_row(*(Text("" if cells[c] is None else str(cells[c])) for c in columns))
+        # cell(): names such as "[cassandra]" are not Rich markup, and no stored control
+        # character (an ESC sequence in a reason, say) reaches the terminal
+        table.add_row(*(cell(cells[c]) for c in columns))
     return table
 
 
@@ -51,15 +53,14 @@ def print_runs(runs: list[dict[str, Any]], console: Any = None) -> None:
     cut at 80 columns. On a terminal: the columns that fit without cutting a word, in
     PRIORITY order (the id always, whole even when the terminal is narrower), and a line
     naming the ones left out."""
-    from rich.console import Console
     from rich.measure import Measurement
 
-    console = console or Console()
+    from loadtower.store.terminal_text import print_table, table_console
+
+    console = console or table_console()
     unbounded = console.options.update_width(1 << 20)
     if not console.is_terminal:
-        table = runs_table(runs)
-        console.width = max(console.width, Measurement.get(console, unbounded, table).maximum)
-        console.print(table)
+        print_table(runs_table(runs), console)
         return
     for count in range(len(PRIORITY), 0, -1):
         shown = tuple(c for c in COLUMNS if c in PRIORITY[:count])
