@@ -62,7 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._module.run(args) or 0)
     except LoadtowerError as exc:
-        print(f"loadtower {args.command}: {exc}", file=sys.stderr)
+        from loadtower.store.terminal_text import visible
+
+        # one line whatever the message holds (a name from a file may hold a newline or ESC)
+        print(f"loadtower {args.command}: {visible(exc, keep_newlines=False)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"loadtower {args.command}: interrupted", file=sys.stderr)
