@@ -288,3 +288,17 @@ def test_check_warns_about_missing_keys_and_secrets(write, tmp_path: Path, capsy
     monkeypatch.setenv("LT_PW", "x")
     assert main(["check", str(s), "-i", str(i)]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_clickhouse_ddl_with_odd_names_runs_in_the_real_engine() -> None:
+    """chdb is ClickHouse's engine in-process: a quoted name is that one name, and a `;`
+    in it starts no second statement."""
+    session_module = pytest.importorskip("chdb.session")
+    session = session_module.Session()
+    try:
+        for sql in ch_ddl("ycsb", "bench-1", "t-1; DROP DATABASE x", 2, None, order_by=["y_id"]):
+            session.query(sql)
+        rows = session.query("SELECT database, name FROM system.tables WHERE database = 'bench-1'", "CSV")
+        assert str(rows).strip() == '"bench-1","t-1; DROP DATABASE x"'
+    finally:
+        session.close()
