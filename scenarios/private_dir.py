@@ -15,6 +15,20 @@ from pathlib import Path
 from loadtower.errors import LoadtowerError
 
 
+def socket_folder() -> Path:
+    """The per-user folder of control sockets whose STORE.d path is too long for a UNIX
+    socket (the same as scenarios/orchestrator/control.py default_control_path's)."""
+    return Path(f"/tmp/loadtower-{os.getuid()}")
+
+
+def check_socket_folder() -> None:
+    """Refuse (one line) a socket folder that exists and is not this user's private one;
+    `loadtower run` calls it before anything starts."""
+    folder = socket_folder()
+    if os.path.lexists(folder):
+        private_dir(folder)
+
+
 def private_dir(path: Path) -> Path:
     """`path` made (mode 0700, parents as needed) or checked; LoadtowerError otherwise."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -46,3 +46,26 @@ def test_a_folder_of_another_user_is_refused(tmp_path: Path) -> None:
     with pytest.raises(LoadtowerError) as info:
         private_dir(folder)
     assert str(info.value).startswith(f"{folder}: owned by uid 65534, not by this user (0)")
+
+
+def test_run_refuses_a_socket_folder_that_is_not_private(
+    write, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`loadtower run` checks the socket folder (when it exists) before it starts; the
+    folder is one under tmp_path here (the real /tmp/loadtower-UID may be in use)."""
+    from loadtower.cli import main
+    from loadtower.scenarios import private_dir as module
+
+    from .conftest import INVENTORY, SCENARIO
+
+    folder = tmp_path / "loadtower-uid"
+    monkeypatch.setattr(module, "socket_folder", lambda: folder)
+    folder.mkdir(mode=0o700)
+    folder.chmod(0o777)
+    s, i = write("s.toml", SCENARIO), write("inv.toml", INVENTORY)
+    store = tmp_path / "st.duckdb"
+    assert main(["run", str(s), "-i", str(i), "--headless", "--store", str(store)]) == 2
+    assert capsys.readouterr().err == (
+        f"loadtower run: {folder}: mode 0777 lets others in; expected 0700 (chmod 700 {folder})\n"
+    )
+    assert not store.exists()
