@@ -68,3 +68,12 @@ def test_a_long_name_is_never_cut_when_piped(write, capsys) -> None:
     s, i = write("s.toml", text), write("inv.toml", INVENTORY)
     assert main(["check", str(s), "-i", str(i)]) == 0
     assert name in capsys.readouterr().out
+
+
+def test_an_error_quoting_a_key_with_control_characters_is_one_line(write, capsys) -> None:
+    text = SCENARIO.replace("records = 1000", 'records = 1000\n"rec\\nords\\u001b[2J" = 5')
+    s, i = write("s.toml", text), write("inv.toml", INVENTORY)
+    assert main(["check", str(s), "-i", str(i)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "\x1b" not in err
+    assert "key 'dataset.rec\\x0aords\\x1b[2J': unknown key" in err
