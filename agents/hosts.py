@@ -15,6 +15,7 @@ import asyncssh
 from loadtower.agents.ssh_keys import KeyPolicyClient, known_hosts_path, refusal
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.models import Host, Inventory
+from loadtower.store.redact import mask_command_secrets
 
 RECONNECT_FOR_S = 30.0
 ACTION_TIMEOUT_S = 900.0  # an action (start, compact, ...) when its caller gives no timeout
@@ -170,8 +171,8 @@ class HostPool:
             try:
                 result = await asyncio.wait_for(conn.run(command, check=False), timeout)
             except TimeoutError:
-                raise CommandTimeout(f"host {name}: `{command}` did not finish within "
-                                     f"{timeout:g} s") from None
+                raise CommandTimeout(f"host {name}: `{mask_command_secrets(command)}` did not "
+                                     f"finish within {timeout:g} s") from None
             except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError,
                     OSError) as exc:
                 self.on_state(name, "lost", str(exc))
@@ -204,8 +205,8 @@ class HostPool:
         try:
             process = await asyncio.wait_for(conn.create_process(wrapped), CHANNEL_TIMEOUT_S)
         except TimeoutError:
-            raise LoadtowerError(f"host {name}: starting `{command}` over SSH took over "
-                                 f"{CHANNEL_TIMEOUT_S:g} s") from None
+            raise LoadtowerError(f"host {name}: starting `{mask_command_secrets(command)}` over "
+                                 f"SSH took over {CHANNEL_TIMEOUT_S:g} s") from None
         handle = RemoteProcess(self, name, process, [])
         pid_seen = asyncio.Event()
 

@@ -36,3 +36,29 @@ def test_a_hostile_keyspace_is_one_argument_over_ssh(sandbox: dict, tmp_path: Pa
     assert status == 0, err
     assert out == f"{hostile}|db1|"
     assert not marker.exists()
+
+
+def test_a_timed_out_action_does_not_name_its_password(sandbox: dict) -> None:
+    from loadtower.agents.hosts import CommandTimeout
+
+    inv, _text = load_inventory(Path(sandbox["dir"]) / "inventory.toml")
+    db1 = inv.hosts["db1"]
+    actions = {**db1.actions, "status": "sleep 3; nodetool -u bench -pw Tmo-s3cret-4 status"}
+    inv = inv.model_copy(update={"hosts": {**inv.hosts, "db1": db1.model_copy(
+        update={"actions": actions})}})
+
+    async def go() -> None:
+        pool = HostPool(inv)
+        try:
+            await pool.connect_all()
+            await pool.run_action("db1", "status", timeout=1, keyspace="k", table="",
+                                  host="db1", address="127.0.0.1")
+        finally:
+            await pool.close()
+
+    with pytest.raises(CommandTimeout) as info:
+        asyncio.run(go())
+    # the remote `sleep 3` (its session closed) ends by itself within seconds
+    assert str(info.value) == (
+        "host db1: `sleep 3; nodetool -u bench -pw ***** status` did not finish within 1 s"
+    )
