@@ -19,11 +19,13 @@ def builtin_names() -> list[str]:
 def resolve_scenario(name_or_path: str) -> Path:
     """A path to an existing file, or the name of a built-in scenario."""
     path = Path(name_or_path)
-    if path.exists():  # a file, or something that is not one: the loader says which
+    if path.is_file():
         return path
     if name_or_path in builtin_names():
         ref = resources.files("loadtower.scenarios.builtin") / f"{name_or_path}.toml"
         return Path(str(ref))
+    if path.exists():  # a device, a FIFO, a folder: the loader refuses it, saying which
+        return path
     raise ConfigError(
         name_or_path,
         None,
