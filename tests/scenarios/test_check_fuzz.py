@@ -72,7 +72,9 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(plans())
 def test_load_plan_and_check_output(files: tuple[str, str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
