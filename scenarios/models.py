@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -29,7 +30,8 @@ DEFAULT_PORTS = {"cassandra": 9042, "scylla": 9042, "clickhouse": 8123}
 CQL_ENGINES = frozenset({"cassandra", "scylla"})
 PositiveInt = Annotated[int, Field(gt=0)]
 
-# the ranges of numbers (docs/formats.md, "Ranges"): every float is finite (no inf/nan)
+# the ranges of numbers (docs/formats.md, "Input files, names and ranges"); every float
+# is finite (no inf, no nan: allow_inf_nan=False below)
 MAX_RECORDS = 10**12
 MAX_RATE = 10_000_000.0  # ops/s, of one phase (all agents together)
 MAX_USERS = 1_000_000
@@ -46,7 +48,9 @@ MAX_PHASES = 1_000
 MAX_STEPS = 1_000
 
 
-def _checked(problem_of: Any) -> Any:
+def _checked(problem_of: Callable[[str], str | None]) -> AfterValidator:
+    """A validator raising the problem `problem_of` finds (one line for the loader)."""
+
     def check(value: str) -> str:
         problem = problem_of(value)
         if problem:
