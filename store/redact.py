@@ -40,7 +40,7 @@ _FLAG_SECRET = re.compile(
     r"(?:\s+|=))" + _WORD
 )
 _ENV_SECRET = re.compile(
-    r"(?P<key>(?<![\w.-])[A-Za-z_][\w]*(?:password|passwd|secret|token)\w*=)" + _WORD,
+    r"(?P<key>(?<![\w.-])\w*(?:password|passwd|secret|token)\w*=)" + _WORD,
     re.IGNORECASE,
 )
 _COMMENT_SECRET = re.compile(rf"(?P<key>{_KEY}\s*[:=]\s*)" + _WORD, re.IGNORECASE)

@@ -48,6 +48,7 @@ def test_command_secrets() -> None:
     assert command_secrets("nodetool -u bench -pw 'a b' status") == ["a b"]
     assert command_secrets("x --password=abcd --token t0k y") == ["abcd", "t0k"]
     assert command_secrets("curl http://u:urlpw@h/ ; X_SECRET=\"s s\" y") == ["s s", "urlpw"]
+    assert command_secrets("PASSWORD=bare1 cmd; CASSANDRA_PASSWORD=cp2 x; a=b") == ["bare1", "cp2"]
     # a port, a password file and a placeholder are not secrets
     assert command_secrets("nodetool -p 7199 --password-file /f -pw {password} x") == []
 
