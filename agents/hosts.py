@@ -15,11 +15,24 @@ import asyncssh
 from loadtower.agents.ssh_keys import KeyPolicyClient, known_hosts_path, refusal
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.models import Host, Inventory
+from loadtower.store.redact import mask_command_secrets
 
 RECONNECT_FOR_S = 30.0
 ACTION_TIMEOUT_S = 900.0  # an action (start, compact, ...) when its caller gives no timeout
 CHANNEL_TIMEOUT_S = 30.0  # opening a process channel or a port forward
 StateCallback = Callable[[str, str, str], None]
+
+
+def shell_word(value: str) -> str:
+    """`value` as one shell word (shlex.quote); empty stays empty (an unset {table}
+    adds no argument). A plain name (db1, loadtower, 127.0.0.1) is unchanged."""
+    return shlex.quote(value) if value else ""
+
+
+def action_command(template: str, placeholders: dict[str, str]) -> str:
+    """An action template filled with its placeholders, each quoted for the shell: a value
+    such as ``ks; touch /tmp/x #`` is one argument, never a second command."""
+    return template.format(**{k: shell_word(str(v)) for k, v in placeholders.items()})
 
 
 class CommandTimeout(LoadtowerError):
@@ -158,8 +171,8 @@ class HostPool:
             try:
                 result = await asyncio.wait_for(conn.run(command, check=False), timeout)
             except TimeoutError:
-                raise CommandTimeout(f"host {name}: `{command}` did not finish within "
-                                     f"{timeout:g} s") from None
+                raise CommandTimeout(f"host {name}: `{mask_command_secrets(command)}` did not "
+                                     f"finish within {timeout:g} s") from None
             except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError,
                     OSError) as exc:
                 self.on_state(name, "lost", str(exc))
@@ -173,13 +186,13 @@ class HostPool:
     async def run_action(self, name: str, action: str, *, timeout: float | None = None,
                          **placeholders: str) -> tuple[int, str, str]:
         """Run the host's declared `action` (CommandTimeout after `timeout` seconds,
-        ACTION_TIMEOUT_S when None)."""
+        ACTION_TIMEOUT_S when None); placeholders are quoted for the shell."""
         template = self._host(name).actions.get(action)  # type: ignore[call-overload]
         if template is None:
             raise LoadtowerError(f"host {name} has no '{action}' action in the inventory")
         try:
-            command = template.format(**placeholders)
-        except (KeyError, IndexError) as exc:
+            command = action_command(template, placeholders)
+        except (KeyError, IndexError, ValueError) as exc:
             raise LoadtowerError(f"host {name}: action '{action}' uses an unknown placeholder "
                                  f"{exc} (known: {', '.join(sorted(placeholders))})") from None
         return await self.run(name, command, timeout=ACTION_TIMEOUT_S if timeout is None
@@ -192,8 +205,8 @@ class HostPool:
         try:
             process = await asyncio.wait_for(conn.create_process(wrapped), CHANNEL_TIMEOUT_S)
         except TimeoutError:
-            raise LoadtowerError(f"host {name}: starting `{command}` over SSH took over "
-                                 f"{CHANNEL_TIMEOUT_S:g} s") from None
+            raise LoadtowerError(f"host {name}: starting `{mask_command_secrets(command)}` over "
+                                 f"SSH took over {CHANNEL_TIMEOUT_S:g} s") from None
         handle = RemoteProcess(self, name, process, [])
         pid_seen = asyncio.Event()
 

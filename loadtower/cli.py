@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from loadtower.build import version_line
-from loadtower.errors import LoadtowerError
+from loadtower.errors import ConfigError, LoadtowerError
 
 # command name -> module implementing it
 COMMANDS: dict[str, str] = {
@@ -64,9 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LoadtowerError as exc:
         from loadtower.store.terminal_text import visible
 
-        # messages may quote stored or typed text (a run name, a value DuckDB could not
-        # convert): no control character of it reaches the terminal
-        print(f"loadtower {args.command}: {visible(exc)}", file=sys.stderr)
+        # no control character reaches the terminal; a bad file's error is one line even
+        # when it quotes a key with a newline in it (a few other errors show a tool's output)
+        text = visible(exc, keep_newlines=not isinstance(exc, ConfigError))
+        print(f"loadtower {args.command}: {text}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"loadtower {args.command}: interrupted", file=sys.stderr)

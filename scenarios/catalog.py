@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from importlib import resources
 from pathlib import Path
@@ -23,6 +24,8 @@ def resolve_scenario(name_or_path: str) -> Path:
     if name_or_path in builtin_names():
         ref = resources.files("loadtower.scenarios.builtin") / f"{name_or_path}.toml"
         return Path(str(ref))
+    if path.exists():  # a device, a FIFO, a folder: the loader refuses it, saying which
+        return path
     raise ConfigError(
         name_or_path,
         None,
@@ -31,6 +34,7 @@ def resolve_scenario(name_or_path: str) -> Path:
     )
 
 
+MAX_SCALE = 1e6
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -39,7 +43,7 @@ def _parse_value(text: str) -> Any:
 
     try:
         return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
         return text
 
 
@@ -69,15 +73,25 @@ def apply_overrides(
         except (IndexError, TypeError):
             raise ConfigError("--set", None, key, "no such key in the scenario") from None
     if scale is not None:
-        if scale <= 0:
-            raise ConfigError("--scale", None, None, "must be a positive number")
+        if not (math.isfinite(scale) and 0 < scale <= MAX_SCALE):
+            raise ConfigError(
+                "--scale", None, None, f"must be a number above 0 and at most {MAX_SCALE:g}"
+            )
         dataset = data.setdefault("dataset", {})
-        dataset["records"] = max(1, int(dataset.get("records", 10_000) * scale))
-        for phase in data.get("phases", []):
-            if not isinstance(phase, dict):
-                continue
-            if isinstance(phase.get("records"), int):
-                phase["records"] = max(1, int(phase["records"] * scale))
-            if isinstance(phase.get("start_key"), int):  # new keys stay past the data set
-                phase["start_key"] = int(phase["start_key"] * scale)
+        if isinstance(dataset, dict):
+            _scale_int(dataset, "records", scale, 10_000)
+        phases = data.get("phases", [])
+        for phase in phases if isinstance(phases, list) else []:
+            if isinstance(phase, dict):
+                _scale_int(phase, "records", scale)
+                _scale_int(phase, "start_key", scale, minimum=0)  # new keys past the data set
     return data
+
+
+def _scale_int(
+    table: dict[str, Any], key: str, scale: float, default: int | None = None, minimum: int = 1
+) -> None:
+    """table[key] * scale for an integer (else left for validation to name the problem)."""
+    value = table.get(key, default)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1 << 63:
+        table[key] = max(minimum, int(value * scale))

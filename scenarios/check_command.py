@@ -8,7 +8,8 @@ from pathlib import Path
 HELP = "Validate a scenario and an inventory and print the plan."
 DESCRIPTION = """Validate a scenario (a file, or a built-in name such as 'quickstart') and an
 inventory, then print the plan. A bad file gives one line naming file, line and
-key, and exit code 2.
+key, and exit code 2. What the run will need from this machine and is missing (an
+SSH key or known_hosts file, a password variable) is a warning line on stderr.
 
 example:
   loadtower check quickstart --inventory .sandbox/inventory.toml"""
@@ -34,12 +35,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    import sys
 
+    from loadtower.scenarios.environment_checks import environment_warnings
     from loadtower.scenarios.plan import load_plan, render_plan
+    from loadtower.store.terminal_text import markup_safe, table_console, visible
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
-    console = Console()
+    console = table_console()
     console.print(render_plan(plan))
-    console.print(f"[green]ok[/green]: {plan.scenario_path} and {plan.inventory_path} are valid")
+    for warning in environment_warnings(plan):
+        print(f"loadtower check: warning: {visible(warning, keep_newlines=False)}", file=sys.stderr)
+    paths = f"{markup_safe(plan.scenario_path)} and {markup_safe(plan.inventory_path)}"
+    console.print(f"[green]ok[/green]: {paths} are valid")
     return 0

@@ -7,6 +7,7 @@ and errors on a target's keys point at ``targets.NAME.KEY``.
 from __future__ import annotations
 
 from loadtower.errors import ConfigError
+from loadtower.scenarios.identifiers import cql_name_problem
 from loadtower.scenarios.models import (
     CLICKHOUSE_ONLY,
     CQL_ENGINES,
@@ -75,6 +76,7 @@ def check_targets(scenario: Scenario, source: str, file: str) -> None:
         single = scenario.for_target(name) if name else scenario
         target, engine, where = single.target, single.engine, _target_path(scenario, name)
         if engine in CQL_ENGINES:
+            _check_cql_names(scenario, single, where, sc)
             for key in CLICKHOUSE_ONLY:
                 if getattr(target, key) is not None:
                     raise sc.fail(
@@ -117,6 +119,19 @@ def check_targets(scenario: Scenario, source: str, file: str) -> None:
                     f"a ReplacingMergeTree keeps one row per ORDER BY key: include '{unique}' "
                     f"(the {schema} table's unique column) or rows would collapse",
                 )
+
+
+def _check_cql_names(scenario: Scenario, single: Scenario, where: Path, sc: _Reporter) -> None:
+    """A CQL target's keyspace and tables are CQL identifiers (stricter than NAME)."""
+    names: list[tuple[Path, str | None]] = [
+        ((*where, "keyspace"), single.target.keyspace),
+        ((*where, "table"), single.target.table),
+    ]
+    names += [(("workloads", w, "table"), scenario.workloads[w].table) for w in scenario.workloads]
+    for path, value in names:
+        problem = cql_name_problem(value) if value is not None else None
+        if problem:
+            raise sc.fail(path, problem)
 
 
 def _check_inventory(inventory: Inventory, inv: _Reporter) -> None:

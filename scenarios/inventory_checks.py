@@ -3,7 +3,10 @@
 - ``[metrics].prometheus_url`` is an http(s) URL with a host (port optional).
 - Every node action is a command template whose placeholders the orchestrator fills
   (``ACTION_PLACEHOLDERS``, the keys of ``PhaseContext.placeholders``), so a typo such
-  as ``{keyspac}`` fails ``loadtower check`` instead of the run.
+  as ``{keyspac}`` fails ``loadtower check`` instead of the run. The orchestrator
+  quotes every value it puts in for the shell (agents/hosts.py ``run_action``).
+- Host names are one host each: two that differ only in case (``db1``, ``DB1``) are the
+  same host written twice; so are two DB hosts on one address and port.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import string
 from urllib.parse import urlsplit
 
 from loadtower.errors import ConfigError
-from loadtower.scenarios.models import Inventory
+from loadtower.scenarios.models import DEFAULT_PORTS, Inventory
 from loadtower.scenarios.toml_lines import LineIndex, Path, format_path
 
 ACTION_PLACEHOLDERS = ("address", "host", "keyspace", "table")
@@ -76,7 +79,29 @@ def check_inventory_values(inventory: Inventory, source: str, file: str) -> None
     if url is not None:
         problem = url_problem(url)
         if problem:
-            raise fail(("metrics", "prometheus_url"), problem)
+            from loadtower.store.redact import mask_url_passwords
+
+            raise fail(("metrics", "prometheus_url"), mask_url_passwords(problem))
+    seen: dict[str, str] = {}
+    for name in inventory.hosts:
+        other = seen.setdefault(name.casefold(), name)
+        if other != name:
+            raise fail(
+                ("hosts", name),
+                f"host '{name}' is host '{other}' written again (host names ignore case)",
+            )
+    addresses: dict[tuple[str, int], str] = {}
+    for name, host in inventory.hosts.items():
+        if "db" not in host.roles or host.engine not in DEFAULT_PORTS:
+            continue
+        port = inventory.db_port(name, str(host.engine))
+        other = addresses.setdefault((host.address.casefold(), port), name)
+        if other != name:
+            raise fail(
+                ("hosts", name, "address"),
+                f"hosts '{other}' and '{name}' are one database node "
+                f"({host.address} port {port}): list it once",
+            )
     for name, host in inventory.hosts.items():
         for action, template in host.actions.items():
             problem = template_problem(template)

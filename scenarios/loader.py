@@ -1,7 +1,16 @@
-"""Load inventory and scenario TOML files into typed models, with errors naming file, line, key."""
+"""Load inventory and scenario TOML files into typed models, with errors naming file, line, key.
+
+Input files are regular files of at most MAX_INPUT_BYTES (1 MiB): a device, a FIFO or a
+bigger file is refused after reading at most MAX_INPUT_BYTES + 1 bytes. A UTF-8 byte
+order mark at the start is accepted (and dropped). An error on a secret key (password,
+token, ...) never shows the value.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,6 +24,16 @@ from loadtower.scenarios.models import PHASE_TYPES, Inventory, Scenario
 from loadtower.scenarios.toml_lines import LineIndex, format_path
 
 M = TypeVar("M", bound=BaseModel)
+MAX_INPUT_BYTES = 1 << 20  # 1 MiB: far above any real scenario or inventory
+BOM = "\ufeff"
+_SECRET_KEY = re.compile(r"password|passwd|secret|token", re.IGNORECASE)
+_KINDS = {
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
 
 _TYPE_NAMES = {
     "int": "an integer",
@@ -57,8 +76,14 @@ def _walk_loc(data: Any, loc: tuple[Any, ...]) -> tuple[tuple[str | int, ...], A
     return tuple(path), node
 
 
-def _problem(error: dict[str, Any], value: Any, key_error: bool) -> str:
+def _problem(error: dict[str, Any], value: Any, key_error: bool, secret: bool = False) -> str:
     kind = error["type"]
+    if secret:  # the type and the rule, never the value
+        base = kind.split("_")[0]
+        if kind.endswith("_type") and base in _TYPE_NAMES:
+            return f"wrong type: expected {_TYPE_NAMES[base]}, got {_type_of(value)} (not shown)"
+        if kind not in ("extra_forbidden", "missing"):
+            return f"invalid value (not shown: a secret): {kind.replace('_', ' ')}"
     if kind == "extra_forbidden":
         return "unknown key"
     if kind == "missing":
@@ -105,7 +130,8 @@ def validate(model: type[M], data: dict[str, Any], source: str, file: str) -> M:
         if error["type"] == "missing" and line is None:
             line = 1  # a missing top-level key: the file as a whole
         key = format_path(path) or None
-        problem = _problem(error, value, is_key)
+        secret = any(isinstance(p, str) and _SECRET_KEY.search(p) for p in path)
+        problem = _problem(error, value, is_key, secret)
         if error["type"] == "extra_forbidden" and loc:
             problem += did_you_mean(str(loc[-1]), known_keys(model, loc[:-1]))
         raise ConfigError(file, line, key, problem) from None
@@ -113,8 +139,12 @@ def validate(model: type[M], data: dict[str, Any], source: str, file: str) -> M:
 
 def parse_toml(source: str, name: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(source)
-    except tomllib.TOMLDecodeError as exc:
+        return tomllib.loads(source.removeprefix(BOM))
+    except RecursionError:
+        raise ConfigError(name, None, None, "invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        if not isinstance(exc, tomllib.TOMLDecodeError):
+            raise ConfigError(name, None, None, f"invalid TOML: {exc}".split(";")[0]) from None
         line = getattr(exc, "lineno", None)
         message = str(exc).split(" (at line")[0]
         if line is None and "(at line " in str(exc):
@@ -125,18 +155,8 @@ def parse_toml(source: str, name: str) -> dict[str, Any]:
         raise ConfigError(name, line, None, f"invalid TOML: {message}") from None
 
 
-def read_toml(path: Path) -> tuple[dict[str, Any], str]:
-    name = str(path)
-    try:
-        source = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(name, None, None, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(name, None, None, f"cannot read: {exc}") from None
-    return parse_toml(source, name), source
-
-
 def load_scenario_text(source: str, file: str) -> Scenario:
+    source = source.removeprefix(BOM)
     return validate(Scenario, parse_toml(source, file), source, file)
 
 
@@ -158,3 +178,51 @@ def load_inventory(path: Path) -> tuple[Inventory, str]:
     inventory = validate(Inventory, data, source, str(path))
     check_inventory_values(inventory, source, str(path))
     return inventory, source
+
+
+def read_input(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (reads at most limit + 1)."""
+    name = str(path)
+    try:  # O_NONBLOCK: opening a FIFO does not wait for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ConfigError(name, None, None, "file not found") from None
+    except OSError as exc:
+        raise ConfigError(name, None, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise ConfigError(name, None, None, f"not a regular file ({kind})")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise ConfigError(name, None, None, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise ConfigError(
+            name, None, None, f"larger than {limit:,} bytes (the most an input file may hold)"
+        )
+    return b"".join(chunks)
+
+
+def read_text(path: Path) -> str:
+    """A UTF-8 input file's text (see read_input), without a byte order mark."""
+    data = read_input(path)
+    try:
+        return data.decode("utf-8").removeprefix(BOM)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(str(path), line, None, f"not UTF-8 text: {exc.reason}") from None
+
+
+def read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    source = read_text(path)
+    return parse_toml(source, str(path)), source

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from loadtower.scenarios.durations import parse_duration
+from loadtower.scenarios.identifiers import (
+    address_problem,
+    host_name_problem,
+    index_spec_problem,
+    name_problem,
+)
 from loadtower.scenarios.presets import OPS, PRESETS, SCHEMAS
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
@@ -15,16 +30,57 @@ DEFAULT_PORTS = {"cassandra": 9042, "scylla": 9042, "clickhouse": 8123}
 CQL_ENGINES = frozenset({"cassandra", "scylla"})
 PositiveInt = Annotated[int, Field(gt=0)]
 
+# the ranges of numbers (docs/formats.md, "Input files, names and ranges"); every float
+# is finite (no inf, no nan: allow_inf_nan=False below)
+MAX_RECORDS = 10**12
+MAX_RATE = 10_000_000.0  # ops/s, of one phase (all agents together)
+MAX_USERS = 1_000_000
+MAX_CONCURRENCY = 100_000
+MAX_FIELDS = 1_000
+MAX_FIELD_SIZE = 1 << 20
+MAX_BATCH = 10_000
+MAX_SCAN = 100_000
+MAX_RF = 100
+MAX_WEIGHT = 1e9
+MAX_P99_MS = 3_600_000.0
+MAX_PROCESSES = 1_024
+MAX_PHASES = 1_000
+MAX_STEPS = 1_000
+
+
+def _checked(problem_of: Callable[[str], str | None]) -> AfterValidator:
+    """A validator raising the problem `problem_of` finds (one line for the loader)."""
+
+    def check(value: str) -> str:
+        problem = problem_of(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(check)
+
+
+Name = Annotated[str, _checked(name_problem)]  # keyspace, table, database, column
+HostName = Annotated[str, _checked(host_name_problem)]
+Address = Annotated[str, _checked(address_problem)]
+IndexSpec = Annotated[str, _checked(index_spec_problem)]
+Records = Annotated[int, Field(gt=0, le=MAX_RECORDS)]
+Rate = Annotated[float, Field(gt=0, le=MAX_RATE)]
+Users = Annotated[int, Field(gt=0, le=MAX_USERS)]
+Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT)]
+
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 # ---------------------------------------------------------------- scenario
 class Target(Strict):
-    keyspace: str = "loadtower"
-    table: str | None = None
-    replication_factor: PositiveInt = 1
+    keyspace: Name = "loadtower"
+    table: Name | None = None
+    replication_factor: Annotated[int, Field(gt=0, le=MAX_RF)] = 1
     consistency: Literal[
         "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "ANY"
     ] = "LOCAL_QUORUM"
@@ -35,8 +91,8 @@ class Target(Strict):
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
     # ClickHouse only (see docs/clickhouse.md): the table and how ops write it
     table_engine: Literal["ReplacingMergeTree", "MergeTree"] | None = None
-    order_by: Annotated[list[str], Field(min_length=1)] | None = None
-    skip_indexes: dict[str, str] | None = None
+    order_by: Annotated[list[Name], Field(min_length=1)] | None = None
+    skip_indexes: dict[Name, IndexSpec] | None = None
     delete_mode: Literal["lightweight", "mutation"] | None = None
     update_mode: Literal["insert", "mutation"] | None = None
 
@@ -52,19 +108,19 @@ class NamedTarget(Target):
 
 
 class Dataset(Strict):
-    records: PositiveInt = 10_000
-    fields: PositiveInt = 10
-    field_size: PositiveInt = 100
+    records: Records = 10_000
+    fields: Annotated[int, Field(gt=0, le=MAX_FIELDS)] = 10
+    field_size: Annotated[int, Field(gt=0, le=MAX_FIELD_SIZE)] = 100
 
 
 class Workload(Strict):
     preset: Literal[tuple(PRESETS)] = "custom"  # type: ignore[valid-type]
-    mix: dict[Literal[OPS], Annotated[float, Field(ge=0)]] = Field(default_factory=dict)  # type: ignore[valid-type]
+    mix: dict[Literal[OPS], Weight] = Field(default_factory=dict)  # type: ignore[valid-type]
     distribution: Literal["uniform", "zipfian", "latest", "hotspot"] | None = None
     schema_: Literal["ycsb", "recipes", "ttl"] | None = Field(default=None, alias="schema")
-    table: str | None = None  # this workload's table, instead of [target].table
-    batch_size: PositiveInt = 100
-    scan_length: PositiveInt = 100
+    table: Name | None = None  # this workload's table, instead of [target].table
+    batch_size: Annotated[int, Field(gt=0, le=MAX_BATCH)] = 100
+    scan_length: Annotated[int, Field(gt=0, le=MAX_SCAN)] = 100
     ttl: Duration | None = None
     hotspot_data_fraction: Annotated[float, Field(gt=0, lt=1)] = 0.2
     hotspot_op_fraction: Annotated[float, Field(gt=0, lt=1)] = 0.8
@@ -99,14 +155,14 @@ class _Loaded(_Phase):
 
 class LoadPhase(_Loaded):
     type: Literal["load"]
-    concurrency: PositiveInt = 64
-    records: PositiveInt | None = None
-    start_key: Annotated[int, Field(ge=0)] = 0  # keys start_key .. start_key + records - 1
+    concurrency: Annotated[int, Field(gt=0, le=MAX_CONCURRENCY)] = 64
+    records: Records | None = None
+    start_key: Annotated[int, Field(ge=0, le=MAX_RECORDS)] = 0  # keys start_key .. start_key + records - 1
 
 
 class _Driven(_Loaded):
-    rate: Annotated[float, Field(gt=0)] | None = None
-    users: PositiveInt | None = None
+    rate: Rate | None = None
+    users: Users | None = None
     think_time: Duration = 0.0
 
 
@@ -129,10 +185,10 @@ MIN_RAMP_STEP_S = 3.0
 
 class RampPhase(_Loaded):
     type: Literal["ramp"]
-    rates: list[Annotated[float, Field(gt=0)]] | None = None
-    users: list[PositiveInt] | None = None
+    rates: Annotated[list[Rate], Field(max_length=MAX_STEPS)] | None = None
+    users: Annotated[list[Users], Field(max_length=MAX_STEPS)] | None = None
     step_duration: Duration = 20.0
-    target_p99_ms: Annotated[float, Field(gt=0)]
+    target_p99_ms: Annotated[float, Field(gt=0, le=MAX_P99_MS)]
     max_error_rate: Annotated[float, Field(ge=0, le=1)] = 0.01
 
     @field_validator("step_duration")
@@ -205,7 +261,7 @@ class Scenario(Strict):
     workloads: dict[str, Workload] = Field(
         default_factory=lambda: {"main": Workload(preset="ycsb-a")}
     )
-    phases: Annotated[list[Phase], Field(min_length=1)]
+    phases: Annotated[list[Phase], Field(min_length=1, max_length=MAX_PHASES)]
 
     @model_validator(mode="before")
     @classmethod
@@ -273,13 +329,13 @@ class Credentials(Strict):
     password: str | None = None
     password_env: str | None = None
     password_file: str | None = None
-    database: str | None = None
+    database: Name | None = None
     secure: bool = False
 
 
 class Host(Strict):
-    address: str
-    ssh_host: str | None = None
+    address: Address
+    ssh_host: Address | None = None
     ssh_port: Annotated[int, Field(gt=0, lt=65536)] | None = None
     ssh_user: str | None = None
     ssh_key: str | None = None
@@ -291,7 +347,7 @@ class Host(Strict):
     python: str = "python3"
     bootstrap: bool = False
     bootstrap_dir: str = "~/.loadtower"
-    processes: Annotated[int, Field(ge=0)] = 0
+    processes: Annotated[int, Field(ge=0, le=MAX_PROCESSES)] = 0
     actions: dict[Literal[ACTIONS], str] = Field(default_factory=dict)  # type: ignore[valid-type]
 
     @model_validator(mode="after")
@@ -307,7 +363,7 @@ class Inventory(Strict):
     cassandra: Credentials = Field(default_factory=Credentials)
     scylla: Credentials = Field(default_factory=Credentials)
     clickhouse: Credentials = Field(default_factory=Credentials)
-    hosts: Annotated[dict[str, Host], Field(min_length=1)]
+    hosts: Annotated[dict[HostName, Host], Field(min_length=1)]
 
     def with_role(self, role: str, include_standby: bool = False) -> dict[str, Host]:
         return {

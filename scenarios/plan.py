@@ -22,6 +22,7 @@ from loadtower.scenarios.models import (
     ScaleOutPhase,
     Scenario,
 )
+from loadtower.store.terminal_text import cell
 
 
 @dataclass(frozen=True)
@@ -96,23 +97,30 @@ def describe_phase(scenario: Scenario, index: int) -> tuple[str, str]:
 
 
 def render_plan(plan: Plan) -> Group:
+    """The plan as tables; every name and value is plain text (terminal_text.cell: never
+    markup, control characters spelled out), so a file cannot drive the terminal."""
     sc, inv = plan.scenario, plan.inventory
-    hosts = Table(title=f"Inventory {plan.inventory_path}", title_justify="left")
+    hosts = Table(title=cell(f"Inventory {plan.inventory_path}"), title_justify="left")
     for column in ("host", "address", "ssh", "roles", "engine", "actions"):
         hosts.add_column(column)
     for name, host in inv.hosts.items():
         port = host.ssh_port or inv.ssh.port
         roles = ", ".join(host.roles) + (" (standby)" if host.standby else "")
         hosts.add_row(
-            name,
-            host.address,
-            f"{host.ssh_host or host.address}:{port}",
-            roles,
-            host.engine or "",
-            ", ".join(host.actions),
+            *map(
+                cell,
+                (
+                    name,
+                    host.address,
+                    f"{host.ssh_host or host.address}:{port}",
+                    roles,
+                    host.engine or "",
+                    ", ".join(host.actions),
+                ),
+            )
         )
     phases = Table(
-        title=f"Scenario {sc.name} ({sc.engine}): {sc.description}", title_justify="left"
+        title=cell(f"Scenario {sc.name} ({sc.engine}): {sc.description}"), title_justify="left"
     )
     for column in ("#", "phase", "type", "workload", "load", "what"):
         phases.add_column(column)
@@ -125,10 +133,11 @@ def render_plan(plan: Plan) -> Group:
             total = sum(w.mix.values())
             mix = f"{workload}: " + " ".join(f"{op} {v / total:.0%}" for op, v in w.mix.items())
             mix += f" ({w.distribution})"
-        phases.add_row(str(i + 1), sc.phase_label(i), phase.type, mix, load, what)
+        row = (str(i + 1), sc.phase_label(i), phase.type, mix, load, what)
+        phases.add_row(*map(cell, row))
     metrics = inv.metrics.prometheus_url or "/proc over SSH"
     footer = (
         f"dataset: {sc.dataset.records:,} records x {sc.dataset.fields} fields x "
         f"{sc.dataset.field_size} B; keyspace {sc.target.keyspace}; metrics: {metrics}"
     )
-    return Group(hosts, phases, footer)
+    return Group(hosts, phases, cell(footer))

@@ -65,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
     from loadtower.scenarios.plan import load_plan
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
+    if args.control is None:
+        from loadtower.scenarios.private_dir import check_socket_folder
+
+        check_socket_folder()  # a /tmp/loadtower-UID made by someone else is refused
     if not args.headless:
         try:
             from loadtower.tui.launch import run_live

@@ -6,7 +6,14 @@ The value of every key whose name contains password, passwd, secret or token bec
 - inside inline tables and flow mappings: `cassandra = { user = "u", password = "x" }`;
 - multi-line values, all their lines: TOML triple-quoted strings, YAML block scalars
   (`password: |` and the indented lines under it), arrays and tables spanning lines;
-- and the password of every `scheme://user:password@host` URL.
+- and the password of every `scheme://user:password@host` URL;
+- comments too: `# password = "x"` (a key commented out) and `user = "u"  # token: x`;
+- secrets inside commands (node action templates): the word after `-pw`, `--password`,
+  `--passwd`, `--pass`, `-pwd`, `--secret`, `--token` or `--auth-token` (or after
+  `--password=`), and `NAME=value` where NAME holds password/passwd/secret/token
+  (`PGPASSWORD=x psql`). `command_secrets` returns those values, so that the writer
+  masks them wherever they appear (events, logs, reasons: StoreWriter.secrets).
+  `-p` is not read as a password (it is a port for nodetool).
 """
 
 from __future__ import annotations
@@ -27,6 +34,66 @@ _INLINE = re.compile(
 _BLOCK_SCALAR = re.compile(r"^[|>][-+0-9]*\s*(?:#.*)?$")
 _URL_PASSWORD = re.compile(r"(?P<head>\b[a-zA-Z][\w+.-]*://[^/\s:@]+:)[^@\s/]+@")
 _CLOSERS = {"[": "]", "{": "}"}
+_WORD = r"""(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'`;|&)]+)"""
+_FLAG_SECRET = re.compile(
+    r"(?P<key>(?<![\w-])(?:-pw|-pwd|--password|--passwd|--pass|--secret|--token|--auth-token)"
+    r"(?:\s+|=))" + _WORD
+)
+_ENV_SECRET = re.compile(
+    r"(?P<key>(?<![\w.-])\w*(?:password|passwd|secret|token)\w*=)" + _WORD,
+    re.IGNORECASE,
+)
+_COMMENT_SECRET = re.compile(rf"(?P<key>{_KEY}\s*[:=]\s*)" + _WORD, re.IGNORECASE)
+
+
+def _unquote(word: str) -> str:
+    if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'":
+        return word[1:-1]
+    return word
+
+
+def command_secrets(command: str) -> list[str]:
+    """The secret values written in a command (see the module's doc), unquoted."""
+    found = [m.group("value") for p in (_FLAG_SECRET, _ENV_SECRET) for m in p.finditer(command)]
+    found += [m.group(0).split(":", 2)[-1][:-1] for m in _URL_PASSWORD.finditer(command)]
+    values = (_unquote(w) for w in found)
+    return [v for v in values if v and not (v.startswith("{") and v.endswith("}"))]
+
+
+def mask_command_secrets(text: str) -> str:
+    """`text` with the secrets of commands in it (see command_secrets) masked."""
+    if "-p" in text or "--" in text:
+        text = _FLAG_SECRET.sub(lambda m: m.group("key") + MASK, text)
+    if "=" in text:
+        text = _ENV_SECRET.sub(lambda m: m.group("key") + MASK, text)
+    return text
+
+
+def _comment_start(line: str) -> int:
+    """Where a line's `#` comment starts (outside quoted strings), or -1."""
+    quote = ""
+    escaped = False
+    for i, ch in enumerate(line):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            return i
+    return -1
+
+
+def _mask_comment(line: str) -> str:
+    start = _comment_start(line)
+    if start < 0:
+        return line
+    comment = _COMMENT_SECRET.sub(lambda m: m.group("key") + MASK, line[start:])
+    return line[:start] + mask_command_secrets(comment)
 
 
 def mask_url_passwords(text: str) -> str:
@@ -114,7 +181,7 @@ def redact(text: str | None) -> str | None:
                 ending = lines[i + skip][len(bodies[i + skip]) :]
             i += skip
         else:
-            body = _mask_inline(body)
+            body = _mask_comment(mask_command_secrets(_mask_inline(body)))
         out.append(mask_url_passwords(body) + ending)
         i += 1
     return "".join(out)

@@ -13,6 +13,7 @@ Key numbers map to keys deterministically, so any process can read what another 
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -21,6 +22,16 @@ from loadtower.agents.workload.keys import fnv64
 from loadtower.agents.workload.values import ValuePool
 
 RECIPE_PRICES = 997  # distinct total_price partitions
+_UNQUOTED = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def cql_name(name: str) -> str:
+    """A keyspace or table name for a CQL statement: an unquoted identifier as it is (CQL
+    folds it to lower case), anything else double-quoted with its case folded the same
+    way, so that no name can end the statement or add another one."""
+    if _UNQUOTED.fullmatch(name):
+        return name
+    return '"' + name.lower().replace('"', '""') + '"'
 
 
 class CqlSession(Protocol):
@@ -35,6 +46,7 @@ def default_table(schema: str) -> str:
 def ddl(
     schema: str, keyspace: str, table: str, rf: int, fields: int, ttl: float | None
 ) -> list[str]:
+    keyspace, table = cql_name(keyspace), cql_name(table)
     ks = (
         f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
         f"{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}"
@@ -60,7 +72,7 @@ def ddl(
 
 
 def statements(schema: str, keyspace: str, table: str, fields: int) -> dict[str, str]:
-    t = f"{keyspace}.{table}"
+    t = f"{cql_name(keyspace)}.{cql_name(table)}"
     if schema == "ycsb":
         cols = ", ".join(f"field{i}" for i in range(fields))
         marks = ", ".join("?" for _ in range(fields))

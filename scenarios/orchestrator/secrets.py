@@ -2,7 +2,11 @@
 
 `known_secrets` lists every password a plan can reveal (any engine's, however it is
 given) so that the store writer masks them in everything it writes: events, logs,
-phase parameters and results, run reasons (see StoreWriter.secrets).
+phase parameters and results, run reasons (see StoreWriter.secrets). That includes
+passwords written into node action templates (``nodetool -u bench -pw ... status``):
+a command that times out or fails is named in events and reasons.
+
+A password file is read like an input file: a regular file of at most 64 KiB.
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ from pathlib import Path
 
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.plan import Plan
+from loadtower.store.redact import command_secrets
 
 ENGINES = ("cassandra", "scylla", "clickhouse")
 MIN_SECRET_LEN = 4  # shorter values would mask ordinary words and numbers
+MAX_PASSWORD_FILE_BYTES = 64 * 1024
 
 
 def engine_password(plan: Plan, engine: str) -> str | None:
@@ -32,12 +38,16 @@ def engine_password(plan: Plan, engine: str) -> str | None:
         path = Path(creds.password_file).expanduser()
         if not path.is_absolute():
             path = plan.inventory_path.parent / path
+        from loadtower.errors import ConfigError
+        from loadtower.scenarios.loader import read_input
+
         try:
-            return path.read_text().strip()
-        except OSError as exc:
+            data = read_input(path, MAX_PASSWORD_FILE_BYTES)
+            return data.decode("utf-8").strip()
+        except (ConfigError, UnicodeDecodeError) as exc:
+            reason = exc.problem if isinstance(exc, ConfigError) else "not UTF-8 text"
             raise LoadtowerError(
-                f"{plan.inventory_path}: cannot read [{engine}].password_file {path}: "
-                f"{exc.strerror}"
+                f"{plan.inventory_path}: cannot read [{engine}].password_file {path}: {reason}"
             ) from None
     return creds.password
 
@@ -59,5 +69,8 @@ def known_secrets(plan: Plan) -> list[str]:
             value = None
         if value:
             secrets.append(value)
+    for host in plan.inventory.hosts.values():
+        for template in host.actions.values():
+            secrets += command_secrets(template)
     unique = {s for s in secrets if len(s) >= MIN_SECRET_LEN}
     return sorted(unique, key=len, reverse=True)  # longest first: no partial masking

@@ -1,0 +1,72 @@
+"""What a run will need from this machine and is missing: warnings of ``loadtower check``.
+
+The files themselves are valid; these are facts of the machine where ``check`` runs,
+which need not be the one that runs the benchmark (a laptop checks, a bench host runs;
+CI checks without the secrets). So they are warnings, one line each (file, line, key),
+and ``check`` still exits 0. ``run`` fails on each with one line of its own (SSH key,
+host key refused, "the password variable $X ... is not set").
+
+- an SSH key file (``[ssh].key``, a host's ``ssh_key``) that does not exist;
+- a known_hosts file that does not exist while new host keys are not accepted (every
+  host's key would be refused; ``--accept-new-host-keys`` writes it);
+- a ``password_env`` variable that is not set, a ``password_file`` that does not exist.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from loadtower.scenarios.plan import Plan
+from loadtower.scenarios.toml_lines import LineIndex, format_path
+from loadtower.scenarios.toml_lines import Path as KeyPath
+
+ENGINES = ("cassandra", "scylla", "clickhouse")
+
+
+def _file(value: str, base: Path) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def environment_warnings(plan: Plan) -> list[str]:
+    """One line per missing key file, known_hosts file, password variable or file."""
+    inv, file = plan.inventory, str(plan.inventory_path)
+    index = LineIndex(plan.inventory_text)
+    out: list[str] = []
+
+    def warn(path: KeyPath, problem: str) -> None:
+        line = index.line_of(path)
+        where = file if line is None else f"{file}:{line}"
+        out.append(f"{where}: key '{format_path(path)}': {problem}")
+
+    keys: list[tuple[KeyPath, str]] = []
+    if inv.ssh.key:
+        keys.append((("ssh", "key"), inv.ssh.key))
+    keys += [(("hosts", n, "ssh_key"), h.ssh_key) for n, h in inv.hosts.items() if h.ssh_key]
+    for path, value in keys:
+        # asyncssh opens a relative key path from the working directory
+        if not Path(value).expanduser().is_file():
+            warn(path, f"the SSH key file {value} does not exist (the run cannot log in)")
+    if not inv.ssh.accept_new_host_keys:
+        from loadtower.agents.ssh_keys import known_hosts_path
+
+        known = known_hosts_path(inv.ssh.known_hosts)
+        if not known.is_file():
+            warn(
+                ("ssh", "known_hosts"),
+                f"the known_hosts file {known} does not exist: every host key will be "
+                "refused (run with --accept-new-host-keys to trust and record new hosts)",
+            )
+    for engine in ENGINES:
+        creds = inv.credentials(engine)
+        if creds.password_env and creds.password_env not in os.environ:
+            warn(
+                (engine, "password_env"),
+                f"the variable ${creds.password_env} is not set here (a run needs it)",
+            )
+        if creds.password_file:
+            found = _file(creds.password_file, plan.inventory_path.parent)
+            if not found.is_file():
+                warn((engine, "password_file"), f"the file {found} does not exist")
+    return out

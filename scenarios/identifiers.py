@@ -1,0 +1,68 @@
+"""Names that end up inside CQL/SQL statements or shell commands, and what each accepts.
+
+A keyspace, table, database or column name from a scenario goes into DDL and
+statements; a host name and address go into node action commands (run by a shell
+over SSH). So they are checked when the file is loaded, with one line naming file,
+line and key:
+
+- any target name (``keyspace``, ``table``, ``order_by`` columns, skip index names,
+  ``[engine].database``): ``NAME`` = a letter or ``_``, then letters, digits or ``_``,
+  at most 128 characters (ClickHouse's unquoted identifier; no quoting needed);
+- CQL targets (cassandra, scylla) also need CQL's unquoted identifier: a letter first,
+  at most 48 characters (Cassandra's limit for keyspace and table names). Unquoted CQL
+  names are case-insensitive: ``MyKs`` is the keyspace ``myks``;
+- host names (the ``[hosts.NAME]`` keys): a letter or digit, then letters, digits,
+  ``_``, ``.`` or ``-``, at most 63 characters; two names that differ only in case are
+  one host written twice;
+- ``address`` and ``ssh_host``: a DNS name or an IPv4/IPv6 address (letters, digits,
+  ``.``, ``-``, ``_``, ``:``), at most 253 characters.
+"""
+
+from __future__ import annotations
+
+import re
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+CQL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,47}")
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+ADDRESS = re.compile(r"[A-Za-z0-9_.:-]{1,253}")
+# a ClickHouse skip index's definition, e.g. "title TYPE bloom_filter(0.01) GRANULARITY 4"
+INDEX_SPEC = re.compile(r"[A-Za-z0-9_ (),.]{1,200}")
+
+NAME_RULE = "a letter or _, then letters, digits or _ (at most 128)"
+CQL_RULE = "CQL's unquoted identifier: a letter, then letters, digits or _ (at most 48)"
+HOST_RULE = "a letter or digit, then letters, digits, _, . or - (at most 63)"
+ADDRESS_RULE = "a DNS name or an IP address: letters, digits, . - _ : (at most 253)"
+INDEX_RULE = "letters, digits, _, spaces, parentheses, commas and dots (at most 200)"
+
+
+def name_problem(value: str) -> str | None:
+    """Why `value` cannot be a keyspace/table/database/column name, or None."""
+    if NAME.fullmatch(value):
+        return None
+    return f"invalid name {value!r}: expected {NAME_RULE}"
+
+
+def cql_name_problem(value: str) -> str | None:
+    """Why `value` cannot be an unquoted CQL keyspace or table name, or None."""
+    if CQL_NAME.fullmatch(value):
+        return None
+    return f"invalid CQL name {value!r}: expected {CQL_RULE}"
+
+
+def host_name_problem(value: str) -> str | None:
+    if HOST_NAME.fullmatch(value):
+        return None
+    return f"invalid host name {value!r}: expected {HOST_RULE}"
+
+
+def address_problem(value: str) -> str | None:
+    if ADDRESS.fullmatch(value):
+        return None
+    return f"invalid address {value!r}: expected {ADDRESS_RULE}"
+
+
+def index_spec_problem(value: str) -> str | None:
+    if INDEX_SPEC.fullmatch(value):
+        return None
+    return f"invalid skip index definition {value!r}: expected {INDEX_RULE}"
