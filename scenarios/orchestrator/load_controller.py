@@ -178,6 +178,9 @@ class LocustLoad:
             if not self.sinks.first_time(line):
                 return  # an agent's event that its spool gave us already
             event = str(line.get("kind", "agent"))
+            if event == "drain":  # how long a phase's end waited for its in-flight ops
+                self.sinks.drain(line)
+                return
             worker = line.get("worker") or line.get("agent")
             agent = str(line.get("agent") or "")
             host = line.get("host") or (agent.split("/")[0] if "/" in agent else None)
