@@ -224,3 +224,22 @@ rate = 100
     assert result["load_ran"] == {"before": True, "after": False}
     assert result["ops_per_s_before"] == 100.0 and result["p99_ms_after"] is None
     assert result["notes"] == ["no load ran after"]
+
+
+def test_without_span_live_and_stored_rates_agree_on_the_phase_clock(tmp_path: Path) -> None:
+    """Lines of older agents (no span): the phase's clock is its `phases` row, started
+    by the runner and ended where the handler read its figures (ctx.figures)."""
+    with phase_context(tmp_path, TWO_RUNS, INVENTORY, _steady) as (ctx, synth, _a):
+        synth.with_span = False
+        synth.sink = _store_and_count(ctx)
+        ctx.current_phase = "first"
+        ctx.phase_started = ctx.clock() - 0.4  # the runner's start, before the handler's
+        ctx.store.phase_started(ctx.run_id, 0, "first", "run", ctx.phase_started, {})
+        result = asyncio.run(run.run_phase(ctx, 0, ctx.plan.scenario.phases[0]))
+        ctx.clock.now += 0.3  # the runner writes the end after the handler returned
+        assert ctx.phase_ended is not None and ctx.phase_ended < ctx.clock()
+        ctx.store.phase_ended(ctx.run_id, 0, ctx.phase_ended, result)
+        run_id = ctx.run_id
+    row = _stored(tmp_path, run_id)["first"]
+    assert result["measured_s"] == row["duration_s"] == 5.4
+    assert (row["ops"], row["ops_per_s"]) == (result["ops"], result["ops_per_s"]) == (500, 92.6)

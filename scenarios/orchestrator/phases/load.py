@@ -20,11 +20,10 @@ from loadtower.scenarios.orchestrator.context import PhaseContext
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str, Any]:
-    label = ctx.current_phase
     records = phase.records or ctx.plan.scenario.dataset.records
     start = ctx.clock()
     await ctx.load.start(
-        label,
+        ctx.current_phase,
         ctx.spec(index) | {"start_key": phase.start_key},
         mode="load",
         records=records,
@@ -37,8 +36,8 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
             break
     if not finished:
         await ctx.load.stop()
+    figures = ctx.figures(start)
     took = max(ctx.clock() - start, 1e-9)  # with the agents' set-up (connect, prepare)
-    figures = ctx.stats.phase(label, clock=(start, start + took))
     measured = figures.duration_s or took
     result: dict[str, Any] = {
         "records": records,

@@ -28,8 +28,8 @@ async def run_phase(ctx: PhaseContext, index: int, phase: RunPhase) -> dict[str,
     )
     await ctx.control.sleep(phase.duration)
     await ctx.load.stop()  # acknowledged once every line of the phase is in
+    figures = ctx.figures(start)
     end = ctx.clock()
-    figures = ctx.stats.phase(label, clock=(start, end))
     return {
         "duration_s": round(end - start, 3),
         "measured_s": round(figures.duration_s or 0.0, 3),
