@@ -161,7 +161,7 @@ def engine_table(
                 side, engine, base = _side_of(name, sides[run])
                 if any(side in side_sets[other] for other in run_ids if other != run):
                     side = f"{side} ({run})"  # e.g. two Cassandra runs side by side
-                if phase is not None and base != phase:
+                if phase is not None and base != phase and not base.startswith(f"{phase}@"):
                     continue
                 if base not in phase_order:
                     phase_order.append(base)

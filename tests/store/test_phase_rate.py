@@ -155,3 +155,31 @@ def test_a_line_with_a_bad_span_is_kept_without_one(tmp_path: Path, bad: object)
     [row] = StoreReader(tmp_path / "s.duckdb").phase_summary(run_id)
     assert row["ops"] == sum(line["ops"]["read"]["ops"] for line in lines)
     assert row["duration_s"] == 2.0
+
+
+def test_ramp_steps_are_rows_of_their_ramps_side_in_the_engine_table(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    with StoreWriter(path) as writer:
+        run_id = writer.start_run("t", "scn", "", "", {}, {}, {})
+        for index, target in enumerate(("cassandra", "clickhouse")):
+            name = f"{target}:saturation"
+            params = {"target": target, "engine": target}
+            start = T0 + 100 * index
+            writer.phase_started(run_id, index, name, "ramp", float(start), params)
+            for step, level in enumerate((40, 50)):
+                lines, _ = make_lines(seconds=3, agents=1, ops=("read",),
+                                      phase=f"{name}@{level}", start=start + 10 * step)
+                for line in _with_span(lines, start + 10 * step - 1.0, start + 10 * step + 2.0):
+                    writer.add_interval(run_id, line)
+            writer.phase_ended(run_id, index, float(start + 30), {})
+        writer.end_run(run_id, "completed", None)
+    rows = engine_table(path, [run_id], phase="saturation")
+    found = {(r["phase"], r["op"], r["target"]) for r in rows}
+    assert found == {
+        (f"saturation@{level}", op, target)
+        for level in (40, 50) for op in ("read", "total") for target in ("cassandra", "clickhouse")
+    }
+    totals = StoreReader(path).phase_totals(run_id)
+    for r in rows:
+        assert r["ops_per_s"] == totals[f"{r['target']}:{r['phase']}"]["ops_per_s"]
+        assert r["duration_s"] == 3.0
