@@ -87,7 +87,11 @@ def _rate(result: dict[str, Any]) -> str:
 def phase_end_lines(label: str, result: dict[str, Any], took: float) -> list[str]:
     """The lines a log gets when a phase ends (a ramp: one more per step)."""
     skipped = " (skipped)" if result.get("skipped") else ""
-    lines = [f"phase {visible(label)} ended{skipped} after {format_duration(took)}{_rate(result)}"]
+    notes = result.get("notes") or []
+    lines = [
+        f"phase {visible(label)} ended{skipped} after {took:.1f} s{_rate(result)}"
+        + (f" ({'; '.join(visible(n) for n in notes)})" if notes else "")
+    ]
     for step in result.get("steps") or []:
         if isinstance(step, dict) and "label" in step:
             lines.append("  " + step_text(step))

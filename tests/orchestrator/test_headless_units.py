@@ -79,7 +79,8 @@ def test_piped_output_has_phase_lines_and_progress_lines(
         state.phase, state.phase_index, state.step = warm, 0, 0
         state.phase_started = state.started
         await until("(last 10 s)")
-        state.results[state.phase] = {"ops": 2000, "ops_per_s": 100.0, "errors": 0}
+        state.results[state.phase] = {"ops": 2000, "ops_per_s": 100.0, "errors": 0,
+                                      "notes": ["no load ran before"]}
         state.phase, state.phase_index, state.step = "saturation", 1, 1
         await until("saturation (ramp) started")
         state.results["saturation"] = {"steps": [step]}
@@ -101,7 +102,7 @@ def test_piped_output_has_phase_lines_and_progress_lines(
     ]
     ends = [line for line in lines if " ended" in line]
     assert ends[0].startswith("phase cassandra-warm-up-with-a-rather-long-name ended after ")
-    assert ends[0].endswith(": 2,000 ops, 100.0 ops/s, 0 errors")
+    assert ends[0].endswith(" s: 2,000 ops, 100.0 ops/s, 0 errors (no load ran before)")
     assert ends[1].startswith("phase saturation ended after ")
     assert "  step saturation@40 asked 40 ops/s: 39.9 ops/s, p99 3.00 ms, 0 errors: passed" in lines
     progress = [line for line in lines if "(last 10 s)" in line]
