@@ -14,6 +14,7 @@ from loadtower.store import StoreReader, StoreWriter
 from loadtower.store.compare import compare_runs
 from loadtower.store.engine_compare import engine_table
 from loadtower.store.phase_rate import measured_duration, ops_per_s, round_rate
+from loadtower.store.report_html import render
 from loadtower.store.schema import migrate
 from tests.store.synth import T0, make_lines
 
@@ -173,6 +174,14 @@ def test_ramp_steps_are_rows_of_their_ramps_side_in_the_engine_table(tmp_path: P
                     writer.add_interval(run_id, line)
             writer.phase_ended(run_id, index, float(start + 30), {})
         writer.end_run(run_id, "completed", None)
+    steps = StoreReader(path).ramp_steps(run_id)  # a ramp that has not said its verdict
+    assert [(r["ramp"], r["label"], r["asked"], r["passed"]) for r in steps] == [
+        (f"{t}:saturation", f"{t}:saturation@{level}", float(level), None)
+        for t in ("cassandra", "clickhouse") for level in (40, 50)
+    ]
+    html = render(StoreReader(path), run_id)
+    assert "<h2>Ramp steps</h2>" in html and html.count("saturation@") >= 8
+    assert f"<td>{steps[0]['achieved_ops_per_s']:,.1f}</td>" in html
     rows = engine_table(path, [run_id], phase="saturation")
     found = {(r["phase"], r["op"], r["target"]) for r in rows}
     assert found == {
