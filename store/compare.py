@@ -1,4 +1,9 @@
-"""Comparing two runs per phase and op, with Welch's t-test over per-second samples."""
+"""Comparing two runs per phase and op, with Welch's t-test over per-second samples.
+
+Rates are phase_summary's (``phase_rate.py``: a phase's ops over its measured duration),
+so a run compared with itself shows no change, and a ramp's steps (``saturation@40``)
+are rows of their own, paired by label across the runs.
+"""
 
 from __future__ import annotations
 
@@ -100,7 +105,8 @@ def compare_runs(store_path: Path | str, run_a: str, run_b: str) -> list[dict[st
                 "significant_ops": sig_ops,
                 "significant_p99": sig_p99,
                 "significant": sig_ops or sig_p99,
-                **{f"{m}_{side}": row.get(m) for m in ("p50_ms", "p90_ms", "max_ms", "errors")
+                **{f"{m}_{side}": row.get(m)
+                   for m in ("ops", "duration_s", "p50_ms", "p90_ms", "max_ms", "errors")
                    for side, row in (("a", sa), ("b", sb))},
             }
         )

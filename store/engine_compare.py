@@ -7,6 +7,11 @@ per-phase HDR histograms (``op_phase``), merged for the ``total`` row, so every 
 is exact to the histograms' resolution (1 us below 2.048 ms, 3 significant digits above).
 ``min`` is what hdrh's ``get_min_value`` gives for the merged histogram: the lowest
 value of the first non-empty bucket.
+
+``ops_per_s`` is ``phase_rate.py``'s figure: the ops over the phase's measured duration
+(every op type of a phase, and its ``total``, over that phase's duration), as in
+phase_summary. A ramp's steps (``saturation@40``) are phases of their own here too, on
+their ramp's side.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import numpy as np
 from loadtower.errors import LoadtowerError
 from loadtower.store import hdr
 from loadtower.store.connection import connect
+from loadtower.store.phase_rate import measured_duration, ops_per_s
+from loadtower.store.ramp_steps import ramp_of
 
 TOTAL = "total"
 OP_ORDER = ("read", "insert", "insert_batch", "update", "delete", "delete_batch", "scan")
@@ -76,6 +83,47 @@ def _sides(con: Any, run_id: str) -> dict[str, tuple[str, str, str]]:
     return out
 
 
+def _side_of(name: str, sides: dict[str, tuple[str, str, str]]) -> tuple[str, str, str]:
+    """A phase's side; a ramp step's (``RAMP@LEVEL``) is its ramp's, named by its step."""
+    if name in sides:
+        return sides[name]
+    ramp = ramp_of(name, sides)
+    if ramp is not None:
+        side, engine, base = sides[ramp]
+        return side, engine, base + name[len(ramp) :]
+    return name, "?", name
+
+
+def has_span_columns(con: Any) -> bool:
+    """Schema 4 and later: op_phase keeps each phase's measured span."""
+    found = con.execute(
+        "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'op_phase' "
+        "AND column_name IN ('first_start', 'last_done')"
+    ).fetchall()
+    return int(found[0][0]) == 2
+
+
+def phase_durations(con: Any, run_id: str) -> dict[str, float | None]:
+    """phase name -> its measured duration (phase_rate.measured_duration) in one run."""
+    span = "min(first_start), max(last_done)" if has_span_columns(con) else "NULL, NULL"
+    rows = con.execute(
+        f"SELECT phase, {span}, min(first_ts), max(last_ts) FROM op_phase WHERE run_id = ? "
+        "GROUP BY phase",
+        [run_id],
+    ).fetchall()
+    clocks = {
+        name: (started, ended)
+        for name, started, ended in con.execute(
+            "SELECT name, min(started), max(ended) FROM phases WHERE run_id = ? GROUP BY name",
+            [run_id],
+        ).fetchall()
+    }
+    return {
+        phase: measured_duration(first, last, clocks.get(phase), (first_ts, last_ts))
+        for phase, first, last, first_ts, last_ts in rows
+    }
+
+
 def _op_key(op: str) -> tuple[int, str]:
     if op == TOTAL:
         return (len(OP_ORDER) + 1, op)
@@ -103,16 +151,17 @@ def engine_table(
         sides = {run: _sides(con, run) for run in run_ids}
         side_sets = {run: {s[0] for s in sides[run].values()} for run in run_ids}
         for run in run_ids:
+            durations = phase_durations(con, run)
             rows = con.execute(
-                f"SELECT phase, op, ops, errors, first_ts, last_ts, {column} FROM op_phase "
+                f"SELECT phase, op, ops, errors, {column} FROM op_phase "
                 "WHERE run_id = ? ORDER BY first_ts, op",
                 [run],
             ).fetchall()
-            for name, op, ops, errors, first_ts, last_ts, blob in rows:
-                side, engine, base = sides[run].get(name, (name, "?", name))
+            for name, op, ops, errors, blob in rows:
+                side, engine, base = _side_of(name, sides[run])
                 if any(side in side_sets[other] for other in run_ids if other != run):
                     side = f"{side} ({run})"  # e.g. two Cassandra runs side by side
-                if phase is not None and base != phase:
+                if phase is not None and base != phase and not base.startswith(f"{phase}@"):
                     continue
                 if base not in phase_order:
                     phase_order.append(base)
@@ -127,15 +176,16 @@ def engine_table(
                             "engine": engine,
                             "ops": 0,
                             "errors": 0,
-                            "first_ts": first_ts,
-                            "last_ts": last_ts,
+                            "phases": set(),
+                            "duration_s": 0.0,
                             "counts": np.zeros(hdr.COUNTS_LEN, np.int64),
                         },
                     )
                     g["ops"] += int(ops)
                     g["errors"] += int(errors)
-                    g["first_ts"] = min(g["first_ts"], first_ts)
-                    g["last_ts"] = max(g["last_ts"], last_ts)
+                    if (run, name) not in g["phases"]:  # a phase's duration counts once
+                        g["phases"].add((run, name))
+                        g["duration_s"] += durations.get(name) or 0.0
                     g["counts"] += counts
     if phase is not None and not phase_order:
         raise LoadtowerError(f"no phase '{phase}' with ops in run(s) {', '.join(run_ids)}")
@@ -148,7 +198,6 @@ def engine_table(
             side_order.index(kv[0][2]),
         ),
     ):
-        seconds = max(int(g["last_ts"]) - int(g["first_ts"]) + 1, 1)
         out.append(
             {
                 "phase": base,
@@ -157,7 +206,8 @@ def engine_table(
                 "engine": g["engine"],
                 "run_id": g["run_id"],
                 "ops": g["ops"],
-                "ops_per_s": g["ops"] / seconds,
+                "ops_per_s": ops_per_s(g["ops"], g["duration_s"]),
+                "duration_s": round(g["duration_s"], 3),
                 **latency_ms(g["counts"]),
                 "errors": g["errors"],
             }

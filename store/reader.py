@@ -241,3 +241,115 @@ class StoreReader:
                     timer.cancel()
                 if watcher is not None:
                     watcher.join()
+
+    def phase_totals(self, run_id: str, kind: str = "response") -> dict[str, dict[str, Any]]:
+        """phase label -> its figures over all its ops: ops, errors, late, duration_s,
+        ops_per_s (phase_rate.py: the figure of its live result and of phase_summary),
+        p50/p90/p99/p999/max ms from the merged op histograms, first_ts. A ramp's steps
+        are labels of their own (``saturation@40``)."""
+        from loadtower.store.engine_compare import has_span_columns
+        from loadtower.store.phase_rate import measured_duration, ops_per_s, round_duration
+
+        if kind not in ("response", "service"):
+            raise LoadtowerError(f"kind must be 'response' or 'service', not '{kind}'")
+        with connect(self.path, read_only=True, wait_s=self.wait_s) as con:
+            if not con.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchall():
+                raise LoadtowerError(f"no run '{run_id}' in {self.path} (see 'loadtower runs')")
+            span = "first_start, last_done" if has_span_columns(con) else "NULL, NULL"
+            rows = con.execute(
+                f"SELECT phase, ops, errors, late, first_ts, last_ts, {span}, {kind}_hist "
+                "FROM op_phase WHERE run_id = ? ORDER BY first_ts, phase, op",
+                [run_id],
+            ).fetchall()
+            clocks = {
+                name: (started, ended)
+                for name, started, ended in con.execute(
+                    "SELECT name, min(started), max(ended) FROM phases WHERE run_id = ? "
+                    "GROUP BY name",
+                    [run_id],
+                ).fetchall()
+            }
+        grouped: dict[str, list[tuple]] = {}
+        for row in rows:
+            grouped.setdefault(str(row[0]), []).append(row)
+        out: dict[str, dict[str, Any]] = {}
+        for phase, items in grouped.items():
+            starts = [r[6] for r in items if r[6] is not None]
+            dones = [r[7] for r in items if r[7] is not None]
+            duration = measured_duration(
+                min(starts) if starts else None,
+                max(dones) if dones else None,
+                clocks.get(phase),
+                (min(r[4] for r in items), max(r[5] for r in items)),
+            )
+            blobs = [bytes(r[8]) for r in items if r[8] is not None]
+            _no, idx, cnt = hdr.decode_many(blobs, b64=False)
+            counts = np.bincount(idx, weights=cnt, minlength=hdr.COUNTS_LEN).astype(np.int64)
+            stats = hdr.dense_stats(counts[None, :])[0]
+            ops = int(sum(r[1] for r in items))
+            figures: dict[str, Any] = {
+                "phase": phase,
+                "ops": ops,
+                "errors": int(sum(r[2] for r in items)),
+                "late": int(sum(r[3] for r in items)),
+                "duration_s": round_duration(duration),
+                "ops_per_s": ops_per_s(ops, duration),
+                "first_ts": min(r[4] for r in items),
+            }
+            for j, name in enumerate(["p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"]):
+                figures[name] = None if np.isnan(stats[j]) else float(stats[j])
+            out[phase] = figures
+        return out
+
+    def ramp_steps(self, run_id: str) -> list[dict[str, Any]]:
+        """One row per step of every ramp of the run, in order: ``ramp`` (its phase
+        label), ``label`` (the step's phase label, e.g. ``saturation@40``), ``step``,
+        ``asked`` and ``unit`` (ops/s or users), the step's stored figures (``ops``,
+        ``duration_s``, ``achieved_ops_per_s``, ``p50_ms``, ``p90_ms``, ``p99_ms``,
+        ``errors``) and the ramp's verdict (``passed``, ``why``; None while the ramp
+        has not ended). The figures are those of phase_summary for that label."""
+        from loadtower.store.ramp_steps import ramp_of
+
+        phases = self.phases(run_id)
+        ramps = {p["name"]: p for p in phases if p["type"] == "ramp"}
+        if not ramps:
+            return []
+        totals = self.phase_totals(run_id)
+        out: list[dict[str, Any]] = []
+        for name, phase in ramps.items():
+            result = phase["result"] if isinstance(phase["result"], dict) else {}
+            judged = {s["label"]: s for s in result.get("steps") or [] if "label" in s}
+            labels = list(judged) + [
+                label for label in totals if label not in judged and ramp_of(label, ramps) == name
+            ]
+            for number, label in enumerate(labels, start=1):
+                verdict = judged.get(label, {})
+                figures = totals.get(label, {})
+                level = label.rsplit("@", 1)[-1].split("#", 1)[0]
+                out.append(
+                    {
+                        "ramp": name,
+                        "label": label,
+                        "step": verdict.get("step", number),
+                        "asked": verdict.get("asked", float(level) if _is_number(level) else None),
+                        "unit": verdict.get("unit", result.get("unit")),
+                        "ops": figures.get("ops", 0),
+                        "duration_s": figures.get("duration_s"),
+                        "achieved_ops_per_s": figures.get("ops_per_s", 0.0),
+                        "p50_ms": figures.get("p50_ms"),
+                        "p90_ms": figures.get("p90_ms"),
+                        "p99_ms": figures.get("p99_ms"),
+                        "errors": figures.get("errors", 0),
+                        "passed": verdict.get("passed"),
+                        "why": verdict.get("why", verdict.get("reason")),
+                    }
+                )
+        return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -1,4 +1,5 @@
-"""The self-contained HTML report of one run: charts per phase and the result table."""
+"""The self-contained HTML report of one run: charts per phase, the result table (rates
+from phase_summary: ``phase_rate.py``'s figure) and one row per step of each ramp."""
 
 from __future__ import annotations
 
@@ -14,13 +15,26 @@ CSS = """body{font-family:system-ui,sans-serif;margin:24px;color:#222}
 table.results{border-collapse:collapse;margin:12px 0}
 table.results td,table.results th{border:1px solid #ccc;padding:3px 8px;text-align:right}
 table.results th{background:#f4f4f4}.chart{display:block;margin:8px 0}"""
-COLUMNS = ["phase", "op", "ops", "ops_per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "errors"]
+COLUMNS = ["phase", "op", "ops", "duration_s", "ops_per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms"]
+COLUMNS += ["errors"]
+STEP_COLUMNS = ["ramp", "label", "asked", "unit", "ops", "duration_s", "achieved_ops_per_s"]
+STEP_COLUMNS += ["p50_ms", "p90_ms", "p99_ms", "errors", "passed", "why"]
 
 
-def _fmt(v: object) -> str:
+def _fmt(v: object, column: str = "") -> str:
     if v is None:
         return ""
+    if isinstance(v, float) and column.endswith("ops_per_s"):
+        return f"{v:,.1f}"  # phase_rate.DECIMALS: as the event, the CLI and compare show it
     return f"{v:,.2f}" if isinstance(v, float) else escape(str(v))
+
+
+def _table(rows: list[dict], columns: list[str]) -> str:
+    head = "".join(f"<th>{c}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_fmt(r.get(c), c)}</td>" for c in columns) + "</tr>" for r in rows
+    )
+    return f"<table class='results'><tr>{head}</tr>{body}</table>"
 
 
 def _series(rows: list[dict], key: str, value: str, t0: float) -> dict[str, list]:
@@ -47,10 +61,8 @@ def render(reader: StoreReader, run_id: str) -> str:
         line_chart("Node CPU", _series(nodes, "host", "cpu_pct", t0), "%", bands),
         line_chart("Node RAM used", _series(nodes, "host", "mem_pct", t0), "%", bands),
     ]
-    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{_fmt(r.get(c))}</td>" for c in COLUMNS) + "</tr>" for r in summary
-    )
+    steps = reader.ramp_steps(run_id)
+    ramp = f"<h2>Ramp steps</h2>{_table(steps, STEP_COLUMNS)}" if steps else ""
     phase_rows = "".join(
         f"<li>{escape(p['name'])} ({escape(p['type'] or '')}): "
         f"{_fmt((p['ended'] or p['started']) - p['started'])} s</li>"
@@ -64,7 +76,7 @@ def render(reader: StoreReader, run_id: str) -> str:
         f"{escape(run['name'] or '')}</h1><p>scenario {escape(run['scenario'] or '')}, "
         f"started {started}, status <b>{escape(run['status'] or '')}</b>"
         f"{': ' + escape(run['reason']) if run['reason'] else ''}</p><ul>{phase_rows}</ul>"
-        f"<h2>Results per phase and op</h2><table class='results'><tr>{head}</tr>{body}</table>"
+        f"<h2>Results per phase and op</h2>{_table(summary, COLUMNS)}{ramp}"
         f"<h2>Charts</h2>{''.join(charts)}</body></html>"
     )
 

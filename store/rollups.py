@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from loadtower.store import hdr
 from loadtower.store import hdr_kernels as kern
+from loadtower.store.phase_rate import line_span
 
 _POOL = ThreadPoolExecutor(1, thread_name_prefix="store-ingest")
 AGENTS_PREFIX = "HISTEw"  # base64 of the uncompressed V2 cookie: what agents send
@@ -40,6 +41,8 @@ class Acc:
     classes: Counter = field(default_factory=Counter)
     first_ts: int = 0
     last_ts: int = 0
+    first_start: float | None = None  # the earliest intended start of its lines' ops
+    last_done: float | None = None  # the latest completion (lines' ``span``; None: no span)
     written: bool = False  # a row for this key is already in the file
 
 
@@ -115,6 +118,7 @@ class Rollups:
         item_key: list[int] = []
         key_of: dict[Key, int] = {}
         texts: list[str] = []  # base64 V2 encodings: service and response of each item
+        key_span: dict[int, tuple[float, float]] = {}  # key -> its lines' [first_start, last_done]
         a2b, b2a, v2, prefix = binascii.a2b_base64, binascii.b2a_base64, hdr.v2, AGENTS_PREFIX
 
         def agents_form(text: str | None) -> str:
@@ -129,6 +133,7 @@ class Rollups:
                 ts = int(line["ts"])
                 agent, host = str(line.get("agent", "")), str(line.get("host", ""))
                 phase = str(line.get("phase") or "")
+                span = line_span(line)
                 for op, s in (line.get("ops") or {}).items():
                     op = str(op)
                     for name in ("service_hist", "response_hist"):
@@ -142,6 +147,10 @@ class Rollups:
                     ops, late = int(s.get("ops", 0)), int(s.get("late", 0))
                     items.append((run_id, ts, agent, host, phase, op, ops, late))
                     item_key.append(key_of.setdefault((run_id, ts, phase, op), len(key_of)))
+                if span is not None:  # the line is whole: its span goes to its keys
+                    for k in set(item_key[mark:]):
+                        old = key_span.get(k, span)
+                        key_span[k] = (min(old[0], span[0]), max(old[1], span[1]))
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
                 del items[mark:], item_key[mark:], texts[2 * mark :]
                 for i in [i for i in errs_of if i >= mark]:
@@ -174,6 +183,11 @@ class Rollups:
                     acc.errors += sum(classes.values())
                     acc.classes.update(classes)
                 acc.first_ts, acc.last_ts = min(acc.first_ts, ts), max(acc.last_ts, ts)
+                span = key_span.get(k)
+                if span is not None:
+                    first, last = acc.first_start, acc.last_done
+                    acc.first_start = span[0] if first is None else min(first, span[0])
+                    acc.last_done = span[1] if last is None else max(last, span[1])
         sizes = np.fromiter((len(t) for t in texts), np.int64, len(texts))
         ends = np.cumsum(sizes)
         text = np.frombuffer("".join(texts).encode("ascii"), np.uint8)
@@ -252,6 +266,8 @@ def level_rows(level: Level, keys: list[Key]) -> pa.Table:
     if level.name == "op_phase":
         cols.update(phase=[k[2] for k in keys], op=[k[3] for k in keys])
         cols.update(first_ts=[a.first_ts for a in accs], last_ts=[a.last_ts for a in accs])
+        cols["first_start"] = pa.array([a.first_start for a in accs], pa.float64())
+        cols["last_done"] = pa.array([a.last_done for a in accs], pa.float64())
     else:
         cols.update(ts=[k[1] for k in keys], phase=[k[2] for k in keys], op=[k[3] for k in keys])
     cols.update(ops=[a.ops for a in accs], errors=[a.errors for a in accs])

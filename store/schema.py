@@ -10,6 +10,8 @@ import time
 
 import duckdb
 
+from loadtower.store.phase_rate import SQL_DURATION, SQL_OPS_PER_S
+
 _STATS = "p50_ms DOUBLE, p90_ms DOUBLE, p99_ms DOUBLE, p999_ms DOUBLE, max_ms DOUBLE"
 _HISTS = "service_hist BLOB, response_hist BLOB"  # hdrh encode() minus base64
 
@@ -51,6 +53,12 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE runs ADD COLUMN boot_id VARCHAR",
         "ALTER TABLE runs ADD COLUMN heartbeat DOUBLE",
     ],
+    # 4: the measured span of a phase's ops (phase_rate.py): the earliest intended start
+    # and the latest completion among its interval lines (NULL: lines without a span)
+    [
+        "ALTER TABLE op_phase ADD COLUMN first_start DOUBLE",
+        "ALTER TABLE op_phase ADD COLUMN last_done DOUBLE",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -60,9 +68,17 @@ VIEWS = {
     "node_seconds": """SELECT run_id, CAST(floor(ts) AS BIGINT) AS ts, host, cpu_pct,
         100.0 * mem_used_bytes / nullif(mem_total_bytes, 0) AS mem_pct, disk_read_bps,
         disk_write_bps, net_rx_bps, net_tx_bps FROM node_samples""",
-    "phase_summary": """SELECT run_id, phase, op, ops,
-        ops / greatest(last_ts - first_ts + 1, 1) AS ops_per_s, p50_ms, p90_ms, p99_ms,
-        p999_ms, max_ms, errors, first_ts FROM op_phase""",
+    # one row per phase and op; ops_per_s is phase_rate.py's figure (the phase's ops
+    # over its measured duration; every op of a phase over the phase's duration)
+    "phase_summary": f"""WITH spans AS (
+            SELECT o.*, min(first_start) OVER w AS span_start, max(last_done) OVER w AS span_end,
+                min(first_ts) OVER w AS p_first_ts, max(last_ts) OVER w AS p_last_ts
+            FROM op_phase o WINDOW w AS (PARTITION BY run_id, phase)),
+        clocks AS (SELECT run_id AS clock_run, name AS clock_phase, min(started) AS clock_start,
+            max(ended) AS clock_end FROM phases GROUP BY run_id, name)
+        SELECT run_id, phase, op, ops, {SQL_OPS_PER_S} AS ops_per_s, p50_ms, p90_ms, p99_ms,
+            p999_ms, max_ms, errors, first_ts, round({SQL_DURATION}, 3) AS duration_s
+        FROM spans LEFT JOIN clocks ON clock_run = run_id AND clock_phase = phase""",
 }
 
 # tables holding one run's rows (run id column name), in delete order

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import as_plain
 from loadtower.scenarios.orchestrator.control import RunControl
-from loadtower.scenarios.orchestrator.live_stats import LiveStats
+from loadtower.scenarios.orchestrator.live_stats import LiveStats, WindowSummary
 from loadtower.scenarios.plan import Plan
 
 
@@ -70,6 +70,11 @@ class PhaseContext:
     clock: Callable[[], float] = time.time
     current_phase: str = ""
     db_hosts_up: list[str] = field(default_factory=list)
+    # the phase's clock as its `phases` row keeps it: the runner sets the start; the end
+    # is when the handler read its figures (``figures``), so that a phase whose lines
+    # carry no span has the same duration live and stored
+    phase_started: float = 0.0
+    phase_ended: float | None = None
 
     def event(
         self, kind: str, message: str, host: str | None = None, data: dict | None = None
@@ -83,6 +88,14 @@ class PhaseContext:
             phase=self.current_phase or None,
             data=data,
         )
+
+    def figures(self, start: float) -> WindowSummary:
+        """The current phase's figures (its label's ops), to be read after the load's stop
+        ack; ends the phase's clock. `start`: the handler's own start, for a context
+        that no runner started."""
+        self.phase_ended = self.clock()
+        began = self.phase_started or start
+        return self.stats.phase(self.current_phase, clock=(began, self.phase_ended))
 
     def spec(self, index: int) -> dict[str, Any]:
         """What the agents need to generate load for phase `index`."""

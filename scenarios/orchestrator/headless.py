@@ -1,4 +1,9 @@
-"""The headless display: a rich live status line while running, a result table at the end."""
+"""The headless display: on a terminal, a rich live status line while running; piped
+(``> run.log``), plain lines a log can keep: one per phase start and end and a progress
+line every PROGRESS_EVERY_S. At the end, the result table (names never cut: a piped
+table is as wide as it needs, ``loadtower.store.terminal_text``) and a table of each
+ramp's steps.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +17,21 @@ from rich.table import Table
 from rich.text import Text
 
 from loadtower.scenarios.durations import format_duration
+from loadtower.scenarios.orchestrator.phases.impact import p99_text
 from loadtower.scenarios.orchestrator.plan_duration import clock, expected_total
 from loadtower.scenarios.orchestrator.runner import Orchestrator
+from loadtower.store.terminal_text import cell, visible
+
+PROGRESS_EVERY_S = 10.0  # piped output: a progress line this often
+POLL_S = 0.5
+
+
+def _elapsed(orch: Orchestrator, now: float) -> str:
+    state = orch.state
+    total, open_ended = expected_total(
+        orch.plan.scenario, state.started, now, state.step, state.phase_started
+    )
+    return f"{clock(now - state.started)}/{clock(total)}{'+' if open_ended else ''}"
 
 
 def _status(orch: Orchestrator) -> Group:
@@ -23,12 +41,10 @@ def _status(orch: Orchestrator) -> Group:
     line = Text()
     line.append(f"run {state.run_id or '...'}  ", style="bold")
     if state.phase:
-        line.append(f"phase {state.phase_index + 1}/{total} {state.phase}  ", style="cyan")
-        line.append(f"{format_duration(now - state.phase_started)} in phase  ")
-    total, open_ended = expected_total(
-        orch.plan.scenario, state.started, now, state.step, state.phase_started
-    )
-    line.append(f"elapsed {clock(now - state.started)}/{clock(total)}{'+' if open_ended else ''}  ")
+        line.append(f"phase {state.phase_index + 1}/{total} ", style="cyan")
+        line.append(visible(state.phase), style="cyan")
+        line.append(f"  {format_duration(now - state.phase_started)} in phase  ")
+    line.append(f"elapsed {_elapsed(orch, now)}  ")
     if orch.sinks is not None:
         last = orch.sinks.stats.latest(now, span=3)
         line.append(f"{last.ops_per_s:,.0f} ops/s  ", style="green")
@@ -38,7 +54,111 @@ def _status(orch: Orchestrator) -> Group:
     return Group(line)
 
 
+def progress_line(orch: Orchestrator, now: float, span: int = int(PROGRESS_EVERY_S)) -> str:
+    """One plain line: elapsed/total, the phase, ops/s, p99 and errors of the last
+    `span` whole seconds."""
+    state = orch.state
+    where = (
+        f"phase {state.phase_index + 1}/{len(orch.plan.scenario.phases)} {visible(state.phase)}"
+        if state.phase
+        else "between phases"
+    )
+    figures = ""
+    if orch.sinks is not None:
+        last = orch.sinks.stats.latest(now, span=span)
+        figures = (
+            f": {last.ops_per_s:,.1f} ops/s, p99 {last.p99_ms:.2f} ms, "
+            f"errors {last.errors:,} (last {span} s)"
+        )
+    return f"[{_elapsed(orch, now)}] {where}{figures}"
+
+
+def _rate(result: dict[str, Any]) -> str:
+    ops = result.get("ops", result.get("inserted_ops"))
+    rate = result.get("ops_per_s", result.get("insert_rate"))
+    if ops is None or rate is None:
+        return ""
+    errors = result.get("errors")
+    return f": {ops:,} ops, {rate:,.1f} ops/s" + (
+        f", {errors:,} errors" if isinstance(errors, int) else ""
+    )
+
+
+def phase_end_lines(label: str, result: dict[str, Any], took: float) -> list[str]:
+    """The lines a log gets when a phase ends (a ramp: one more per step)."""
+    skipped = " (skipped)" if result.get("skipped") else ""
+    notes = result.get("notes") or []
+    lines = [
+        f"phase {visible(label)} ended{skipped} after {took:.1f} s{_rate(result)}"
+        + (f" ({'; '.join(visible(n) for n in notes)})" if notes else "")
+    ]
+    for step in result.get("steps") or []:
+        if isinstance(step, dict) and "label" in step:
+            lines.append("  " + step_text(step))
+    return lines
+
+
+def step_text(step: dict[str, Any]) -> str:
+    verdict = "passed" if step.get("passed") else f"FAILED ({step.get('why')})"
+    return (
+        f"step {visible(step['label'])} asked {step['asked']:g} {step.get('unit', '')}: "
+        f"{step['achieved_ops_per_s']:,.1f} ops/s, p99 {step['p99_ms']:.2f} ms, "
+        f"{step['errors']:,} errors: {verdict}"
+    )
+
+
+async def _log_progress(orch: Orchestrator, console: Console, done: asyncio.Event) -> None:
+    """Piped output: plain lines, never a live (redrawn) status line."""
+    printed_id = False
+    seen_step: tuple[int, str] | None = None
+    ended: set[str] = set()
+    started_at: dict[str, float] = {}
+    next_progress = time.time() + PROGRESS_EVERY_S
+
+    def say(text: str) -> None:
+        console.print(Text(text), soft_wrap=True)  # plain: no markup, never wrapped
+
+    while True:
+        finished = done.is_set()
+        state = orch.state
+        now = time.time()
+        if state.run_id and not printed_id:
+            say(f"run_id: {state.run_id}")
+            printed_id = True
+        for label, result in list(state.results.items()):
+            if label not in ended:
+                ended.add(label)
+                took = now - started_at.get(label, now)
+                for line in phase_end_lines(label, result, took):
+                    say(line)
+        current = (state.step, state.phase)
+        if state.phase and current != seen_step and state.phase not in ended:
+            seen_step = current
+            started_at[state.phase] = state.phase_started
+            phase = orch.plan.scenario.phases[state.phase_index]
+            say(
+                f"[{_elapsed(orch, now)}] phase {state.phase_index + 1}/"
+                f"{len(orch.plan.scenario.phases)} {visible(state.phase)} ({phase.type}) started"
+            )
+        if finished:
+            break
+        if now >= next_progress and state.phase:
+            say(progress_line(orch, now))
+            next_progress = now + PROGRESS_EVERY_S
+        elif now >= next_progress:
+            next_progress = now + PROGRESS_EVERY_S
+        try:
+            await asyncio.wait_for(done.wait(), timeout=POLL_S)
+        except TimeoutError:
+            pass
+    if not printed_id and orch.state.run_id:
+        say(f"run_id: {orch.state.run_id}")
+
+
 async def show_progress(orch: Orchestrator, console: Console, done: asyncio.Event) -> None:
+    if not console.is_terminal:
+        await _log_progress(orch, console, done)
+        return
     printed_id = False
     with Live(_status(orch), console=console, refresh_per_second=2, transient=True) as live:
         while not done.is_set():
@@ -48,7 +168,7 @@ async def show_progress(orch: Orchestrator, console: Console, done: asyncio.Even
                     printed_id = True
             live.update(_status(orch))
             try:
-                await asyncio.wait_for(done.wait(), timeout=0.5)
+                await asyncio.wait_for(done.wait(), timeout=POLL_S)
             except TimeoutError:
                 pass
     if not printed_id and orch.state.run_id:
@@ -56,21 +176,49 @@ async def show_progress(orch: Orchestrator, console: Console, done: asyncio.Even
 
 
 def result_table(summary: list[dict[str, Any]], title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("phase", "op", "ops/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"):
+    """One row per phase (each ramp step is a phase of its own) and op; every rate is
+    phase_summary's (loadtower.store.phase_rate)."""
+    table = Table(title=cell(title), title_justify="left")
+    for column in ("phase", "op", "ops", "ops/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"):
         table.add_column(column, justify="left" if column in ("phase", "op") else "right")
     for row in summary:
         table.add_row(
-            str(row["phase"]),
-            str(row["op"]),
+            cell(row["phase"]),
+            cell(row["op"]),
+            f"{row['ops']:,}",
             f"{row['ops_per_s']:,.1f}",
-            f"{row['p50_ms']:.2f}",
-            f"{row['p90_ms']:.2f}",
-            f"{row['p99_ms']:.2f}",
-            f"{row['max_ms']:.2f}",
+            f"{row['p50_ms'] or 0.0:.2f}",
+            f"{row['p90_ms'] or 0.0:.2f}",
+            f"{row['p99_ms'] or 0.0:.2f}",
+            f"{row['max_ms'] or 0.0:.2f}",
             f"{row['errors']:,}",
         )
     return table
+
+
+def ramp_tables(results: dict[str, dict[str, Any]]) -> list[Table]:
+    """One table per ramp: a row per step (its label, what it asked, what it achieved)."""
+    tables = []
+    for phase, result in results.items():
+        steps = [s for s in result.get("steps") or [] if isinstance(s, dict) and "label" in s]
+        if not steps:
+            continue
+        table = Table(title=cell(f"Ramp {phase}: one row per step"), title_justify="left")
+        for column in ("step", "asked", "ops/s", "p50 ms", "p90 ms", "p99 ms", "errors", "verdict"):
+            table.add_column(column, justify="left" if column in ("step", "verdict") else "right")
+        for s in steps:
+            table.add_row(
+                cell(s["label"]),
+                f"{s['asked']:g} {s.get('unit', '')}",
+                f"{s['achieved_ops_per_s']:,.1f}",
+                f"{s['p50_ms']:.2f}",
+                f"{s['p90_ms']:.2f}",
+                f"{s['p99_ms']:.2f}",
+                f"{s['errors']:,}",
+                cell("passed" if s["passed"] else f"failed: {s.get('why')}"),
+            )
+        tables.append(table)
+    return tables
 
 
 def phase_notes(results: dict[str, dict[str, Any]]) -> list[str]:
@@ -102,6 +250,7 @@ def phase_notes(results: dict[str, dict[str, Any]]) -> list[str]:
                         if "streaming_duration_s" in result
                         else ""
                     )
+                    + f"; {p99_text(result, 'before')}, {p99_text(result, 'during')}"
                 )
             else:
                 notes.append(f"{phase}: {result['host']} did not join")
@@ -109,12 +258,17 @@ def phase_notes(results: dict[str, dict[str, Any]]) -> list[str]:
             for host, entry in result["hosts"].items():
                 notes.append(
                     f"{phase}: compaction on {host} took {entry.get('compaction_s')} s; "
-                    f"p99 {result['p99_ms_before']:.2f} ms before, "
-                    f"{result['p99_ms_during']:.2f} ms during"
+                    f"{p99_text(result, 'before')}, {p99_text(result, 'during')}"
                 )
+        if "action" in result and "load_ran" in result:
+            notes.append(
+                f"{phase}: fault '{result['action']}' on {result.get('host')}; "
+                f"{p99_text(result, 'before')}, {p99_text(result, 'after')}"
+            )
         if "insert_rate" in result:
             notes.append(
                 f"{phase}: inserted {result['inserted_ops']:,} ops at "
-                f"{result['insert_rate']:,.0f} ops/s ({result['errors']} errors)"
+                f"{result['insert_rate']:,.1f} ops/s in {result['duration_s']:.1f} s "
+                f"({result['errors']} errors)"
             )
-    return notes
+    return [visible(note) for note in notes]

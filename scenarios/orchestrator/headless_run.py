@@ -9,8 +9,14 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
-from loadtower.scenarios.orchestrator.headless import phase_notes, result_table, show_progress
+from loadtower.scenarios.orchestrator.headless import (
+    phase_notes,
+    ramp_tables,
+    result_table,
+    show_progress,
+)
 from loadtower.scenarios.orchestrator.runner import Orchestrator, RunOptions
 from loadtower.scenarios.plan import Plan
 
@@ -59,13 +65,17 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
 
 def _print_results(console: Console, store: Path, run_id: str, results: dict) -> None:
     from loadtower.store import StoreReader
+    from loadtower.store.terminal_text import print_table, table_console
 
+    tables = table_console()  # piped: as wide as the table needs, no name is cut
     try:
         summary = StoreReader(store).phase_summary(run_id)
     except Exception as exc:  # noqa: BLE001 - the run is stored; the table is a courtesy
-        console.print(f"(no result table: {exc})")
+        console.print(Text(f"(no result table: {exc})"))
         return
     if summary:  # a run that failed before any load has no table to show
-        console.print(result_table(summary, f"Run {run_id}: results per phase and op"))
+        print_table(result_table(summary, f"Run {run_id}: results per phase and op"), tables)
+    for table in ramp_tables(results):
+        print_table(table, tables)
     for note in phase_notes(results):
-        console.print(note)
+        console.print(Text(note), soft_wrap=True)

@@ -1,6 +1,16 @@
-"""Per-second merged stats of the running load, for ramp decisions and the live display.
+"""Merged stats of the running load: per phase label (the figures a phase reports) and
+per completion second (the live display, and windows inside a phase).
 
 Histograms from every agent are merged (HDR add), never averaged.
+
+A phase's figures are keyed by the label its load was started under (``load.start``),
+which the agents put in every interval line as ``phase``: the phase in which the ops
+were *scheduled*. A backlog's late ops therefore stay in their own phase, whenever
+they complete. Since the master acknowledges a stop (and a load's ``phase_done``) only
+after every line of the phase and its drain events, a handler that reads
+``phase(label)`` after the ack holds all of the phase's ops: the same count that the
+store's ``op_phase`` rows and ``phase_summary`` hold, and the same rate
+(``loadtower.store.phase_rate``).
 """
 
 from __future__ import annotations
@@ -11,6 +21,8 @@ from dataclasses import dataclass, field
 from hdrh.histogram import HdrHistogram
 
 from loadtower.agents.measure import decode
+from loadtower.store import phase_rate
+from loadtower.store.phase_rate import line_span
 
 LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3
 
@@ -28,6 +40,24 @@ class SecondStats:
     hist: HdrHistogram = field(default_factory=new_histogram)
 
 
+@dataclass
+class PhaseSpan:
+    """What the lines of one phase label say about when its ops ran."""
+
+    first_start: float | None = None  # earliest intended start (lines' ``span``)
+    last_done: float | None = None  # latest completion
+    first_ts: int | None = None  # first and last completion second
+    last_ts: int | None = None
+
+    def add(self, ts: int, span: tuple[float, float] | None) -> None:
+        self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
+        self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
+        if span is not None:
+            first, last = self.first_start, self.last_done
+            self.first_start = span[0] if first is None else min(first, span[0])
+            self.last_done = span[1] if last is None else max(last, span[1])
+
+
 @dataclass(frozen=True)
 class WindowSummary:
     ops: int
@@ -39,9 +69,13 @@ class WindowSummary:
     p99_ms: float
     max_ms: float
     errors_by_class: dict[str, int] = field(default_factory=dict)
+    # a phase's measured duration (phase_rate.measured_duration); None for a time window
+    duration_s: float | None = None
 
     @property
     def ops_per_s(self) -> float:
+        if self.duration_s is not None:
+            return phase_rate.ops_per_s(self.ops, self.duration_s)
         return self.ops / self.seconds if self.seconds else 0.0
 
     @property
@@ -49,24 +83,61 @@ class WindowSummary:
         return self.errors / self.ops if self.ops else 0.0
 
 
+def _summary(
+    items: list[SecondStats], seconds: int, duration_s: float | None = None
+) -> WindowSummary:
+    merged = new_histogram()
+    ops = errors = late = 0
+    classes: dict[str, int] = {}
+    for stats in items:
+        ops += stats.ops
+        errors += stats.errors
+        late += stats.late
+        for name, count in stats.errors_by_class.items():
+            classes[name] = classes.get(name, 0) + count
+        merged.add(stats.hist)
+
+    def pct(p: float) -> float:
+        return merged.get_value_at_percentile(p) / 1000.0 if merged.get_total_count() else 0.0
+
+    return WindowSummary(
+        ops,
+        errors,
+        late,
+        seconds,
+        pct(50),
+        pct(90),
+        pct(99),
+        merged.get_max_value() / 1000.0 if merged.get_total_count() else 0.0,
+        classes,
+        duration_s,
+    )
+
+
 class LiveStats:
-    """Merges agent interval lines per second (all ops, and per op)."""
+    """Merges agent interval lines per phase label, per second and per op."""
 
     def __init__(self, kind: str = "response_hist") -> None:
         self.kind = kind
         self.seconds: dict[int, SecondStats] = defaultdict(SecondStats)
-        self.per_op: dict[tuple[int, str], SecondStats] = defaultdict(SecondStats)
+        # (phase label, second, op) -> what completed in that second for that phase's op
+        self.cells: dict[tuple[str, int, str], SecondStats] = defaultdict(SecondStats)
+        self.spans: dict[str, PhaseSpan] = defaultdict(PhaseSpan)
         self.agent_cpu: dict[str, float] = {}
 
     def add(self, line: dict) -> None:
         ts = int(line["ts"])
+        phase = str(line.get("phase") or "")
         self.agent_cpu[str(line.get("agent", "?"))] = float(line.get("cpu_pct", 0.0))
         total = self.seconds[ts]
-        for op, sample in (line.get("ops") or {}).items():
+        ops_of_line = line.get("ops") or {}
+        if ops_of_line:
+            self.spans[phase].add(ts, line_span(line))
+        for op, sample in ops_of_line.items():
             encoded = sample.get(self.kind) or sample.get("service_hist")
             hist = decode(encoded) if encoded else None
             errors = int(sum((sample.get("errors") or {}).values()))
-            for stats in (total, self.per_op[(ts, op)]):
+            for stats in (total, self.cells[(phase, ts, str(op))]):
                 stats.ops += int(sample.get("ops", 0))
                 stats.errors += errors
                 stats.late += int(sample.get("late", 0))
@@ -75,40 +146,43 @@ class LiveStats:
                 if hist is not None:
                     stats.hist.add(hist)
 
-    def window(self, t0: float, t1: float, op: str | None = None) -> WindowSummary:
-        """Merged stats over seconds in [t0, t1)."""
-        merged = new_histogram()
-        ops = errors = late = 0
-        classes: dict[str, int] = {}
-        seconds = set()
-        if op is None:
-            items = [(ts, s) for ts, s in self.seconds.items() if t0 <= ts < t1]
+    def window(
+        self, t0: float, t1: float, op: str | None = None, phase: str | None = None
+    ) -> WindowSummary:
+        """Merged stats over completion seconds in [t0, t1) (of one phase label's ops
+        when `phase` is given)."""
+        if phase is None and op is None:
+            items = [s for ts, s in self.seconds.items() if t0 <= ts < t1]
         else:
-            items = [(ts, s) for (ts, o), s in self.per_op.items() if o == op and t0 <= ts < t1]
-        for ts, stats in items:
-            seconds.add(ts)
-            ops += stats.ops
-            errors += stats.errors
-            late += stats.late
-            for name, count in stats.errors_by_class.items():
-                classes[name] = classes.get(name, 0) + count
-            merged.add(stats.hist)
-        span = max(1, int(t1 - t0)) if items else 0
+            items = [
+                s
+                for (p, ts, o), s in self.cells.items()
+                if t0 <= ts < t1 and (phase is None or p == phase) and (op is None or o == op)
+            ]
+        return _summary(items, max(1, int(t1 - t0)) if items else 0)
 
-        def pct(p: float) -> float:
-            return merged.get_value_at_percentile(p) / 1000.0 if merged.get_total_count() else 0.0
-
-        return WindowSummary(
-            ops,
-            errors,
-            late,
-            span,
-            pct(50),
-            pct(90),
-            pct(99),
-            merged.get_max_value() / 1000.0 if merged.get_total_count() else 0.0,
-            classes,
+    def duration(self, phase: str, clock: tuple[float, float] | None = None) -> float | None:
+        """The phase's measured duration (phase_rate.measured_duration): its lines' span,
+        else `clock` (the phase's own start and end), else its completion seconds."""
+        span = self.spans.get(phase, PhaseSpan())
+        return phase_rate.measured_duration(
+            span.first_start, span.last_done, clock, (span.first_ts, span.last_ts)
         )
+
+    def phase(
+        self, label: str, op: str | None = None, clock: tuple[float, float] | None = None
+    ) -> WindowSummary:
+        """Every op (or one op) of the phase `label`, over its measured duration: the
+        figures its result, its event and the store's phase_summary give."""
+        items = [
+            s for (p, _ts, o), s in self.cells.items() if p == label and (op is None or o == op)
+        ]
+        span = self.spans.get(label, PhaseSpan())
+        seconds = (span.last_ts - span.first_ts + 1) if span.first_ts is not None else 0
+        return _summary(items, seconds or 0, self.duration(label, clock))
+
+    def span(self, label: str) -> PhaseSpan:
+        return self.spans.get(label, PhaseSpan())
 
     def latest(self, now: float, span: int = 1) -> WindowSummary:
         """The last complete `span` seconds before `now`."""
@@ -116,4 +190,4 @@ class LiveStats:
         return self.window(end - span, end)
 
     def ops_in(self, op: str, t0: float, t1: float) -> int:
-        return sum(s.ops for (ts, o), s in self.per_op.items() if o == op and t0 <= ts < t1)
+        return sum(s.ops for (_p, ts, o), s in self.cells.items() if o == op and t0 <= ts < t1)

@@ -33,6 +33,9 @@ START_TIMEOUT_S = 150.0
 RUN_MARKER = "--lt-run"
 KEPT_EVENT_KINDS = ("warning", "error", "rebalanced", "worker_silent", "worker_back", "agent_orphaned")
 WORKERS_END_S = 10.0
+# the master acknowledges a stop once every line of the phase and the agents' drain
+# events are in (the agents' drain is bounded well below this)
+STOP_ACK_TIMEOUT_S = 60.0
 
 
 def _free_port() -> int:
@@ -178,6 +181,9 @@ class LocustLoad:
             if not self.sinks.first_time(line):
                 return  # an agent's event that its spool gave us already
             event = str(line.get("kind", "agent"))
+            if event == "drain":  # how long a phase's end waited for its in-flight ops
+                self.sinks.drain(line)
+                return
             worker = line.get("worker") or line.get("agent")
             agent = str(line.get("agent") or "")
             host = line.get("host") or (agent.split("/")[0] if "/" in agent else None)
@@ -256,9 +262,15 @@ class LocustLoad:
                 return line
 
     async def stop(self) -> None:
-        with contextlib.suppress(LoadtowerError):
+        """Stop the phase's load; returns once the master acknowledged it, that is once
+        every interval line of the phase (dispatched in order by ``_read_master``, so
+        already in the live stats) and its drain events are in."""
+        try:
             await self._send({"cmd": "stop"})
-            await self._ack(("stopped",), 30.0)
+            await self._ack(("stopped",), STOP_ACK_TIMEOUT_S)
+        except LoadtowerError as exc:  # the phase's figures may lack its last lines: say so
+            self.sinks.event("warning", f"stopping the load: {exc}; the phase's figures may "
+                             "miss its last lines")
 
     async def wait_done(self, timeout: float | None = None) -> bool:
         try:

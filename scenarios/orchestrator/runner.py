@@ -186,11 +186,15 @@ class Orchestrator:
                 stored = number * count + index
                 writer.phase_started(ctx.run_id, stored, label, phase.type, now, params)
                 sinks.event("phase_start", f"phase {label} ({phase.type}) started")
+                ctx.phase_started, ctx.phase_ended = now, None
                 result = await HANDLERS[phase.type](ctx, index, phase)
                 skipped = self.control.skip_requested.is_set()
                 if skipped:
                     result["skipped"] = True
-                writer.phase_ended(ctx.run_id, stored, time.time(), result)
+                # the phase's clock ends where its figures were read (ctx.figures): a
+                # phase without spans then has one duration live and stored
+                ended = ctx.phase_ended if ctx.phase_ended is not None else time.time()
+                writer.phase_ended(ctx.run_id, stored, ended, result)
                 self.state.results[label] = result
                 sinks.event(
                     "phase_end",

@@ -49,6 +49,7 @@ class Sinks:
         host: str | None = None,
         data: dict | None = None,
         ts: float | None = None,
+        phase: str | None = None,
     ) -> None:
         self.writer.event(
             self.run_id,
@@ -56,8 +57,29 @@ class Sinks:
             kind,
             message,
             host=host,
-            phase=self.phase or None,
+            phase=phase or self.phase or None,
             data=data,
+        )
+
+    def drain(self, line: dict[str, Any]) -> None:
+        """An agent's drain event (at a phase's end it waited for its in-flight ops) as a
+        stored event of kind ``drain`` in the phase it drained."""
+        data = line.get("data") if isinstance(line.get("data"), dict) else {}
+        phase = str(data.get("phase") or line.get("phase") or self.phase or "")
+        agent = str(line.get("agent") or line.get("worker") or "?")
+        host = line.get("host") or (agent.split("/")[0] if "/" in agent else None)
+        waited, took = int(data.get("waited_ops") or 0), float(data.get("drain_s") or 0.0)
+        abandoned = int(data.get("abandoned") or 0)
+        message = (
+            f"phase {phase}: agent {agent} waited {took:.2f} s for {waited:,} in-flight ops"
+            + (f"; {abandoned:,} did not finish (DrainTimeout errors)" if abandoned else "")
+        )
+        self.event(
+            "drain",
+            self.mask(message),
+            host=str(host) if host else None,
+            data={**data, "phase": phase, "agent": agent},
+            phase=phase or None,
         )
 
     def first_time(self, line: dict[str, Any]) -> bool:

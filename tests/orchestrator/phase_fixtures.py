@@ -67,17 +67,25 @@ class InstantControl(RunControl):
 Second = tuple[int, int, int]
 
 
-def interval_line(ts: int, op: str, ok: int, latency_us: int, errors: int) -> dict[str, Any]:
+def interval_line(
+    ts: int,
+    op: str,
+    ok: int,
+    latency_us: int,
+    errors: int,
+    phase: str = "p",
+    span: tuple[float, float] | None = None,
+) -> dict[str, Any]:
     hist = new_histogram()
     if ok:
         hist.record_value(latency_us, ok)
     encoded = hist.encode().decode()
-    return {
+    line: dict[str, Any] = {
         "type": "interval",
         "agent": "agent1/0",
         "host": "agent1",
         "ts": ts,
-        "phase": "p",
+        "phase": phase,
         "cpu_pct": 20.0,
         "ops": {
             op: {
@@ -89,6 +97,9 @@ def interval_line(ts: int, op: str, ok: int, latency_us: int, errors: int) -> di
             }
         },
     }
+    if span is not None:
+        line["span"] = [span[0], span[1]]
+    return line
 
 
 @dataclass
@@ -100,22 +111,49 @@ class SyntheticLoad:
     second: Callable[[float, int], Second]
     starts: list[dict[str, Any]] = field(default_factory=list)
     _running: dict[str, Any] | None = None
+    with_span: bool = True  # lines carry ``span`` (the agents' side of the phase rate)
+    # lines of a phase that complete after it (a backlog): (seconds after its end, Second)
+    late: list[tuple[int, Second]] = field(default_factory=list)
+    sink: Callable[[dict[str, Any]], Any] | None = None  # where lines go (default: stats)
 
     async def start(self, phase: str, spec: dict[str, Any], **kw: Any) -> None:
         self._running = {"phase": phase, "at": self.clock(), **kw}
         self.starts.append(self._running)
 
+    def _feed(self, line: dict[str, Any]) -> None:
+        (self.sink or self.stats.add)(line)
+
     async def stop(self) -> None:
+        """As the master's stop ack: every line of the phase (its backlog's too) is in.
+        Each second's ops were scheduled in that second and completed by its end: the
+        lines' spans cover [start, stop] exactly, so a phase of N s at L ops/s measures
+        L ops/s."""
         run, self._running = self._running, None
         if run is None:
             return
         level = float(run.get("rate") or run.get("users") or 0)
         first = int(run["at"])
-        for offset, ts in enumerate(range(first, int(self.clock()))):
+        end = int(self.clock())
+        phase = str(run["phase"])
+        now = self.clock()
+        for offset, ts in enumerate(range(first, end)):
             ok, latency, errors = self.second(level, offset)
-            self.stats.add(interval_line(ts, "read", ok, latency, errors))
+            done = now if ts == end - 1 else ts + 1.0  # the last second ends at the stop
+            span = (max(float(ts), run["at"]), done) if self.with_span else None
+            self._feed(interval_line(ts, "read", ok, latency, errors, phase, span))
+        for after, (ok, latency, errors) in self.late:  # scheduled in the phase, done later
+            ts = end + after
+            span = (end - 0.5, ts + 0.5) if self.with_span else None
+            self._feed(interval_line(ts, "read", ok, latency, errors, phase, span))
 
     async def wait_done(self, timeout: float | None = None) -> bool:
+        """A load phase: it 'ran' for `records / level` s (1 s without a level)."""
+        run = self._running
+        if run is not None:
+            records = int(run.get("records") or 0)
+            level = float(run.get("concurrency") or 1) * 100.0  # ops/s of the synthetic load
+            self.clock.now += max(1.0, records / level)
+            await self.stop()
         return True
 
 

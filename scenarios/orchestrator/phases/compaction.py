@@ -6,6 +6,10 @@ Cassandra/Scylla hosts run their declared `flush` (if any) and `compact` actions
 
 The phase's `timeout` bounds each action (and each OPTIMIZE statement): one that runs
 longer is recorded as failed (exit status 124) and the phase goes on with the next host.
+
+The p99 and ops/s of the 5 s before and of the compaction itself come from the phase's
+own ops (``impact.py``), only where load ran: a phase without a rate or users says
+"no load ran before/during".
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from loadtower.scenarios.crossref import target_hosts
 from loadtower.scenarios.models import CompactionPhase
 from loadtower.scenarios.orchestrator.clickhouse_node import optimize_final
 from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
+from loadtower.scenarios.orchestrator.phases.impact import impact
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: CompactionPhase) -> dict[str, Any]:
@@ -57,13 +62,6 @@ async def run_phase(ctx: PhaseContext, index: int, phase: CompactionPhase) -> di
     await ctx.control.sleep(3.0)
     if loaded:
         await ctx.load.stop()
-    before = ctx.stats.window(start - 5, start)
-    during = ctx.stats.window(start, max(end, start + 1))
-    return {
-        "hosts": per_host,
-        "duration_s": round(end - start, 2),
-        "p99_ms_before": before.p99_ms,
-        "p99_ms_during": during.p99_ms,
-        "ops_per_s_before": round(before.ops_per_s, 1),
-        "ops_per_s_during": round(during.ops_per_s, 1),
-    }
+    windows = {"before": (start - 5, start), "during": (start, max(end, start + 1))}
+    figures = impact(ctx, windows, {name: ("p99_ms", "ops_per_s") for name in windows})
+    return {"hosts": per_host, "duration_s": round(end - start, 2), **figures}

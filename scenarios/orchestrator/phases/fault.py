@@ -2,7 +2,8 @@
 
 The result compares the seconds before the action with those after it: ops/s, errors
 (and their classes: the driver's exception names, e.g. Unavailable, WriteTimeout), p99
-and the slowest op. Failed ops never end the run; they are counted by class.
+and the slowest op. Failed ops never end the run; they are counted by class. Each side
+has figures only when load ran in it (``impact.py``: otherwise "no load ran before").
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from loadtower.scenarios.models import FaultPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
+from loadtower.scenarios.orchestrator.phases.impact import impact
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: FaultPhase) -> dict[str, Any]:
@@ -42,18 +44,15 @@ async def run_phase(ctx: PhaseContext, index: int, phase: FaultPhase) -> dict[st
         await ctx.load.stop()
     # Samples are per whole second: the second in which the action began may already
     # hold ops that failed because of it, so "before" ends at the start of that second.
-    before = ctx.stats.window(start, int(fault_at))
-    after = ctx.stats.window(int(fault_at), ctx.clock())
+    windows = {"before": (start, int(fault_at)), "after": (int(fault_at), ctx.clock())}
     result.update(
-        {
-            "ops_per_s_before": round(before.ops_per_s, 1),
-            "ops_per_s_after": round(after.ops_per_s, 1),
-            "errors_before": before.errors,
-            "errors_after": after.errors,
-            "errors_by_class_after": dict(sorted(after.errors_by_class.items())),
-            "p99_ms_before": before.p99_ms,
-            "p99_ms_after": after.p99_ms,
-            "max_ms_after": after.max_ms,
-        }
+        impact(
+            ctx,
+            windows,
+            {
+                "before": ("ops_per_s", "errors", "p99_ms"),
+                "after": ("ops_per_s", "errors", "errors_by_class", "p99_ms", "max_ms"),
+            },
+        )
     )
     return result

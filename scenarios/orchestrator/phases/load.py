@@ -31,33 +31,36 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
     )
     finished = False
     while not ctx.control.interrupted:
-        if await ctx.load.wait_done(timeout=0.5):
+        if await ctx.load.wait_done(timeout=0.5):  # phase_done: every line of it is in
             finished = True
             break
     if not finished:
         await ctx.load.stop()
-    took = max(ctx.clock() - start, 1e-9)
-    window = ctx.stats.window(start - 1, ctx.clock() + 1)
+    figures = ctx.figures(start)
+    took = max(ctx.clock() - start, 1e-9)  # with the agents' set-up (connect, prepare)
+    measured = figures.duration_s or took
     result: dict[str, Any] = {
         "records": records,
         "start_key": phase.start_key,
-        "inserted_ops": window.ops,
-        "errors": window.errors,
-        "duration_s": round(took, 3),
-        "insert_rate": round(window.ops / took, 1),
+        "inserted_ops": figures.ops,
+        "errors": figures.errors,
+        "duration_s": round(measured, 3),  # the ops' measured span (phase_rate.py)
+        "setup_s": round(max(took - measured, 0.0), 3),  # the rest of the phase's clock
+        "insert_rate": figures.ops_per_s,
+        "p99_ms": figures.p99_ms,
         "completed": finished,
     }
     rows_note = ""
     if ctx.plan.scenario.engine == "clickhouse":
         sc = ctx.plan.scenario
         per_op = sc.workloads[workload_of(sc, index) or next(iter(sc.workloads))].batch_size
-        rows = min(records, (window.ops - window.errors) * per_op)
-        result.update(rows_per_op=per_op, rows=rows, rows_per_s=round(rows / took, 1))
+        rows = min(records, (figures.ops - figures.errors) * per_op)
+        result.update(rows_per_op=per_op, rows=rows, rows_per_s=round(rows / measured, 1))
         rows_note = f", {rows:,} rows in blocks of {per_op}"
     ctx.event(
         "load",
-        f"loaded {window.ops:,} ops in {took:.1f} s ({window.ops / took:,.0f} ops/s, "
-        f"{window.errors} errors{rows_note})",
+        f"loaded {figures.ops:,} ops in {measured:.1f} s ({figures.ops_per_s:,.1f} ops/s, "
+        f"{figures.errors} errors{rows_note}; {result['setup_s']:.1f} s of set-up before)",
         data=result,
     )
     return result

@@ -4,8 +4,12 @@ Reports the highest throughput that met the target: what experiment 1 did by han
 at 40, 50 and 60 requests/s. That is the passing step with the most ops/s, which is
 not always the last one: with users (closed model) more users can give fewer ops/s.
 
-Each step is judged on its whole seconds after the first one (the rate change settles);
-``RampPhase`` asks for steps of at least 3 s so that at least one second is judged.
+Each step runs under its own phase label (``saturation@40``, see
+``loadtower.store.ramp_steps``): the agents drain it at its end, so its late ops stay
+in it, and the store keeps one phase_summary row per step. A step is judged on that
+label's figures after its stop ack: every op scheduled in the step, its rate over its
+measured duration (``loadtower.store.phase_rate``): the figures phase_summary,
+``compare`` and the report show for that step.
 """
 
 from __future__ import annotations
@@ -15,19 +19,13 @@ from typing import Any
 from loadtower.scenarios.models import RampPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.live_stats import WindowSummary
-
-SETTLE_S = 1.0  # seconds at the start of a step that are not judged (the rate change settles)
-
-
-def judged_seconds(start: float, end: float) -> tuple[int, int]:
-    """The whole seconds [t0, t1) of a step that started at `start` and ended at `end`."""
-    return int(start + SETTLE_S) + 1, int(end)
+from loadtower.store.ramp_steps import step_label
 
 
 def verdict(window: WindowSummary, phase: RampPhase) -> str | None:
     """Why a step failed, or None when it passed."""
     if window.ops == 0:
-        return "no ops in the judged seconds"
+        return "no ops in the step"
     if window.p99_ms > phase.target_p99_ms:
         return f"p99 {window.p99_ms:.2f} ms > {phase.target_p99_ms:g} ms"
     if window.error_rate > phase.max_error_rate:
@@ -47,12 +45,14 @@ async def run_phase(ctx: PhaseContext, index: int, phase: RampPhase) -> dict[str
     unit = "ops/s" if open_model else "users"
     results: list[dict[str, Any]] = []
     failed: dict[str, Any] | None = None
+    taken: set[str] = set()
     for number, level in enumerate(steps, start=1):
         if ctx.control.interrupted:
             break
-        start = ctx.clock()
+        label = step_label(ctx.current_phase, level, number, taken)
+        taken.add(label)
         await ctx.load.start(
-            f"{ctx.current_phase}",
+            label,
             ctx.spec(index),
             mode="run",
             rate=level if open_model else None,
@@ -60,30 +60,36 @@ async def run_phase(ctx: PhaseContext, index: int, phase: RampPhase) -> dict[str
             duration=phase.step_duration,
         )
         await ctx.control.sleep(phase.step_duration)
-        end = ctx.clock()
-        await ctx.load.stop()
-        t0, t1 = judged_seconds(start, end)
-        window = ctx.stats.window(t0, t1)
-        reason = verdict(window, phase)
+        await ctx.load.stop()  # acknowledged once every line of the step is in
+        # a step has no `phases` row: without spans its duration is its completion
+        # seconds, live as in the store (phase_rate.measured_duration)
+        figures = ctx.stats.phase(label)
+        reason = verdict(figures, phase)
         step = {
+            "label": label,
             "step": number,
+            "asked": level,
             "level": level,
-            "judged_from": t0,
-            "judged_seconds": max(0, t1 - t0),
-            "ops_per_s": round(window.ops_per_s, 1),
-            "p50_ms": window.p50_ms,
-            "p99_ms": window.p99_ms,
-            "errors": window.errors,
-            "error_rate": round(window.error_rate, 5),
+            "unit": unit,
+            "ops": figures.ops,
+            "duration_s": round(figures.duration_s or 0.0, 3),
+            "achieved_ops_per_s": figures.ops_per_s,
+            "ops_per_s": figures.ops_per_s,
+            "p50_ms": figures.p50_ms,
+            "p90_ms": figures.p90_ms,
+            "p99_ms": figures.p99_ms,
+            "errors": figures.errors,
+            "error_rate": round(figures.error_rate, 5),
             "passed": reason is None,
+            "why": reason,
         }
         if reason:
             step["reason"] = reason
         results.append(step)
         ctx.event(
             "ramp_step",
-            f"step {number} at {level:g} {unit}: {window.ops_per_s:,.1f} ops/s, "
-            f"p99 {window.p99_ms:.2f} ms, errors {window.error_rate:.2%}: "
+            f"step {number} ({label}) at {level:g} {unit}: {figures.ops_per_s:,.1f} ops/s, "
+            f"p99 {figures.p99_ms:.2f} ms, errors {figures.error_rate:.2%}: "
             + ("passed" if reason is None else f"FAILED ({reason})"),
             data=step,
         )
@@ -114,6 +120,8 @@ async def run_phase(ctx: PhaseContext, index: int, phase: RampPhase) -> dict[str
     else:
         message = f"saturation: no step met p99 <= {phase.target_p99_ms:g} ms"
     if failed:
-        message += f"; step {failed['step']} at {failed['level']:g} {unit} failed: {failed['reason']}"
+        message += (
+            f"; step {failed['step']} at {failed['level']:g} {unit} failed: {failed['reason']}"
+        )
     ctx.event("ramp_result", message, data=summary)
     return summary

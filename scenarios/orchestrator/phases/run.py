@@ -1,4 +1,10 @@
-"""`run`: a workload mix for a duration, open model (rate) or closed model (users)."""
+"""`run`: a workload mix for a duration, open model (rate) or closed model (users).
+
+The result's figures are the phase label's (``LiveStats.phase``), read after the stop
+ack: every op scheduled in the phase, however late it completed, and none of another
+phase's; its rate is ``loadtower.store.phase_rate``'s (ops over the measured duration),
+the figure the store's phase_summary gives.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,10 @@ from loadtower.scenarios.orchestrator.context import PhaseContext
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: RunPhase) -> dict[str, Any]:
+    label = ctx.current_phase
     start = ctx.clock()
     await ctx.load.start(
-        ctx.current_phase,
+        label,
         ctx.spec(index),
         mode="run",
         rate=phase.rate,
@@ -20,14 +27,17 @@ async def run_phase(ctx: PhaseContext, index: int, phase: RunPhase) -> dict[str,
         duration=phase.duration,
     )
     await ctx.control.sleep(phase.duration)
-    await ctx.load.stop()
+    await ctx.load.stop()  # acknowledged once every line of the phase is in
+    figures = ctx.figures(start)
     end = ctx.clock()
-    window = ctx.stats.window(start, end + 1)
     return {
         "duration_s": round(end - start, 3),
-        "ops": window.ops,
-        "ops_per_s": round(window.ops / max(end - start, 1e-9), 1),
-        "errors": window.errors,
-        "late": window.late,
-        "p99_ms": window.p99_ms,
+        "measured_s": round(figures.duration_s or 0.0, 3),
+        "ops": figures.ops,
+        "ops_per_s": figures.ops_per_s,
+        "errors": figures.errors,
+        "late": figures.late,
+        "p50_ms": figures.p50_ms,
+        "p90_ms": figures.p90_ms,
+        "p99_ms": figures.p99_ms,
     }

@@ -17,6 +17,7 @@ from typing import Any
 
 from loadtower.scenarios.models import CQL_ENGINES, ScaleOutPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
+from loadtower.scenarios.orchestrator.phases.impact import impact
 from loadtower.scenarios.orchestrator.phases.ring import node_states
 
 POLL_S = 1.0  # pause between status polls
@@ -123,8 +124,9 @@ async def run_phase(ctx: PhaseContext, index: int, phase: ScaleOutPhase) -> dict
         seen = await _watch(ctx, new, observers, start, deadline, starting)
         if ctx.control.interrupted and not starting.done():
             starting.cancel()
-            ctx.event("scale_out", f"starting {new}: no longer waited for (phase interrupted)",
-                      host=new)
+            ctx.event(
+                "scale_out", f"starting {new}: no longer waited for (phase interrupted)", host=new
+            )
         await asyncio.wait({starting})  # the start action ends by the deadline by itself
     finally:
         if not starting.done():  # this phase itself was cancelled
@@ -181,18 +183,16 @@ async def run_phase(ctx: PhaseContext, index: int, phase: ScaleOutPhase) -> dict
     if loaded:
         await ctx.load.stop()
     end = ctx.clock()
-    before = ctx.stats.window(int(phase_start) + 1, int(start))
-    during = ctx.stats.window(int(start), end)
+    windows = {"before": (int(phase_start) + 1, int(start)), "during": (int(start), end)}
+    result["during_from"] = int(start)
     result.update(
-        {
-            "during_from": int(start),
-            "p99_ms_before": before.p99_ms,
-            "p99_ms_during": during.p99_ms,
-            "ops_per_s_before": round(before.ops_per_s, 1),
-            "ops_per_s_during": round(during.ops_per_s, 1),
-            "errors_before": before.errors,
-            "errors_during": during.errors,
-            "errors_by_class_during": dict(sorted(during.errors_by_class.items())),
-        }
+        impact(
+            ctx,
+            windows,
+            {
+                "before": ("p99_ms", "ops_per_s", "errors"),
+                "during": ("p99_ms", "ops_per_s", "errors", "errors_by_class"),
+            },
+        )
     )
     return result
