@@ -10,6 +10,8 @@ import contextlib
 import json
 from pathlib import Path
 
+from loadtower.scenarios.private_dir import private_dir, socket_folder
+
 
 class RunControl:
     def __init__(self) -> None:
@@ -83,7 +85,7 @@ class ControlServer:
         self._server: asyncio.AbstractServer | None = None
 
     async def start(self) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(self.path.parent)  # made 0700, or refused when someone else's
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
         self._server = await asyncio.start_unix_server(self._client, path=str(self.path))
@@ -119,13 +121,12 @@ def default_control_path(store: Path, run_id: str) -> Path:
     path derived from the same two names under /tmp/loadtower-UID (same for every
     process that knows the store and the run id)."""
     import hashlib
-    import os
 
     path = Path(f"{Path(store).resolve()}.d") / "control" / f"{run_id}.sock"
     if len(str(path).encode()) <= UNIX_PATH_MAX:
         return path
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:20]
-    return Path(f"/tmp/loadtower-{os.getuid()}") / f"{digest}.sock"
+    return socket_folder() / f"{digest}.sock"
 
 
 async def send_command(path: Path, command: str, timeout: float = 5.0) -> str:
