@@ -1,7 +1,9 @@
 """Per-second, per-op measurement: counts, error classes, late ops, HDR histograms.
 
 Values are microseconds in ``HdrHistogram(1, 60_000_000, 3)`` (the agent protocol).
-Service time runs from the actual send, response time from the intended start.
+Service time runs from the actual send, response time from the intended start. An op
+counts in the wall-clock second it completed in and in the phase it was scheduled in
+(docs/agent-protocol.md, "Interval line" and "The end of a phase: the drain").
 Histograms go out as base64 of HdrHistogram's uncompressed V2 encoding (header and
 ZigZag varint counts, as Java's `encodeIntoByteBuffer` writes it): the link may
 compress, and the store merges hundreds a second without inflating each one.
