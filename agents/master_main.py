@@ -322,6 +322,13 @@ class Master:
         if self.runner.state not in ("ready", "stopped"):
             self.runner.stop()
 
+    def stop_command(self) -> None:
+        """`stop`: the load stops; `stopped` once every worker printed the phase's lines."""
+        self.mode = ""
+        self._stop()
+        self._await_drained()
+        emit({"type": "stopped", "ts": time.time()})
+
     def _await_drained(self, timeout: float = STOP_ACK_TIMEOUT_S) -> None:
         """Wait until every worker of the phase answered the last stop with `stop_done`.
         A worker sends it after its drain, on the same ordered link as its interval lines
@@ -364,10 +371,7 @@ class Master:
             if cmd.get("cmd") == "start":
                 self._start(cmd)
             elif cmd.get("cmd") == "stop":
-                self.mode = ""
-                self._stop()
-                self._await_drained()  # the phase's lines and drain events first
-                emit({"type": "stopped", "ts": time.time()})
+                self.stop_command()
             elif cmd.get("cmd") == "drop":
                 self._drop([str(a) for a in cmd.get("agents") or []])
         self._stop()
