@@ -178,8 +178,8 @@ class Master:
         client = self.runner.clients.get(wid)
         if client is None:
             return
-        if not self.mode:
-            self.runner.send_message("lt_stop", {}, client_id=wid)
+        if not self.mode:  # the stop it missed, under its number: its stop_done counts
+            self.runner.send_message("lt_stop", {"id": self.stop_id}, client_id=wid)
             if client.state in ("running", "spawning"):
                 from locust.rpc import Message
 
