@@ -380,7 +380,11 @@ class Engine:
         deadline = started + DRAIN_TIMEOUT_S
         waiting = self.inflight.count(run.name) + self.native.in_flight()
         await self.inflight.wait(run.name, DRAIN_TIMEOUT_S)
-        abandoned = await self.native.drain(deadline)
+        try:
+            abandoned = await self.native.drain(deadline)
+        except Exception as exc:  # noqa: BLE001 - the phase's lines and event go out anyway
+            self._warn(f"phase {run.name}: stopping the native sender: {type(exc).__name__}: {exc}")
+            abandoned = 0
         done = time.monotonic()
         for ticket in self.inflight.abandon(run.name):
             self.recorder.error(run.name, ticket.op, DrainTimeout.__name__, ticket.late,
