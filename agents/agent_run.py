@@ -193,8 +193,8 @@ def run_agent(
             local.wait_for("started", 150.0)
             local.drain(duration)
             local.send({"cmd": "stop"})
+            # the master acknowledges after every line of the phase (docs/agent-protocol.md)
             local.wait_for("stopped", 30.0)
-            local.drain(1.5)
     finally:
         local.close()
     print(json.dumps(summary.result()) if json_out else _human(summary.result()), flush=True)

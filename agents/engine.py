@@ -24,6 +24,7 @@ from typing import Any
 from loadtower.agents.backends import Backend, backend_for
 from loadtower.agents.cql.native_feed import NativeFeed
 from loadtower.agents.cql.schemas import CqlOps
+from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix, chooser, load_slice
 from loadtower.agents.workload.values import ValuePool
@@ -49,6 +50,16 @@ class PhaseConfig:
     records: int = 0
     max_in_flight: int = 128
     seed: int | None = None
+
+
+@dataclass
+class PhaseRun:
+    """One configured phase in this process: its ops are recorded under `name` until
+    its drain, which happens once (stop, the next configure, the load's end, shutdown)."""
+
+    name: str
+    drained: bool = False
+    drain: asyncio.Future | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -88,6 +99,8 @@ class Engine:
         self._slots: asyncio.Semaphore | None = None
         self._ticker: asyncio.Task | None = None
         self.total_ops = 0
+        self.run: PhaseRun | None = None
+        self.inflight = InFlight()
         self.native = NativeFeed(self.recorder, self._warn, LATE_S)
         self.native_on = False
 
@@ -112,8 +125,9 @@ class Engine:
     def remove_lane(self, lane_id: int) -> None:
         self.loop.call_soon_threadsafe(self._remove_lane, lane_id)
 
-    def stop_lanes(self) -> None:
-        self.loop.call_soon_threadsafe(self._stop_all)
+    def stop_lanes(self) -> Any:
+        """Stop the phase's load and drain it (a future: done once drained)."""
+        return self.submit(self.drain())
 
     def shutdown(self, timeout: float = 20.0) -> None:
         with contextlib.suppress(Exception):
@@ -125,8 +139,7 @@ class Engine:
     async def configure(self, cfg: PhaseConfig) -> None:
         """Connect (once per target), create the schema (worker 0), prepare, build the ops."""
         self.ready.clear()
-        self._stop_all()
-        await self.native.idle()
+        await self.drain()  # the previous phase's ops end (or are given up) in that phase
         spec = cfg.spec
         dataset, workload = spec["dataset"], spec["workload"]
         backend = backend_for(spec.get("engine") or "cassandra")
@@ -184,9 +197,15 @@ class Engine:
             await self.native.configure(
                 cfg, key, backend.statements(cfg, schema, table),
                 lambda session: backend.ops(cfg, schema, session, **common), self.mix.next)
+        self.begin_phase(cfg)
+
+    def begin_phase(self, cfg: PhaseConfig) -> None:
+        """The phase is prepared (its ops and mix are set): from now on lanes run its ops,
+        recorded under its name. Called on the engine's loop, after the previous drain."""
         self._slots = asyncio.Semaphore(cfg.max_in_flight)
         self.config = cfg
-        self.recorder.phase = cfg.phase
+        self.run = PhaseRun(cfg.phase)
+        self.recorder.phase = self.native.phase = cfg.phase
         self.recorder.mark()
         self._load_lanes = 0
         self._advised.clear()
@@ -218,17 +237,19 @@ class Engine:
 
     async def _lane(self, lane: Lane) -> None:
         await self.ready.wait()
-        cfg = self.config
+        cfg, run = self.config, self.run
         assert cfg is not None
+        if run is None or run.drained or not lane.running:
+            return  # a user that arrived after its phase was stopped: no op of it counts
         try:
             if cfg.mode == "load":
-                await self._load_lane(lane)
+                await self._load_lane(lane, run)
             elif cfg.lane_rate and self.native_on:
                 await self.native.lane(lane.stopped, cfg.lane_rate)
             elif cfg.lane_rate:
-                await self._open_lane(lane, cfg.lane_rate)
+                await self._open_lane(lane, run.name, cfg.lane_rate)
             else:
-                await self._closed_lane(lane, cfg.think_time)
+                await self._closed_lane(lane, run.name, cfg.think_time)
         except Exception as exc:  # noqa: BLE001 - a lane must never die silently
             self.out(
                 {
@@ -239,9 +260,10 @@ class Engine:
                 }
             )
 
-    def _failed(self, op: str, exc: BaseException, late: bool) -> None:
-        self.recorder.error(op, exc, late)
+    def _failed(self, phase: str, op: str, exc: BaseException, late: bool, intended: float,
+                done: float) -> None:
         name = type(exc).__name__
+        self.recorder.error(phase, op, name, late, intended, done)
         if name not in self._advised and self.backend is not None:
             advice = self.backend.advice(exc)
             if advice:  # once per error class and phase: what to change on the server
@@ -251,18 +273,23 @@ class Engine:
     def _warn(self, message: str) -> None:
         self.out({"type": "event", "kind": "warning", "ts": time.time(), "message": message})
 
-    async def _timed(self, op: str, intended: float, late: bool) -> None:
+    async def _timed(self, phase: str, op: str, intended: float, late: bool) -> None:
+        """One op of `phase` (the phase it was scheduled in), counted in that phase and
+        in the second it completes in, unless its phase's drain gave up on it."""
+        ticket = self.inflight.begin(phase, op, intended, late)
         sent = time.monotonic()
         try:
             await self.ops[op]()
         except Exception as exc:  # noqa: BLE001 - every failure is counted by class
-            self._failed(op, exc, late)
+            if self.inflight.end(ticket):
+                self._failed(phase, op, exc, late, intended, time.monotonic())
         else:
-            self.recorder.ok(op, intended, sent, time.monotonic(), late)
+            if self.inflight.end(ticket):
+                self.recorder.ok(phase, op, intended, sent, time.monotonic(), late)
         finally:
             self.total_ops += 1
 
-    async def _open_lane(self, lane: Lane, rate: float) -> None:
+    async def _open_lane(self, lane: Lane, phase: str, rate: float) -> None:
         interval = 1.0 / rate
         slots = self._slots
         assert slots is not None and self.mix is not None
@@ -275,67 +302,135 @@ class Engine:
                 if not lane.running:
                     break
             await slots.acquire()
+            if not lane.running:
+                slots.release()
+                break
             late = time.monotonic() - next_t > LATE_S
-            task = self.loop.create_task(self._timed(choose(), next_t, late))
+            task = self.loop.create_task(self._timed(phase, choose(), next_t, late))
             task.add_done_callback(lambda _t: slots.release())
             next_t += interval
 
-    async def _closed_lane(self, lane: Lane, think: float) -> None:
+    async def _closed_lane(self, lane: Lane, phase: str, think: float) -> None:
         assert self.mix is not None
         choose = self.mix.next
         while lane.running:
-            await self._timed(choose(), time.monotonic(), False)
+            await self._timed(phase, choose(), time.monotonic(), False)
             if think > 0:
                 await asyncio.sleep(think)
 
-    async def _load_lane(self, lane: Lane) -> None:
+    async def _load_lane(self, lane: Lane, run: PhaseRun) -> None:
         assert self.cql is not None
         self._load_lanes += 1
         rows = self._load_rows  # 1: one insert per record; n: blocks of n rows (ClickHouse)
-        op = "insert" if rows == 1 else "insert_batch"
+        op, phase, inflight = ("insert" if rows == 1 else "insert_batch"), run.name, self.inflight
         try:
             while lane.running and self._load_next < self._load_end:
                 k = self._load_next
                 count = min(rows, self._load_end - k)
                 self._load_next += count
-                sent = time.monotonic()
+                sent = time.monotonic()  # a load op's intended start is its send
+                ticket = inflight.begin(phase, op, sent, False)
                 try:
                     if rows == 1:
                         await self.cql.insert_key(k)
                     else:
                         await self.cql.insert_keys(k, count)  # type: ignore[attr-defined]
                 except Exception as exc:  # noqa: BLE001
-                    self._failed(op, exc, False)
+                    if inflight.end(ticket):
+                        self._failed(phase, op, exc, False, sent, time.monotonic())
                 else:
-                    self.recorder.ok(op, sent, sent, time.monotonic(), False)
+                    if inflight.end(ticket):
+                        self.recorder.ok(phase, op, sent, sent, time.monotonic(), False)
         finally:
             self._load_lanes -= 1
-        if self._load_lanes == 0 and self._load_next >= self._load_end:
-            # the last (partial) second now, so that every load op is reported before
-            # load_done: the orchestrator counts the load when the phase is done
-            if self.recorder.current:
-                self.out(self.recorder.cut(int(time.time())))
+        if self._load_lanes == 0 and self._load_next >= self._load_end and run is self.run:
+            # drained first: every line of the load and the drain event go out before
+            # load_done, since the orchestrator counts the load when the phase is done
+            await self.drain()
             self.out({"type": "load_done", "ts": time.time()})
+
+    # ---- phase end -----------------------------------------------------------------------
+    async def drain(self) -> None:
+        """Stop the configured phase's load and drain it, once; callers that come while
+        it drains (stop, then the next configure) wait for the same drain."""
+        run = self.run
+        if run is None:
+            self._stop_all()
+            await self.native.idle()
+            return
+        if run.drain is None:
+            run.drained = True
+            run.drain = asyncio.ensure_future(self._drain(run))
+        await asyncio.shield(run.drain)
+
+    async def stop_phase(self, stop_id: Any = None) -> None:
+        """The master's stop: drain, then say so through the same line queue, so that the
+        master reads `stop_done` after every line of the phase and the drain event."""
+        try:
+            await self.drain()
+        finally:
+            self.out({"type": "stop_done", "id": stop_id, "ts": time.time()})
+
+    async def _drain(self, run: PhaseRun) -> None:
+        """Wait for the phase's ops in flight (up to DRAIN_TIMEOUT_S), count those still
+        out as `DrainTimeout` errors of the phase, send every remaining line of the phase,
+        then the drain event."""
+        self._stop_all()
+        started = time.monotonic()
+        deadline = started + DRAIN_TIMEOUT_S
+        waiting = self.inflight.count(run.name) + self.native.in_flight()
+        await self.inflight.wait(run.name, DRAIN_TIMEOUT_S)
+        try:
+            abandoned = await self.native.drain(deadline)
+        except Exception as exc:  # noqa: BLE001 - the phase's lines and event go out anyway
+            self._warn(f"phase {run.name}: stopping the native sender: {type(exc).__name__}: {exc}")
+            abandoned = 0
+        done = time.monotonic()
+        for ticket in self.inflight.abandon(run.name):
+            self.recorder.error(run.name, ticket.op, DrainTimeout.__name__, ticket.late,
+                                ticket.intended, done)
+            abandoned += 1
+        for line in self.recorder.flush(run.name):
+            self.out(line)
+        drain_s = round(done - started, 3)
+        self.out(
+            {
+                "type": "event",
+                "kind": "drain",
+                "ts": time.time(),
+                "phase": run.name,
+                "message": f"phase {run.name}: waited {drain_s:.2f} s for {waiting} in-flight ops"
+                f" ({abandoned} did not finish)",
+                "data": {"phase": run.name, "waited_ops": waiting, "drain_s": drain_s,
+                         "abandoned": abandoned},
+            }
+        )
 
     # ---- the per-second ticker ---------------------------------------------------------
     async def _tick(self) -> None:
+        """Every second, the lines of every second that is over. An op counts in the
+        second it completed in (the recorder keys it so): a late tick changes when a line
+        goes out, never which second an op is in."""
         while True:
             now = time.time()
-            boundary = int(now) + 1
             # a few ms past the second: the native sender's callbacks finish its last ops
-            await asyncio.sleep(boundary - now + 0.005)
-            self.native.harvest(boundary - 1)
-            if self.recorder.current or (self.lanes and self.recorder.phase):
-                self.out(self.recorder.cut(boundary - 1))
+            await asyncio.sleep(int(now) + 1 - now + 0.005)
+            before = int(time.time())
+            self.native.harvest(before - 1)
+            run = self.run
+            alive = bool(self.lanes) and run is not None and not run.drained
+            for line in self.recorder.finished(before, keep_alive=alive):
+                self.out(line)
 
     async def _close(self) -> None:
-        self._stop_all()
+        with contextlib.suppress(Exception):
+            await self.drain()
         if self._ticker is not None:
             self._ticker.cancel()
         await asyncio.sleep(0)
         await self.native.close()
-        if self.recorder.current:
-            self.out(self.recorder.cut(int(time.time())))
+        for line in self.recorder.finished(2**62):  # phases that never drained (none)
+            self.out(line)
         if self.session is not None:
             await self.session.close()
             self.session = None

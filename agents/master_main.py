@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 from loadtower.agents import locust_setup as ls
+from loadtower.agents.inflight import DRAIN_TIMEOUT_S
 
 OPEN_LANES_PER_WORKER = 4
 CONFIGURE_TIMEOUT_S = 120.0
@@ -29,6 +30,9 @@ SILENT_S = 3.0  # a worker without a heartbeat for this long is reported silent
 NAME_WAIT_S = 2.0  # a new worker is announced once its name is known, or after this long
 STOP_RESEND_S = 2.0  # a worker still running this long after a stop is stopped again
 PHASE_RESEND_S = 15.0  # a worker that did not confirm a phase this long is sent it again
+# `stopped` waits for every phase worker's `stop_done` (sent after its drain): this long
+# at most, the drain's bound plus time for the last lines to cross a slow link
+STOP_ACK_TIMEOUT_S = DRAIN_TIMEOUT_S + 10.0
 
 
 def emit(line: dict[str, Any]) -> None:
@@ -78,6 +82,8 @@ class Master:
         self.lane_rate: float | None = None
         self.stopped_at = 0.0
         self.stop_resent: dict[str, float] = {}
+        self.stop_id = 0  # numbers the stops: a worker's stop_done answers one of them
+        self.stop_done: set[str] = set()  # workers that drained for the current stop
         self.runner.register_message("lt_line", self._on_line)
         env.events.heartbeat_sent.add_listener(self._on_heartbeat)
 
@@ -100,11 +106,17 @@ class Master:
         if kind == "configured":
             self.configured.add(msg.node_id)
             return
+        if kind == "stop_done":  # the worker drained: its lines of the phase are all out
+            if line.get("id") == self.stop_id:
+                self.stop_done.add(msg.node_id)
+            return
         if line.get("kind") == "error":
             self.failed = True
         emit(line)
 
     def _finish_load(self) -> None:
+        """Every worker sent load_done, which it sends after its drain (lines, then the
+        drain event, then load_done, in order on one link): the load is all on stdout."""
         self.mode = ""
         self._stop()
         emit({"type": "phase_done", "ts": time.time()})
@@ -166,8 +178,8 @@ class Master:
         client = self.runner.clients.get(wid)
         if client is None:
             return
-        if not self.mode:
-            self.runner.send_message("lt_stop", {}, client_id=wid)
+        if not self.mode:  # the stop it missed, under its number: its stop_done counts
+            self.runner.send_message("lt_stop", {"id": self.stop_id}, client_id=wid)
             if client.state in ("running", "spawning"):
                 from locust.rpc import Message
 
@@ -304,9 +316,44 @@ class Master:
 
     def _stop(self) -> None:
         self.stopped_at = time.time()
-        self.runner.send_message("lt_stop", {})
+        self.stop_id += 1
+        self.stop_done = set()
+        self.runner.send_message("lt_stop", {"id": self.stop_id})
         if self.runner.state not in ("ready", "stopped"):
             self.runner.stop()
+
+    def stop_command(self) -> None:
+        """`stop`: the load stops; `stopped` once every worker printed the phase's lines."""
+        self.mode = ""
+        self._stop()
+        self._await_drained()
+        emit({"type": "stopped", "ts": time.time()})
+
+    def _await_drained(self, timeout: float = STOP_ACK_TIMEOUT_S) -> None:
+        """Wait until every worker of the phase answered the last stop with `stop_done`.
+        A worker sends it after its drain, on the same ordered link as its interval lines
+        and drain event, and this process prints lines as they arrive: so once all
+        answered, every line of the phase is on stdout. Workers gone (dropped, or
+        missing to Locust) are not waited for; silent ones for `timeout` at most."""
+        deadline = time.monotonic() + timeout
+        while True:
+            alive = {c.id for c in self.runner.clients.all if c.state != "missing"}
+            waiting = (self.phase_workers & alive) - self.stop_done
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                names = ", ".join(sorted(self._name(w) for w in waiting))
+                emit(
+                    {
+                        "type": "event",
+                        "kind": "warning",
+                        "ts": time.time(),
+                        "message": f"no drain report from {names} within {timeout:g} s: "
+                        "lines of the phase may still come after this acknowledgement",
+                    }
+                )
+                return
+            ls.gevent.sleep(0.02)
 
     def serve(self) -> int:
         threading.Thread(target=self._read_stdin, daemon=True).start()
@@ -324,13 +371,12 @@ class Master:
             if cmd.get("cmd") == "start":
                 self._start(cmd)
             elif cmd.get("cmd") == "stop":
-                self.mode = ""
-                self._stop()
-                emit({"type": "stopped", "ts": time.time()})
+                self.stop_command()
             elif cmd.get("cmd") == "drop":
                 self._drop([str(a) for a in cmd.get("agents") or []])
         self._stop()
-        ls.gevent.sleep(1.5)  # let the workers flush their last intervals
+        self._await_drained()  # the workers' last lines
+        ls.gevent.sleep(0.2)
         self.runner.quit()
         ls.gevent.sleep(0.5)
         return 0

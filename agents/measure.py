@@ -1,7 +1,9 @@
 """Per-second, per-op measurement: counts, error classes, late ops, HDR histograms.
 
 Values are microseconds in ``HdrHistogram(1, 60_000_000, 3)`` (the agent protocol).
-Service time runs from the actual send, response time from the intended start.
+Service time runs from the actual send, response time from the intended start. An op
+counts in the wall-clock second it completed in and in the phase it was scheduled in
+(docs/agent-protocol.md, "Interval line" and "The end of a phase: the drain").
 Histograms go out as base64 of HdrHistogram's uncompressed V2 encoding (header and
 ZigZag varint counts, as Java's `encodeIntoByteBuffer` writes it): the link may
 compress, and the store merges hundreds a second without inflating each one.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import ctypes
+import math
 import resource
 import time
 from typing import Any
@@ -41,13 +44,43 @@ class OpStats:
         self.response = new_hist()
 
 
+class Bucket:
+    """The ops of one phase that completed in one wall-clock second."""
+
+    __slots__ = ("ops", "first", "last")
+
+    def __init__(self) -> None:
+        self.ops: dict[str, OpStats] = {}
+        self.first = math.inf  # the earliest intended start (wall clock) of its ops
+        self.last = -math.inf  # and the latest completion
+
+    def stats(self, op: str) -> OpStats:
+        stats = self.ops.get(op)
+        if stats is None:
+            stats = self.ops[op] = OpStats()
+        return stats
+
+    def span(self, first: float, last: float) -> None:
+        if first < self.first:
+            self.first = first
+        if last > self.last:
+            self.last = last
+
+
 class IntervalRecorder:
-    """Collects one second at a time; ``cut()`` returns the finished second's line."""
+    """Per (phase, completion second) buckets; `finished()` turns the seconds that are
+    over into interval lines, `flush()` every bucket of a phase that has drained.
+
+    Times come in on the monotonic clock (as the lanes measure them) and are placed on
+    the wall clock with one offset taken here, so an op's second is the wall-clock second
+    it completed in, whenever the ticker happens to run. The phase is the one the op was
+    scheduled in, which the caller passes (captured when the op was scheduled)."""
 
     def __init__(self, agent: str, host: str) -> None:
         self.agent, self.host = agent, host
-        self.phase = ""
-        self.current: dict[str, OpStats] = {}
+        self.phase = ""  # the phase configured now: the one whose CPU the lines carry
+        self.offset = time.time() - time.monotonic()  # wall = monotonic + offset
+        self.buckets: dict[tuple[str, int], Bucket] = {}
         self._cpu = self._cpu_s()
         self._wall = time.monotonic()
 
@@ -61,33 +94,49 @@ class IntervalRecorder:
         r = resource.getrusage(resource.RUSAGE_SELF)
         return r.ru_utime + r.ru_stime
 
-    def _stats(self, op: str) -> OpStats:
-        stats = self.current.get(op)
-        if stats is None:
-            stats = self.current[op] = OpStats()
-        return stats
+    def wall(self, monotonic: float) -> float:
+        return monotonic + self.offset
 
-    def ok(self, op: str, intended: float, sent: float, done: float, late: bool) -> None:
-        stats = self.current.get(op) or self._stats(op)
+    def _bucket(self, phase: str, second: int) -> Bucket:
+        key = (phase, second)
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            bucket = self.buckets[key] = Bucket()
+        return bucket
+
+    def ok(self, phase: str, op: str, intended: float, sent: float, done: float,
+           late: bool) -> None:
+        """One op that succeeded (monotonic times); it counts in its completion second."""
+        first, last = intended + self.offset, done + self.offset
+        bucket = self._bucket(phase, int(last))
+        bucket.span(first, last)
+        stats = bucket.stats(op)
         stats.ops += 1
         stats.service.record_value(clamp_us(done - sent))
         stats.response.record_value(clamp_us(done - intended))
         if late:
             stats.late += 1
 
-    def error(self, op: str, exc: BaseException, late: bool) -> None:
-        stats = self.current.get(op) or self._stats(op)
+    def error(self, phase: str, op: str, name: str, late: bool, intended: float,
+              done: float) -> None:
+        """One op that failed with error class `name` (monotonic times)."""
+        first, last = intended + self.offset, done + self.offset
+        bucket = self._bucket(phase, int(last))
+        bucket.span(first, last)
+        stats = bucket.stats(op)
         stats.ops += 1
-        name = type(exc).__name__
         stats.errors[name] = stats.errors.get(name, 0) + 1
         if late:
             stats.late += 1
 
-    def add_counts(self, op: str, sample: dict[str, Any]) -> None:
-        """Merge a second the native sender measured (its HDR counts in hdrh's layout)."""
+    def add_counts(self, phase: str, second: int, op: str, sample: dict[str, Any]) -> None:
+        """Merge a second the native sender measured (its HDR counts in hdrh's layout;
+        `first`/`last`: wall-clock earliest intended start and latest completion)."""
         import numpy as np
 
-        stats = self.current.get(op) or self._stats(op)
+        bucket = self._bucket(phase, second)
+        bucket.span(sample["first"], sample["last"])
+        stats = bucket.stats(op)
         stats.ops += sample["ops"]
         stats.late += sample["late"]
         for name, count in sample["errors"].items():
@@ -99,13 +148,39 @@ class IntervalRecorder:
             if nonzero.size:
                 hist.set_internal_tacking_values(int(nonzero[0]), int(nonzero[-1]), int(view.sum()))
 
-    def cut(self, ts: int) -> dict[str, Any]:
-        """The interval line for second ``ts`` (what completed since the last cut)."""
-        finished, self.current = self.current, {}
-        cpu, wall = self._cpu_s(), time.monotonic()
-        used = cpu - self._cpu
-        cpu_pct = 100.0 * used / max(wall - self._wall, 1e-6)
-        self._cpu, self._wall = cpu, wall
+    def pending(self, phase: str | None = None) -> bool:
+        return any(phase is None or p == phase for p, _s in self.buckets)
+
+    def finished(self, before: int, keep_alive: bool = False) -> list[dict[str, Any]]:
+        """The lines of every second before `before` (wall clock), oldest first. With
+        `keep_alive` (lanes running) the configured phase gets a line even without ops,
+        so that its CPU and its idle seconds show."""
+        keys = sorted((k for k in self.buckets if k[1] < before), key=lambda k: (k[1], k[0]))
+        if keep_alive and self.phase and not any(p == self.phase for p, _s in keys):
+            self._bucket(self.phase, before - 1)
+            keys.append((self.phase, before - 1))
+        return self._lines(keys)
+
+    def flush(self, phase: str) -> list[dict[str, Any]]:
+        """Every remaining line of `phase` (it has drained: nothing more can come)."""
+        keys = sorted((k for k in self.buckets if k[0] == phase), key=lambda k: k[1])
+        return self._lines(keys)
+
+    def _lines(self, keys: list[tuple[str, int]]) -> list[dict[str, Any]]:
+        """The lines of these buckets (removed). The CPU used since the last line that took
+        some goes on the configured phase's latest line among them: the sum over a
+        phase's lines is the process's CPU from its `mark()` to its last line."""
+        lines = [self._line(p, s, self.buckets.pop((p, s))) for p, s in keys]
+        mine = [line for line in lines if line["phase"] == self.phase]
+        if mine:
+            cpu, wall = self._cpu_s(), time.monotonic()
+            used = cpu - self._cpu
+            mine[-1]["cpu_pct"] = round(100.0 * used / max(wall - self._wall, 1e-6), 1)
+            mine[-1]["cpu_s"] = round(used, 4)
+            self._cpu, self._wall = cpu, wall
+        return lines
+
+    def _line(self, phase: str, second: int, bucket: Bucket) -> dict[str, Any]:
         ops = {
             op: {
                 "ops": s.ops,
@@ -114,16 +189,18 @@ class IntervalRecorder:
                 "service_hist": encode(s.service),
                 "response_hist": encode(s.response),
             }
-            for op, s in finished.items()
+            for op, s in bucket.ops.items()
         }
+        span = [round(bucket.first, 6), round(bucket.last, 6)] if bucket.ops else None
         return {
             "type": "interval",
             "agent": self.agent,
             "host": self.host,
-            "ts": ts,
-            "phase": self.phase,
-            "cpu_pct": round(cpu_pct, 1),
-            "cpu_s": round(used, 4),
+            "ts": second,
+            "phase": phase,
+            "cpu_pct": 0.0,
+            "cpu_s": 0.0,
+            "span": span,
             "ops": ops,
         }
 

@@ -106,8 +106,9 @@ def run_worker(
             while not future.done():
                 ls.gevent.sleep(0.05)
             exc = future.exception()
+            # through the engine's queue: after the previous phase's lines and drain event
             if exc is not None:
-                send(
+                engine.out(
                     {
                         "type": "event",
                         "kind": "error",
@@ -116,12 +117,13 @@ def run_worker(
                     }
                 )
             else:
-                send({"type": "configured"})
+                engine.out({"type": "configured"})
 
         ls.gevent.spawn(report)
 
     def on_stop(environment: Any, msg: Any, **_kw: Any) -> None:
-        engine.stop_lanes()
+        # drains the phase; its `stop_done` follows the phase's lines in the same queue
+        engine.submit(engine.stop_phase((msg.data or {}).get("id")))
 
     runner = _connect(env, host, int(port), {"lt_phase": on_phase, "lt_stop": on_stop}, ref)
     send({"type": "hello", "agent": agent, "pid": os.getpid()})

@@ -47,6 +47,8 @@ class NativeFeed:
     def __init__(self, recorder: IntervalRecorder, warn: Callable[[str], None],
                  late_s: float) -> None:
         self.recorder, self.warn, self.late_s = recorder, warn, late_s
+        self.phase = ""  # the phase whose ops the sender sends now (set at configure)
+        self.stop_timeout: float | None = None  # the sender's wait for its ops at a drain
         self.session: Session | None = None
         self.session_key: tuple | None = None
         self.sender: Sender | None = None
@@ -148,7 +150,8 @@ class NativeFeed:
         except Exception as exc:  # noqa: BLE001 - reported, and the sender is stopped
             self.warn(f"the native sender stopped: {type(exc).__name__}: {exc}")
         finally:
-            await asyncio.to_thread(sender.stop)
+            timeout = self.stop_timeout
+            await asyncio.to_thread(sender.stop, *(() if timeout is None else (timeout,)))
             if repairing is not None:
                 await asyncio.wait([repairing])  # before the session may close
                 self._repaired(repairing)
@@ -204,14 +207,37 @@ class NativeFeed:
             await self._task
             self._task = None
 
+    def in_flight(self) -> int:
+        """Ops the sender has sent and not yet seen end (0 when no lane feeds it)."""
+        return self.sender.in_flight() if self.sender is not None and self._task else 0
+
+    async def drain(self, deadline: float) -> int:
+        """End the phase on this path: stop the feed (ops queued but not yet sent are
+        dropped), wait until `deadline` (monotonic) for the ops in flight, merge every
+        second into the phase's buckets. Ops still in flight then are given up: how many
+        is returned (the caller counts them), and their completion will not be recorded."""
+        if self._task is None:
+            self.harvest(int(time.time()) + 1, final=True)
+            return 0
+        self.stop_timeout = max(0.0, deadline - time.monotonic())
+        try:
+            await self.idle()
+        finally:
+            self.stop_timeout = None
+        sender = self.sender
+        abandoned = sender.abandon() if sender is not None else 0
+        self.harvest(int(time.time()) + 1, final=True)
+        return abandoned
+
     # -- measurement ----------------------------------------------------------------------
-    def harvest(self, upto: int) -> None:
-        """Merge what completed in seconds up to `upto` into the recorder."""
+    def harvest(self, upto: int, final: bool = False) -> None:
+        """Merge what completed in seconds up to `upto` into the phase's buckets (`final`:
+        the sender is stopped, its seconds may be read again by the next phase)."""
         if self.sender is None:
             return
         names = {i: op for op, i in self.index.items()}
-        for _second, index, sample in self.sender.harvest(upto):
-            self.recorder.add_counts(names[index], sample)
+        for second, index, sample in self.sender.harvest(upto, final):
+            self.recorder.add_counts(self.phase, second, names[index], sample)
 
     async def close(self) -> None:
         """Stop, merge what is left into the recorder, close the session."""
@@ -219,7 +245,7 @@ class NativeFeed:
             self._connecting.cancel()
         self._connecting = self._connecting_key = None
         await self.idle()
-        self.harvest(int(time.time()))
+        self.harvest(int(time.time()) + 1, final=True)
         await self._close_session()
 
     async def _close_session(self) -> None:

@@ -27,16 +27,20 @@ FN_STMT_FREE, FN_BATCH_FREE, FN_SET_CALLBACK, FN_ERROR_CODE, FN_FUTURE_FREE = 4,
 CALLBACK, SESSION, RUNNING, HEAD, TAIL, SENT, COMPLETED = 9, 10, 11, 12, 13, 14, 15
 MAX_IN_FLIGHT, WALL_OFFSET, LATE_NS, COUNTS, STATS, SCRATCH = 16, 17, 18, 19, 20, 21
 NOPS, RING, HIST_LEN, NSLOTS, CTX_ADDR = 22, 23, 24, 25, 26
-CTX_LEN = 48  # 27.. are the wire sender's (wire_kernels.py)
+CTX_LEN = 48  # 27..39 are the wire sender's (wire_kernels.py)
+DISCARD_BEFORE = 40  # ops intended before this (monotonic ns) were given up: not recorded
 
 # -- one slot per op in flight ---------------------------------------------------------
 S_CTX, S_OP, S_INTENDED, S_SENT, S_LATE, S_STATE, S_TS = 0, 1, 2, 3, 4, 5, 6  # S_TS: 2 words
 SLOT_W = 8
 
 # -- per second (ring slot) and op: counters, then (error code, count) pairs ----------
-ST_OPS, ST_LATE, ST_SECOND, ST_ERR = 0, 1, 2, 3
+# ST_FIRST: FIRST_BASE - the earliest intended start (wall ns), kept by atomic max so a
+# cleared row (0) needs no sentinel; ST_LAST: the latest completion (wall ns)
+ST_OPS, ST_LATE, ST_SECOND, ST_FIRST, ST_LAST, ST_ERR = 0, 1, 2, 3, 4, 5
 ERR_PAIRS = 8
 STATS_W = ST_ERR + 2 * ERR_PAIRS
+FIRST_BASE = 1 << 62
 
 HIGHEST_US = HIGHEST
 SUB_BITS = SUB_HALF_MAG + 1  # 3 significant digits: 2048 sub-buckets, lowest value 1
@@ -104,6 +108,15 @@ def _atomic_add(typingctx, addr, value):  # noqa: ANN001, ANN202
 
 
 @intrinsic
+def _atomic_max(typingctx, addr, value):  # noqa: ANN001, ANN202
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        return builder.atomic_rmw("max", ptr, args[1], "seq_cst")
+
+    return types.int64(types.int64, types.int64), codegen
+
+
+@intrinsic
 def _cas(typingctx, addr, expected, value):  # noqa: ANN001, ANN202
     """Compare-and-swap; returns the value found."""
 
@@ -165,12 +178,18 @@ def _sleep_until(ctx, t):  # noqa: ANN001, ANN201
 
 @njit(cache=True, nogil=True)
 def record(ctx, op, intended, sent, done, late, code):  # noqa: ANN001, ANN201
-    """Count one finished op into the ring slot of the second it completed in."""
-    second = (done + ctx[WALL_OFFSET]) // 1_000_000_000
+    """Count one finished op into the ring slot of the (wall-clock) second it completed
+    in; an op its phase's drain gave up on (intended before DISCARD_BEFORE) is not."""
+    if intended < load(ctx[CTX_ADDR] + 8 * DISCARD_BEFORE):
+        return
+    offset = ctx[WALL_OFFSET]
+    second = (done + offset) // 1_000_000_000
     ring, nops, width = ctx[RING], ctx[NOPS], ctx[HIST_LEN]
     row = (second % ring) * nops + op
     stats = ctx[STATS] + 8 * row * STATS_W
     view(stats, STATS_W)[ST_SECOND] = second
+    _atomic_max(stats + 8 * ST_FIRST, FIRST_BASE - (intended + offset))
+    _atomic_max(stats + 8 * ST_LAST, done + offset)
     _atomic_add(stats + 8 * ST_OPS, 1)
     if late:
         _atomic_add(stats + 8 * ST_LATE, 1)

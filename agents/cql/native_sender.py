@@ -137,10 +137,19 @@ class SenderCore:
         while self.in_flight() and time.monotonic() < deadline:
             time.sleep(0.01)
 
+    def abandon(self) -> int:
+        """Give up on the ops in flight now (a phase's drain bound passed): their
+        completion is not recorded (the kernel checks DISCARD_BEFORE); how many they are.
+        (Between the two steps an op may end unrecorded and uncounted: only an op that
+        outlived the client's own request timeout can, by nanoseconds.)"""
+        self.ctx[k.DISCARD_BEFORE] = time.monotonic_ns()  # every op sent so far is older
+        return self.in_flight()
+
     # -- finished seconds -------------------------------------------------------------
-    def harvest(self, upto: int) -> list[tuple[int, int, dict[str, Any]]]:
+    def harvest(self, upto: int, final: bool = False) -> list[tuple[int, int, dict[str, Any]]]:
         """(second, op index, sample) for every op with ops in seconds (harvested, upto];
-        each ring slot read is cleared for its next turn."""
+        each ring slot read is cleared for its next turn. `final` (the sender is stopped,
+        all read): the next phase's ops may come in seconds read now, read them again."""
         out = []
         first = max(self.harvested + 1, upto - RING_SECONDS + 2)
         for second in range(first, upto + 1):
@@ -152,12 +161,14 @@ class SenderCore:
                     errors = {api.error_name(int(c)): int(n) for c, n in pairs if c}
                     out.append((second, op, {
                         "ops": int(row[k.ST_OPS]), "late": int(row[k.ST_LATE]),
+                        "first": (k.FIRST_BASE - int(row[k.ST_FIRST])) / 1e9,
+                        "last": int(row[k.ST_LAST]) / 1e9,
                         "errors": errors, "service": self.counts[ring, op, 0].copy(),
                         "response": self.counts[ring, op, 1].copy()}))
                 if row[k.ST_OPS]:
                     row[:] = 0
                     self.counts[ring, op] = 0
-        self.harvested = max(self.harvested, upto)
+        self.harvested = upto - RING_SECONDS if final else max(self.harvested, upto)
         return out
 
 
@@ -196,10 +207,10 @@ class NativeSender(SenderCore):
         self.thread.start()
 
     def stop(self, timeout_s: float = CLOSE_TIMEOUT_S) -> None:
-        """Stop sending, drop what is queued, wait for the ops in flight to finish."""
+        """Stop sending, drop what is queued, wait (`timeout_s`) for the ops in flight."""
         self.ctx[k.RUNNING] = 0
         if self.thread is not None:
-            self.thread.join(timeout_s)
+            self.thread.join(CLOSE_TIMEOUT_S)  # it looks at RUNNING every 20 ms
             self.thread = None
         self.drop_queued()
         self.wait_in_flight(timeout_s)

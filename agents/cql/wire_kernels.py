@@ -31,7 +31,9 @@ from loadtower.agents.cql.native_kernels import (
     view,
 )
 
-# -- the context array, after native_kernels' shared fields --------------------------------
+# -- the context array, after native_kernels' shared fields (40: its DISCARD_BEFORE) -------
+# (numba caches this module's machine code with `record` inlined, keyed by THIS file: a
+# change to native_kernels.record needs a change here too, or the old record stays)
 FN_SEND, FN_RECV, FN_POLL, FN_ERRNO, FN_SHUTDOWN = 27, 28, 29, 30, 31
 ARENA_TAIL, RECV_RUNNING, TIMEOUT_NS, RECV_SCRATCH = 32, 33, 34, 35
 

@@ -247,16 +247,17 @@ class WireSender(SenderCore):
             thread.start()
 
     def stop(self, timeout_s: float = CLOSE_TIMEOUT_S) -> None:
-        """Stop sending, drop what is queued, wait for the ops in flight, stop reading."""
+        """Stop sending, drop what is queued, wait (`timeout_s`) for the ops in flight,
+        stop reading (answers to ops still out are read, and ignored, at the next start)."""
         self.ctx[k.RUNNING] = 0
         if self.threads:
-            self.threads[1].join(timeout_s)
+            self.threads[1].join(CLOSE_TIMEOUT_S)  # it looks at RUNNING every 20 ms
         self.ctx[k.TAIL] = self.ctx[k.HEAD]
         self.ctx[wk.ARENA_TAIL] = self.arena_head
         self.wait_in_flight(timeout_s)
         self.ctx[wk.RECV_RUNNING] = 0
         if self.threads:
-            self.threads[0].join(timeout_s)
+            self.threads[0].join(CLOSE_TIMEOUT_S)  # it polls every 20 ms
         self.threads = []
 
     # -- the queue (one producer: the engine's loop) ------------------------------------

@@ -57,9 +57,13 @@ def test_record_and_harvest_one_second() -> None:
     assert sample["ops"] == 104 and sample["late"] == 11
     assert sample["errors"] == {"CassErrorServerReadTimeout": 3, "CassErrorLibRequestTimedOut": 1}
 
+    # span: the earliest intended start (the errors': base) and the latest completion
+    assert sample["first"] == second and sample["last"] == pytest.approx(second + 0.101, abs=1e-6)
     recorder = IntervalRecorder("a", "h")
-    recorder.add_counts("read", sample)
-    line = recorder.cut(second)["ops"]["read"]
+    recorder.add_counts("run", second, "read", sample)
+    [whole] = recorder.finished(second + 1)
+    assert (whole["ts"], whole["phase"], whole["span"]) == (second, "run", [second, second + 0.101])
+    line = whole["ops"]["read"]
     assert line["ops"] == 104 and line["late"] == 11
     for name, expected in (("service_hist", expected_service), ("response_hist", expected_response)):
         got = decode(line[name])

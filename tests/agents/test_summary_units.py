@@ -8,10 +8,10 @@ from loadtower.agents.measure import IntervalRecorder
 
 def test_summary_sums_cpu_seconds_of_the_phase_lines_only() -> None:
     rec = IntervalRecorder("a1/0", "a1")
-    rec.phase = "run"
+    rec.offset, rec.phase = 100.0, "run"
     for ms in (1.0, 2.0, 40.0):
-        rec.ok("read", 0.0, 0.0, ms / 1000.0, False)
-    run_line = rec.cut(100)
+        rec.ok("run", "read", 0.0, 0.0, ms / 1000.0, False)
+    [run_line] = rec.finished(101)
     run_line["cpu_s"] = 0.25  # a short first interval: 0.25 s of CPU, not cpu_pct / 100
     run_line["cpu_pct"] = 100.0
     summary = Summary(json_out=False)
@@ -27,8 +27,9 @@ def test_summary_sums_cpu_seconds_of_the_phase_lines_only() -> None:
 
 def test_interval_cpu_seconds_match_the_process_clock() -> None:
     rec = IntervalRecorder("a1/0", "a1")
+    rec.phase = "run"
     before = rec._cpu_s()
     sum(i * i for i in range(200_000))  # some CPU
-    line = rec.cut(1)
+    [line] = rec.finished(1, keep_alive=True)  # lanes running: a line without ops
     after = rec._cpu_s()
     assert 0 < line["cpu_s"] <= after - before + 1e-3

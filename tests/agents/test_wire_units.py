@@ -329,3 +329,39 @@ def test_refresh_takes_in_a_node_that_joined_while_rows_last(
     assert session.refresh() == 0
     assert session.hosts == ["10.0.0.1", "10.0.0.2", "10.0.0.3"] and connected == [2]
     assert (session.ring.tokens, session.ring.hosts) == ([1, 3, 5], [0, 2, 1])
+
+
+def test_ops_given_up_at_a_drain_are_counted_by_the_caller_and_never_recorded(wired) -> None:  # noqa: ANN001
+    """A phase's drain bound passed with two ops in flight: `abandon` says two, and their
+    answers, read when the next phase starts the sender again, are not recorded; the
+    next phase's own ops are."""
+    sender, node = wired
+    _push(sender, 2)
+    sender.start()
+    (s1, _), (s2, _) = node.frames(2)
+    sender.stop(0.0)  # the drain's bound has passed: no waiting for the two
+    assert sender.abandon() == 2
+    assert _totals(sender, 0) == {"ops": 0, "errors": {}}
+    sender.start()  # the next phase
+    node.answer(s1)
+    node.answer(s2, w.ERROR, struct.pack(">i", 0x1200) + w.string("read timeout"))
+    _push(sender, 1, op=1)
+    [(s3, _)] = node.frames(1)
+    node.answer(s3)
+    assert _totals(sender, 3) == {"ops": 1, "errors": {}}  # only the next phase's op
+    assert sender.in_flight() == 0
+
+
+def test_a_native_second_carries_its_span() -> None:
+    """The ring row keeps the earliest intended start and the latest completion, in
+    wall-clock seconds, by atomic max (a cleared row needs no sentinel)."""
+    session = ws.WireSession()
+    session.table = np.zeros((1, wk.CONN_W), np.int64)
+    sender = ws.WireSender(session, 2, new_hist().counts_len, 4, 0.002)
+    sender.ctx[k.WALL_OFFSET] = 2_000 * 10**9  # wall = monotonic + 2000 s
+    sender.harvested = 2_000 - 1
+    for intended, done in ((300, 500), (100, 900), (200, 400)):  # ms
+        k.record(sender.ctx, 0, intended * 10**6, intended * 10**6, done * 10**6, 0, 0)
+    [(second, _op, sample)] = sender.harvest(2_000)
+    assert second == 2_000
+    assert (sample["first"], sample["last"]) == (2_000.1, 2_000.9)

@@ -53,20 +53,22 @@ def test_hotspot_and_latest_and_uniform() -> None:
 
 def test_interval_line_carries_exact_histograms() -> None:
     rec = IntervalRecorder("a/0", "a")
+    rec.offset = 1234.0  # wall clock = monotonic clock + 1234 s
     rec.phase = "run"
     for ms in (1, 2, 3, 4, 100):
-        rec.ok("read", intended=0.0, sent=0.5, done=0.5 + ms / 1000, late=ms == 100)
-    rec.error("read", TimeoutError(), late=False)
-    line = rec.cut(1234)
+        rec.ok("run", "read", intended=0.0, sent=0.5, done=0.5 + ms / 1000, late=ms == 100)
+    rec.error("run", "read", "TimeoutError", late=False, intended=0.2, done=0.7)
+    [line] = rec.finished(1235)
     read = line["ops"]["read"]
     assert line["ts"] == 1234 and line["phase"] == "run"
+    assert line["span"] == [1234.0, 1234.7]  # earliest intended start, latest completion
     assert read["ops"] == 6 and read["errors"] == {"TimeoutError": 1} and read["late"] == 1
     service = decode(read["service_hist"])
     response = decode(read["response_hist"])
     assert service.get_total_count() == 5
     assert abs(service.get_max_value() - 100_000) <= 100  # µs, 3 significant digits
     assert abs(response.get_min_value() - 501_000) <= 501  # from the intended start
-    assert rec.cut(1235)["ops"] == {}
+    assert rec.finished(1236) == []
 
 
 def test_fnv64_is_ycsbs_fnvhash64() -> None:

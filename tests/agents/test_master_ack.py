@@ -1,0 +1,94 @@
+"""The master's `stopped`: printed only once every worker of the phase answered the stop
+with `stop_done` (sent after its drain, behind its lines), never on a stale answer.
+
+A real Locust master runner on a loopback port; the workers' messages are handed to the
+master's handler as Locust's receiving greenlet hands them (in order, one at a time)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from loadtower.agents import locust_setup as ls
+from loadtower.agents.agent_run import free_port
+from loadtower.agents.master_main import Master
+
+WAIT_S = 20.0
+
+
+@pytest.fixture
+def master() -> Iterator[Master]:
+    from locust.runners import WorkerNode
+
+    m = Master(f"127.0.0.1:{free_port()}", expect_workers=2)
+    for wid in ("w1", "w2"):
+        m.runner.clients[wid] = WorkerNode(wid)
+    m.phase_workers = {"w1", "w2"}
+    try:
+        yield m
+    finally:
+        m.runner.quit()
+
+
+def printed(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    return [json.loads(raw) for raw in capsys.readouterr().out.splitlines() if raw]
+
+
+def feed(m: Master, wid: str, line: dict[str, Any]) -> None:
+    from locust.rpc import Message
+
+    m._on_line(m.runner.environment, Message("lt_line", line, wid))
+
+
+def settle(until: Any) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not until() and time.monotonic() < deadline:
+        ls.gevent.sleep(0.01)
+
+
+def test_stopped_waits_for_every_workers_stop_done(
+    master: Master, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stopping = ls.gevent.spawn(master.stop_command)
+    settle(lambda: master.stop_id == 1)
+    out: list[dict[str, Any]] = []
+    for wid in ("w1", "w2"):
+        feed(master, wid, {"type": "interval", "agent": wid, "phase": "run", "ts": 1, "ops": {}})
+        feed(master, wid, {"type": "event", "kind": "drain", "agent": wid, "phase": "run"})
+    feed(master, "w1", {"type": "stop_done", "id": 0})  # an answer to an older stop
+    feed(master, "w1", {"type": "stop_done", "id": 1})
+    ls.gevent.sleep(0.1)
+    out += printed(capsys)
+    assert not stopping.dead and all(x.get("type") != "stopped" for x in out)  # w2 drains
+    feed(master, "w2", {"type": "interval", "agent": "w2", "phase": "run", "ts": 2, "ops": {}})
+    feed(master, "w2", {"type": "stop_done", "id": 1})
+    stopping.join(WAIT_S)
+    out += printed(capsys)
+    kinds = [x.get("kind") or x["type"] for x in out]
+    assert kinds == ["interval", "drain", "interval", "drain", "interval", "stopped"]
+    assert "stop_done" not in kinds  # the master's own: not printed
+
+
+def test_a_worker_that_left_is_not_waited_for(
+    master: Master, capsys: pytest.CaptureFixture[str]
+) -> None:
+    master.runner.clients["w2"].state = "missing"
+    stopping = ls.gevent.spawn(master.stop_command)
+    settle(lambda: master.stop_id == 1)
+    feed(master, "w1", {"type": "stop_done", "id": 1})
+    stopping.join(WAIT_S)
+    assert [x["type"] for x in printed(capsys)] == ["stopped"]
+
+
+def test_a_silent_worker_is_named_once_the_bound_passes(
+    master: Master, capsys: pytest.CaptureFixture[str]
+) -> None:
+    master.stop_id = 4
+    master.stop_done = {"w1"}
+    master._await_drained(timeout=0.0)
+    [warning] = printed(capsys)
+    assert warning["kind"] == "warning" and "no drain report from w2" in warning["message"]
