@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -19,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.terminal_text import markup_safe, visible
 from loadtower.tui.feed import snapshot
 from loadtower.tui.widgets.chart import LineChart, Series
 
@@ -50,7 +50,8 @@ def table_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     out = []
     for r in rows:
         out.append((
-            Text(str(r["phase"])), Text(str(r["op"])), Text("A\nB", style="bold"),
+            Text(visible(r["phase"], False)), Text(visible(r["op"], False)),
+            Text("A\nB", style="bold"),
             _pair(r["ops_per_s_a"], r["ops_per_s_b"], 1),
             _change(r["ops_change_pct"], r["significant_ops"], worse_if_up=False),
             _pair(r["p50_ms_a"], r["p50_ms_b"]), _pair(r["p90_ms_a"], r["p90_ms_b"]),
@@ -82,7 +83,8 @@ class CompareScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(
-            f"[b]A[/b] {escape(self.run_a)}   vs   [b]B[/b] {escape(self.run_b)}\n" + SIGNIFICANCE,
+            f"[b]A[/b] {markup_safe(self.run_a)}   vs   [b]B[/b] {markup_safe(self.run_b)}\n"
+            + SIGNIFICANCE,
             id="compare-title",
         )
         yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
@@ -113,8 +115,9 @@ class CompareScreen(Screen):
         """The runs cannot be compared: say why, in place of the figures."""
         self.error = message
         title = Text.assemble(
-            ("A", "bold"), f" {self.run_a}   vs   ", ("B", "bold"), f" {self.run_b}\n",
-            (f"cannot compare: {message}", "bold red"))
+            ("A", "bold"), f" {visible(self.run_a, False)}   vs   ", ("B", "bold"),
+            f" {visible(self.run_b, False)}\n",
+            (f"cannot compare: {visible(message, False)}", "bold red"))
         self.query_one("#compare-title", Static).update(title)
 
     def _show(self, rows: list[dict[str, Any]], snaps: list[Any]) -> None:
@@ -123,8 +126,8 @@ class CompareScreen(Screen):
         for row in table_rows(rows):
             table.add_row(*row, height=2)
         title = "  vs  ".join(
-            f"[b]{label}[/b] {escape(str(s.run['name']))} {escape(str(s.run['id']))} "
-            f"{escape(str(s.run['status']))} "
+            f"[b]{label}[/b] {markup_safe(s.run['name'])} {markup_safe(s.run['id'])} "
+            f"{markup_safe(s.run['status'])} "
             f"{s.last_ts - s.first_ts:,.0f} s" for label, s in zip("AB", snaps, strict=True))
         self.query_one("#compare-title", Static).update(title + "\n" + SIGNIFICANCE)
         ops, p99 = [], []

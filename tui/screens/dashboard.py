@@ -31,6 +31,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, RichLog
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.terminal_text import visible
 from loadtower.tui.feed import WINDOWS, Snapshot, snapshot, store_version
 from loadtower.tui.widgets import panels
 from loadtower.tui.widgets.chart import LineChart
@@ -245,7 +246,8 @@ class RunDashboard(Screen):
         if message.snap is None:
             if message.error != self._error:
                 self._error = message.error
-                self.notify(f"cannot read the run: {message.error}", severity="error")
+                self.notify(visible(f"cannot read the run: {message.error}"), severity="error",
+                            markup=False)
             if self.live:
                 self._version = None  # try again on the next tick
             return
@@ -295,12 +297,12 @@ class RunDashboard(Screen):
             mode = f"REPLAY {'▶' if self.playing else '⏸'} {SPEEDS[self.speed_index]}x"
             parts += [(0, Text(mode, style="bold cyan")), (0, status_part)]
         phase = Text("phase ")
-        phase.append(snap.phase_at(snap.cursor) or "-", style="bold")
+        phase.append(visible(snap.phase_at(snap.cursor) or "-", False), style="bold")
         if self.phase_paused:
             phase.append(" (paused)")
         parts += [
-            (3, Text(str(snap.run["name"]), style="bold")),
-            (4, Text(self.run_id)),
+            (3, Text(visible(snap.run["name"], False), style="bold")),
+            (4, Text(visible(self.run_id, False))),
             (1, phase),
             (2, Text(panels.clock(snap.cursor))),
             (1, Text(f"t+{snap.cursor - snap.first_ts:,.0f}s/{snap.last_ts - snap.first_ts:,.0f}s")),
@@ -310,7 +312,7 @@ class RunDashboard(Screen):
             (2, Text(f"window {'whole run' if window == 0 else f'{window // 60} min'}")),
         ]
         if snap.run.get("reason") and status != "running":
-            parts.append((5, Text(str(snap.run["reason"]), style="dim")))
+            parts.append((5, Text(visible(snap.run["reason"], False), style="dim")))
         return parts
 
     def on_phase_timeline_picked(self, message: PhaseTimeline.Picked) -> None:
@@ -410,12 +412,12 @@ class RunDashboard(Screen):
         try:
             reply = await send_command(self.control_path, command)  # type: ignore[arg-type]
         except OSError as exc:
-            self.notify(f"cannot reach the run: {exc}", severity="error")
+            self.notify(visible(f"cannot reach the run: {exc}"), severity="error", markup=False)
             return
         if reply == "ok" and command in ("pause_phase", "resume_phase"):
             self.phase_paused = command == "pause_phase"
             self._show_status()
-        self.notify(done_message if reply == "ok" else reply)
+        self.notify(visible(done_message if reply == "ok" else reply), markup=False)
 
     def action_stop_run(self) -> None:
         def answered(yes: bool | None) -> None:

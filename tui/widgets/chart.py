@@ -22,6 +22,8 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from loadtower.store.terminal_text import visible
+
 DOTS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))  # [row][col] braille bits
 _DOTS = np.array(DOTS, dtype=np.int64)
 LABEL_W = 8
@@ -252,14 +254,14 @@ class LineChart(Widget):
         if self.band is not None and len(self.band.points):
             _x, low, middle, high = self.band.points[-1][:4]
             unit = self.unit
-            items.append(("▒", self.band.color, self.band.name,
+            items.append(("▒", self.band.color, visible(self.band.name, False),
                           f"{human(low)}–{human(high)}{unit} med {human(middle)}{unit}"))
         for index, s in enumerate(self.series):
             if not s.in_legend:
                 continue
             color = s.color or PALETTE[index % len(PALETTE)]
             last = float(s.points[-1][1]) if len(s.points) else None
-            items.append(("●", color, s.name,
+            items.append(("●", color, visible(s.name, False),
                           f"{human(last) if last is not None else '-'}{self.unit}"))
         rows = [legend_runs(items, width)]
         if not any(len(s.points) for s in self.series) and self.band is None:

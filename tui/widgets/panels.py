@@ -9,6 +9,7 @@ import numpy as np
 from rich.text import Text
 from textual.widgets import RichLog
 
+from loadtower.store.terminal_text import visible
 from loadtower.tui.feed import Snapshot
 from loadtower.tui.widgets.chart import Band, LineChart, Series
 from loadtower.tui.widgets.event_list import Item
@@ -118,8 +119,8 @@ def event_items(snap: Snapshot) -> list[Item]:
 def log_lines(snap: Snapshot) -> list[tuple[float, Text]]:
     out = []
     for entry in snap.logs:
-        line = Text(f"{clock(entry['ts'])} {entry['host']} ", style="dim")
-        line.append(entry["text"], style="red" if entry["stream"] == "stderr" else "")
+        line = Text(f"{clock(entry['ts'])} {visible(entry['host'], False)} ", style="dim")
+        line.append(visible(entry["text"]), style="red" if entry["stream"] == "stderr" else "")
         out.append((entry["ts"], line))
     return out
 
@@ -136,7 +137,7 @@ def timeline(snap: Snapshot, live: bool) -> tuple[TimelineData, str]:
     end = run_end(snap)
     start = min([snap.first_ts, *(float(p["started"]) for p in started)])
     phases = tuple(
-        Phase(p["name"], float(p["started"]),
+        Phase(visible(p["name"], False), float(p["started"]),
               float(p["ended"]) if p["ended"] is not None else max(end, float(p["started"])))
         for p in sorted(started, key=lambda p: (p["started"], p["idx"])))
     data = TimelineData(start, end, snap.cursor, phases, tuple(snap.markers),
@@ -162,8 +163,9 @@ def agent_table(snap: Snapshot) -> AgentTable:
         stale = snap.cursor - float(a["seen"]) > 5
         state = "silent" if stale and running else str(a["state"])
         cpu = float(a["cpu_pct"] or 0)
-        found.append((state != "silent", -cpu, str(a["agent"]), str(a["host"]), cpu,
-                      float(a["ops"] or 0), state))
+        found.append((state != "silent", -cpu, visible(a["agent"], False),
+                      visible(a["host"], False), cpu, float(a["ops"] or 0),
+                      visible(state, False)))
     found.sort()
     rows: dict[str, tuple[Text, ...]] = {}
     hot = silent = 0
@@ -194,4 +196,5 @@ def error_rows(snap: Snapshot) -> dict[str, tuple[Text, ...]]:
     if not snap.errors_by_class:
         return {"(none)": (Text("(none)", style="dim"), Text("0", style="dim"))}
     ordered = sorted(snap.errors_by_class.items(), key=lambda kv: (-kv[1], kv[0]))
-    return {k: (Text(k, style="red"), Text(f"{v:,}", justify="right")) for k, v in ordered}
+    return {k: (Text(visible(k, False), style="red"), Text(f"{v:,}", justify="right"))
+            for k, v in ordered}
