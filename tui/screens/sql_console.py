@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 
 from loadtower.errors import LoadtowerError
 from loadtower.store.terminal_text import visible
+from loadtower.tui.widgets.sql_editor import SqlEditor
 
 MAX_SHOWN = 1000
 MAX_CELL = 80
@@ -98,7 +99,7 @@ class SqlScreen(Screen):
                 tooltip="The query before, from this session's history"),
         Binding("ctrl+down", "history(1)", "Next query", priority=True,
                 tooltip="The query after, from this session's history"),
-        Binding("ctrl+k", "cancel_query", "Cancel query", priority=True,
+        Binding("ctrl+k", "cancel_query", "Cancel", priority=True,
                 tooltip="Stop the running query (or export); leaving the console stops it too"),
         Binding("ctrl+e", "export", "Export CSV", priority=True,
                 tooltip="Write the whole result to a CSV file in the working directory"),
@@ -131,7 +132,7 @@ class SqlScreen(Screen):
         with Horizontal():
             yield tree
             with Vertical(id="sql-main"):
-                yield TextArea(self.initial_query, id="sql-editor", soft_wrap=True)
+                yield SqlEditor(visible(self.initial_query), id="sql-editor", soft_wrap=True)
                 yield DataTable(id="sql-results", zebra_stripes=True)
                 yield Static("ctrl+r / F5 runs the query", id="sql-status", markup=False)
         yield Footer(compact=True)
@@ -173,8 +174,8 @@ class SqlScreen(Screen):
     def run_query(self, query: str) -> None:
         """Put `query` in the editor and run it in a worker thread."""
         editor = self.query_one("#sql-editor", TextArea)
-        if editor.text != query:
-            editor.load_text(query)
+        if editor.text != visible(query):
+            editor.load_text(query)  # (shown with its control characters spelled out)
         query = query.strip()
         if not query:
             self._set_status("nothing to run", True)
