@@ -16,6 +16,7 @@ from loadtower.tui.screens.dashboard import RunDashboard
 from loadtower.tui.screens.runs import RunsScreen
 from loadtower.tui.screens.sql_console import SqlScreen
 from loadtower.tui.widgets.confirm import Confirm
+from loadtower.tui.widgets.live_table import LiveTable
 from loadtower.tui.widgets.seek import SeekPrompt
 from tests.tui.helpers import SIZE, screen_text, settle, wait_for
 from tests.tui.hostile_store import HOSTILE_RUN, OTHER_RUN, RAW_BYTES, build_hostile_store
@@ -91,9 +92,12 @@ async def test_runs_replay_compare_and_palette(hostile: Path) -> None:
         dash = app.screen
         assert isinstance(dash, RunDashboard)
         text = clean(pilot, "replay at the end")
-        for shown in ("event \\x1b]0;PWNED", "Err\\x1b]0;PWNED", "agent\\x1b]0;PWNED",
-                      "host\\x1b]0;PWNED"):
+        for shown in ("event \\x1b]0;PWNED", "host\\x1b]0;PWNED"):
             assert shown in text, shown
+        agents = dash.query_one("#agents", LiveTable).row_texts()
+        assert agents and agents[0][0].startswith("agent" + SPELLED)
+        errors = dash.query_one("#errors", LiveTable).row_texts()
+        assert errors and errors[0][0] == "Err" + SPELLED
         logged = [t.plain for t in dash.query_one("#log").texts]  # (wrapped on the screen)
         assert logged and all("log " + SPELLED in line for line in logged)
         assert "run \\x1b]0;PWNED" in dash.query_one("#status").full.plain

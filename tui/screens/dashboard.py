@@ -287,6 +287,11 @@ class RunDashboard(Screen):
         ops, p99, errors = snap.last_second()
         window = WINDOWS[self.window_index]
         status = str(snap.run["status"])
+        ended_live = self.live and status != "running"
+        label = snap.last_label() if ended_live else ""
+        figures = snap.phase_figures(label) if label else None
+        if figures is not None:  # the phase's own figures (a last partial second is not it)
+            ops, p99, errors = figures
         status_part = Text(status, style=panels.STATUS_STYLE.get(status, "bold"))
         parts: list[Part] = []
         if self.live and status == "running":
@@ -298,6 +303,11 @@ class RunDashboard(Screen):
             parts += [(0, Text(mode, style="bold cyan")), (0, status_part)]
         phase = Text("phase ")
         phase.append(visible(snap.phase_at(snap.cursor) or "-", False), style="bold")
+        step = label if figures is not None and label != snap.phase_at(snap.cursor) \
+            else snap.step_at(snap.cursor)
+        if step:
+            phase.append(" step ")
+            phase.append(visible(step, False), style="bold")
         if self.phase_paused:
             phase.append(" (paused)")
         parts += [
@@ -306,7 +316,8 @@ class RunDashboard(Screen):
             (1, phase),
             (2, Text(panels.clock(snap.cursor))),
             (1, Text(f"t+{snap.cursor - snap.first_ts:,.0f}s/{snap.last_ts - snap.first_ts:,.0f}s")),
-            (0, Text(f"{ops:,.0f} ops/s", style="green")),
+            (0, Text(f"{ops:,.0f} ops/s" + (" (phase)" if figures is not None else ""),
+                     style="green")),
             (0, Text(f"p99 {p99:.2f} ms", style="yellow")),
             (2, Text(f"errors {errors}", style="red" if errors else "dim")),
             (2, Text(f"window {'whole run' if window == 0 else f'{window // 60} min'}")),
@@ -372,10 +383,11 @@ class RunDashboard(Screen):
             self.seek_to(self.cursor + seconds)
 
     def marks(self) -> list[float]:
-        """Phase starts and notable events, in time order: targets for [ and ]."""
+        """Phase and ramp step starts and notable events, in time order: targets for [ and ]."""
         if self.snap is None:
             return []
         found = {float(p["started"]) for p in self.snap.phases if p["started"] is not None}
+        found |= {s.first for s in self.snap.stretches}
         return sorted(found | set(self.snap.marks))
 
     def action_jump(self, direction: int) -> None:

@@ -11,7 +11,7 @@ from textual.widgets import RichLog
 
 from loadtower.store.terminal_text import visible
 from loadtower.tui.feed import Snapshot
-from loadtower.tui.widgets.chart import Band, LineChart, Series
+from loadtower.tui.widgets.chart import Band, LineChart, Series, Span
 from loadtower.tui.widgets.event_list import Item
 from loadtower.tui.widgets.timeline import Phase, TimelineData, duration
 
@@ -60,9 +60,10 @@ def fill_charts(snap: Snapshot, throughput: LineChart, latency: LineChart, cpu: 
                 memory: LineChart, percentiles: tuple[str, ...] = ("p99",)) -> None:
     x = snap.x_range
     labels = (clock(x[0]), clock(x[1]))
+    spans = [Span(s.first, s.end, s.label) for s in snap.stretches]  # a scale per phase
     throughput.set_data(
         [Series(op, [(p.ts, p.ops) for p in pts]) for op, pts in sorted(snap.ops.items())], x,
-        labels,
+        labels, segments=spans,
     )
     lat: list[Series] = []
     for op, pts in sorted(snap.ops.items()):
@@ -70,7 +71,7 @@ def fill_charts(snap: Snapshot, throughput: LineChart, latency: LineChart, cpu: 
             name = op if len(percentiles) == 1 else f"{op} {pct}"
             lat.append(Series(name, [(p.ts, getattr(p, f"{pct}_ms")) for p in pts]))
     latency.border_title = f"latency {'/'.join(percentiles)} (ms)"
-    latency.set_data(lat, x, labels)
+    latency.set_data(lat, x, labels, segments=spans)
     for chart, column, title in ((cpu, 1, "node CPU (%)"), (memory, 2, "node memory (%)")):
         lines, band = node_series(snap.nodes, column)
         chart.border_title = title if band is None else f"{title} · top {TOP_NODES} + range"
