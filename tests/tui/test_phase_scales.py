@@ -87,6 +87,7 @@ async def test_run_phase_is_readable_after_a_load_spike(live_store: Path, run: L
         assert sum(BOUNDARY in r for r in rows) >= 3  # a dotted column down the chart
         assert human(load_scale.y_hi) in rows[1][:8]  # the left labels: the first scale
         assert tag in screen_text(pilot)
+        assert "y scale per phase" in str(chart.border_subtitle)
         # the latency chart has a scale for every stretch it shows too
         latency = screen.query_one("#latency", LineChart)
         assert latency.scales and latency.scales[-1].x_hi == chart.scales[-1].x_hi
@@ -120,6 +121,7 @@ async def test_one_scale_when_phases_run_at_like_rates(live_store: Path, run: Li
         width, height = chart.content_size
         assert not any(BOUNDARY in "".join(t for t, _c in row)
                        for row in chart.lines(width, height))
+        assert not chart.border_subtitle
 
 
 STEPS = (("saturation@40", 40), ("saturation@4000", 4000), ("saturation@400000", 400_000))

@@ -327,6 +327,7 @@ class LineChart(Widget):
         self.series, self.x_range, self.band = series, x_range, band
         self.segments = list(segments)
         self.scales = self._scales()
+        self._set_subtitle()
         span = x_range[1] - x_range[0]
         self.x_labels = labels or (f"-{human(span)}s" if span > 0 else "", "now")
         self._lines_key = None
@@ -335,7 +336,16 @@ class LineChart(Widget):
     def watch_log_y(self, log_y: bool) -> None:
         self._lines_key = None
         self.scales = self._scales()
-        self.border_subtitle = "log y" if log_y else ""  # in the border: never cut off
+        self._set_subtitle()
+
+    def _set_subtitle(self) -> None:
+        """In the border (never cut off): a log axis, and a scale that changes."""
+        notes = ["log y"] if self.log_y else []
+        if len(self.scales) > 1:
+            notes.append(f"{BOUNDARY} y scale per phase")
+        subtitle = " · ".join(notes)
+        if self.border_subtitle != subtitle:
+            self.border_subtitle = subtitle
 
     def _scales(self) -> list[Scale]:
         if not self.log_y and self.y_max is None and self.band is None:
