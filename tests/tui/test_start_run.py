@@ -186,3 +186,23 @@ def test_a_plan_renderer_is_never_read_as_markup() -> None:
     shown = plain_text(table).plain
     assert "Scenario x[/]" in shown and "[link=x]y[/link]" in shown
     assert "[bold]a[/]\\x1b[2J" in shown and "\x1b" not in shown
+
+
+async def test_file_names_in_the_picker_are_plain_text(store: Path, tmp_path: Path) -> None:
+    """A file named "x[bold]y.toml" (Tree reads names as markup: shown "xy", bold) or with an escape in it."""
+    (tmp_path / "x[bold]y.toml").write_text("")
+    (tmp_path / "t\x1b[2J.toml").write_text("")
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        modal = await open_modal(pilot, str(tmp_path / "x[bold]y.toml"), "")
+        await settle(pilot)
+        await pilot.click("#browse-scenario")
+        await wait_for(pilot, lambda: isinstance(app.screen, FilePicker), "the file picker")
+        tree = app.screen.query_one(TomlTree)
+        await wait_for(pilot, lambda: len(tree.root.children) == 2, "the folder listed")
+        await pilot.pause()
+        text = screen_text(pilot)
+        assert app.is_running and "x[bold]y.toml" in text and "t\\x1b[2J.toml" in text
+        assert "\x1b" not in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is modal, "the modal again")
