@@ -112,6 +112,12 @@ async def test_runs_replay_compare_and_palette(hostile: Path) -> None:
         await pilot.press("enter")
         await settle(pilot)
         clean(pilot, "replay after a seek")
+        await pilot.press("g")  # an answer that is no time, typed with markup in it
+        app.screen.query_one("#seek-input", Input).value = "[/]nope"
+        await pilot.press("enter")
+        await settle(pilot)
+        clean(pilot, "a seek that cannot be done")
+        assert "cannot seek to '[/]nope'" in [n.message for n in app._notifications]
 
 
 async def test_sql_console_output_cannot_drive_the_terminal(hostile: Path) -> None:

@@ -404,7 +404,8 @@ class RunDashboard(Screen):
             if answer and self.snap is not None:
                 target = parse_seek(answer, self.snap)
                 if target is None:
-                    self.notify(f"cannot seek to '{answer}'", severity="error")
+                    self.notify(visible(f"cannot seek to '{answer}'"), severity="error",
+                                markup=False)  # as typed: "[/]" is not markup
                 else:
                     self.seek_to(target)
 
