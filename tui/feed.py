@@ -230,12 +230,26 @@ def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Sna
                     summary)
 
 
+_SUMMARIES: dict[tuple[str, str], tuple[tuple[int, ...], list[dict[str, Any]]]] = {}
+SUMMARIES_KEPT = 8
+
+
 def _phase_summary(store: Path, run_id: str) -> list[dict[str, Any]]:
     """The store's figures per phase label of an ended run (StoreReader.phase_summary:
-    the same ops/s as every report), with a ramp's steps as labels of their own."""
+    the same ops/s as every report), with a ramp's steps as labels of their own. Read
+    again only when a writer has committed to the store since (a replay asks 4 times a
+    second; the reader's own connection would cost each snapshot about 15 ms)."""
     from loadtower.store.reader import StoreReader
 
+    key, version = (str(store), run_id), store_version(store)
+    kept = _SUMMARIES.get(key)
+    if kept is not None and kept[0] == version:
+        return kept[1]
     try:
-        return StoreReader(store).phase_summary(run_id)
+        rows = StoreReader(store).phase_summary(run_id)
     except LoadtowerError:  # deleted meanwhile: the snapshot says so on its next read
         return []
+    if len(_SUMMARIES) >= SUMMARIES_KEPT:
+        _SUMMARIES.pop(next(iter(_SUMMARIES)), None)
+    _SUMMARIES[key] = (version, rows)
+    return rows
