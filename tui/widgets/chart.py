@@ -110,7 +110,8 @@ def split_scales(series: Sequence[Series], segments: Sequence[Span],
     if len(inside) < 2:
         return None
     cuts = [max(g.start, x0) for g in inside[1:]]
-    tops = stretch_tops(series, cuts, x_range)
+    # a stretch with no data, or only zeros (no ops, no latency), takes its neighbour's scale
+    tops = [t if t is not None and t > 0 else None for t in stretch_tops(series, cuts, x_range)]
     los = [x0, *cuts]
     his = [*cuts, x1]
     groups: list[list[int]] = []
@@ -428,15 +429,16 @@ class LineChart(Widget):
         x0, x1 = self.x_range
         fx = (width * 2 - 1) / (x1 - x0) if x1 > x0 else 0.0
         rows = [_cells(row) for row in canvas]
+        tagged_to = 0  # a tag never covers the one before it (many short ramp steps)
         for scale in scales[1:]:
             col = min(width - 1, max(0, int(round((scale.x_lo - x0) * fx)) >> 1))
             for cells in rows:
                 if cells[col][0] == " ":
                     cells[col] = (BOUNDARY, "dim")
             tag = BOUNDARY + human(scale.y_hi)
-            room = width - col
-            if room >= len(tag):
+            if width - col >= len(tag) and col >= tagged_to:
                 rows[0][col: col + len(tag)] = [(ch, "dim") for ch in tag]
+                tagged_to = col + len(tag) + 1
         return [_runs_of(cells) for cells in rows]
 
     def notify_style_update(self) -> None:
