@@ -60,7 +60,7 @@ async def _drive(store: Path) -> list[str]:
     return shown
 
 
-@settings(max_examples=6, deadline=None, derandomize=True,
+@settings(max_examples=6, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(run_name=texts(False), phase_a=texts(False), phase_b=texts(False),
        host=texts(False), event=texts(False))
@@ -76,7 +76,7 @@ def test_stored_text_on_the_runs_screen_and_the_replay(
         assert not unsafe_on(text), unsafe_on(text)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
 @given(name=texts(True), phase=texts(True), host=texts(True), message=texts(True))
 def test_dashboard_text_with_surrogates(name: str, phase: str, host: str, message: str) -> None:
     snap = Snapshot(

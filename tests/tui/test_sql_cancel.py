@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 from textual.worker import WorkerState
 
+from loadtower.tui.actions import all_actions
 from loadtower.tui.app import LoadtowerApp
 from loadtower.tui.screens.sql_console import SqlScreen
 from tests.tui.helpers import SIZE, WAIT_S, settle, wait_for
@@ -62,6 +63,8 @@ async def test_cancel_key_stops_the_query(store: Path) -> None:
         screen = await start_endless(pilot)
         assert "ctrl+k" in status(screen)
         assert app.active_bindings["ctrl+k"].enabled  # shown in the footer, usable now
+        listed = {a.title: a.keys for a in all_actions(screen)}  # keys help and palette
+        assert listed.get("Cancel") == "^k"
         (worker,) = query_workers(app)
         await pilot.press("ctrl+k")
         await wait_for(pilot, lambda: screen.cancelled == 1, "the query to be cancelled")
