@@ -8,6 +8,7 @@ from pathlib import Path
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
+from loadtower.store.terminal_text import visible
 from loadtower.tui.actions import all_actions, bindings, screen_actions
 from loadtower.tui.palette import ActionCommands
 
@@ -32,7 +33,7 @@ class LoadtowerApp(App[None]):
     def on_mount(self) -> None:
         from loadtower.tui.screens.runs import RunsScreen
 
-        self.sub_title = str(self.store)
+        self.sub_title = visible(self.store, False)
         self.push_screen(RunsScreen(self.store))
         run_id, live, control = self.initial
         if run_id:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from loadtower.defaults import add_store_argument
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 HELP = "Open the terminal UI (runs, live, replay, SQL, compare)."
 DESCRIPTION = """Open the terminal UI over a store: the runs list (open, filter, sort, mark two
@@ -24,10 +28,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", default=None, help="open this run right away")
 
 
+def require_terminal() -> None:
+    """The TUI draws on a terminal and reads keys from one: without one (piped, cron,
+    CI) it would wait for input that never comes, so it says so and stops."""
+    import sys
+
+    from loadtower.errors import LoadtowerError
+
+    missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout))
+               if stream is None or not stream.isatty()]
+    if missing:
+        raise LoadtowerError(
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not a terminal: "
+            "the TUI needs one (for scripts use 'loadtower runs', 'loadtower report' or "
+            "'loadtower sql')")
+
+
 def run(args: argparse.Namespace) -> int:
     from loadtower.defaults import store_path
     from loadtower.tui.app import LoadtowerApp
 
+    require_terminal()
     store = store_path(args)
     live = False
     if args.run:
@@ -39,5 +60,10 @@ def run(args: argparse.Namespace) -> int:
             from loadtower.errors import LoadtowerError
 
             raise LoadtowerError(f"no run '{args.run}' in {store}") from None
-    LoadtowerApp(store, open_run=args.run, live=live).run()
-    return 0
+    return run_app(LoadtowerApp(store, open_run=args.run, live=live))
+
+
+def run_app(app: App[None], headless: bool = False) -> int:
+    """Run `app`; its exit status: a crash (Textual prints its traceback) is 1, never 0."""
+    app.run(headless=headless)
+    return app.return_code or 0

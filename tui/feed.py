@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loadtower.errors import LoadtowerError
 from loadtower.store.connection import connect
 
 LOG_LINES = 200
@@ -32,6 +33,18 @@ class OpPoint:
     p50_ms: float
     p90_ms: float
     p99_ms: float
+    phase: str = ""  # the phase label of the second (a ramp's step: "saturation@40")
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """Where a phase label has data: [first, end) over the whole run. A ramp stores one
+    label per step, so its steps are stretches of their own; such labels need not be in
+    the phases table."""
+
+    label: str
+    first: float
+    end: float
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,8 @@ class Snapshot:
     logs: list[dict[str, Any]] = field(default_factory=list)
     marks: list[float] = field(default_factory=list)  # notable events of the whole run
     markers: list[tuple[float, str]] = field(default_factory=list)  # (ts, kind), whole run
+    stretches: list[Stretch] = field(default_factory=list)  # labels with data, in time order
+    summary: list[dict[str, Any]] = field(default_factory=list)  # phase_summary (ended runs)
 
     @property
     def x_range(self) -> tuple[float, float]:
@@ -62,6 +77,31 @@ class Snapshot:
             if phase["started"] is not None and phase["started"] <= ts:
                 current = phase["name"]
         return current
+
+    def step_at(self, ts: float) -> str:
+        """The label of the data at `ts` when it is not a phase's name (a ramp's step,
+        "saturation@40"), else ""."""
+        names = {p["name"] for p in self.phases}
+        current = ""
+        for stretch in self.stretches:
+            if stretch.first <= ts < stretch.end + 1 and stretch.label not in names:
+                current = stretch.label
+        return current
+
+    def last_label(self) -> str:
+        """The phase label of the newest second with data (a step's, or a phase's)."""
+        newest = max((p[-1] for p in self.ops.values() if p), key=lambda p: p.ts, default=None)
+        return newest.phase if newest is not None else ""
+
+    def phase_figures(self, label: str) -> tuple[float, float, int] | None:
+        """ops/s, worst p99 and errors of one phase label as the store's phase_summary has
+        them (ops/s summed over its ops); None when the summary has no such label."""
+        rows = [r for r in self.summary if r["phase"] == label]
+        if not rows:
+            return None
+        return (float(sum(r["ops_per_s"] or 0 for r in rows)),
+                max(float(r["p99_ms"] or 0) for r in rows),
+                int(sum(r["errors"] or 0 for r in rows)))
 
     def last_second(self) -> tuple[float, float, int]:
         """ops/s, worst p99 and errors over ops in the newest second of the window."""
@@ -128,7 +168,7 @@ def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Sna
             [run_id],
         )
         op_rows = con.execute(
-            "SELECT ts, op, ops, errors, p50_ms, p90_ms, p99_ms FROM op_seconds "
+            "SELECT ts, op, ops, errors, p50_ms, p90_ms, p99_ms, phase FROM op_seconds "
             "WHERE run_id = ? AND ts >= ? AND ts < ? ORDER BY op, ts",
             span,
         ).fetchall()
@@ -162,15 +202,22 @@ def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Sna
             [run_id, list(TIMELINE_QUIET)],
         ).fetchall()]
         marks = {ts for ts, kind in markers if kind not in PLAIN_EVENTS}
+        stretches = [Stretch(str(label), float(first), float(last) + 1) for label, first, last
+                     in con.execute(
+            "SELECT phase, min(first_ts), max(last_ts) FROM op_phase WHERE run_id = ? "
+            "GROUP BY phase ORDER BY min(first_ts), phase", [run_id]).fetchall()
+                     if first is not None]
         logs = _rows(
             con,
             "SELECT ts, host, stream, text FROM (SELECT rowid AS n, * FROM logs WHERE run_id = ? "
             "AND ts <= ? ORDER BY ts DESC, n DESC LIMIT ?) ORDER BY ts, n",  # ties: as written
             [run_id, at, LOG_LINES],
         )
+    summary = _phase_summary(store, run_id) if run.get("status") != "running" else []
     ops: dict[str, list[OpPoint]] = defaultdict(list)
-    for ts, op, n, errs, p50, p90, p99 in op_rows:
-        ops[op].append(OpPoint(int(ts), int(n), int(errs), p50 or 0.0, p90 or 0.0, p99 or 0.0))
+    for ts, op, n, errs, p50, p90, p99, label in op_rows:
+        ops[op].append(OpPoint(int(ts), int(n), int(errs), p50 or 0.0, p90 or 0.0, p99 or 0.0,
+                               str(label or "")))
     nodes: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
     for host, ts, cpu, mem in node_rows:
         nodes[host].append((int(ts), cpu or 0.0, mem or 0.0))
@@ -179,4 +226,30 @@ def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Sna
         for name, count in (json.loads(raw) if raw else {}).items():
             errors[name] += int(count)
     return Snapshot(run, at, first, last, window, phases, dict(ops), dict(nodes),
-                    dict(errors), events, agents, logs, sorted(marks), markers)
+                    dict(errors), events, agents, logs, sorted(marks), markers, stretches,
+                    summary)
+
+
+_SUMMARIES: dict[tuple[str, str], tuple[tuple[int, ...], list[dict[str, Any]]]] = {}
+SUMMARIES_KEPT = 8
+
+
+def _phase_summary(store: Path, run_id: str) -> list[dict[str, Any]]:
+    """The store's figures per phase label of an ended run (StoreReader.phase_summary:
+    the same ops/s as every report), with a ramp's steps as labels of their own. Read
+    again only when a writer has committed to the store since (a replay asks 4 times a
+    second; the reader's own connection would cost each snapshot about 15 ms)."""
+    from loadtower.store.reader import StoreReader
+
+    key, version = (str(store), run_id), store_version(store)
+    kept = _SUMMARIES.get(key)
+    if kept is not None and kept[0] == version:
+        return kept[1]
+    try:
+        rows = StoreReader(store).phase_summary(run_id)
+    except LoadtowerError:  # deleted meanwhile: the snapshot says so on its next read
+        return []
+    if len(_SUMMARIES) >= SUMMARIES_KEPT:
+        _SUMMARIES.pop(next(iter(_SUMMARIES)), None)
+    _SUMMARIES[key] = (version, rows)
+    return rows

@@ -36,12 +36,15 @@ def run_live(plan: Plan, store: Path, args: argparse.Namespace) -> int | None:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return None
     from loadtower.scenarios.orchestrator.control import default_control_path, send_command
+    from loadtower.store.terminal_text import visible
     from loadtower.tui.app import LoadtowerApp
+    from loadtower.tui.command import run_app
     from loadtower.tui.run_process import start_headless
 
     started = start_headless(args.scenario, args.inventory, store, _extra(args))
     control = default_control_path(store, started.run_id)
-    LoadtowerApp(store, open_run=started.run_id, live=True, control_path=control).run()
+    app_code = run_app(LoadtowerApp(store, open_run=started.run_id, live=True,
+                                    control_path=control))
     if started.process.poll() is None:
         print(f"stopping run {started.run_id} ...", file=sys.stderr)
         with contextlib.suppress(OSError):  # no socket: the run is already ending
@@ -55,5 +58,5 @@ def run_live(plan: Plan, store: Path, args: argparse.Namespace) -> int | None:
         except subprocess.TimeoutExpired:
             started.process.kill()
             code = started.process.wait()
-    print(started.output.read_text(errors="replace"), end="")
-    return code
+    print(visible(started.output.read_text(errors="replace")), end="")
+    return code or app_code  # the run's status; else a crash of the app is not 0

@@ -13,6 +13,7 @@ from textual.command import DiscoveryHit, Hit, Matcher, Provider
 from textual.content import Content
 from textual.markup import escape
 
+from loadtower.store.terminal_text import visible
 from loadtower.tui.actions import all_actions, run
 
 RUNS_LISTED = 50
@@ -41,7 +42,8 @@ class ActionCommands(Provider):
         app = self.app
         open_run = getattr(app, "open_run", None)
         for item in getattr(app, "known_runs", [])[:RUNS_LISTED] if open_run else []:
-            found.append((f"Open run {item['name']} {item['id']}", str(item["status"]),
+            found.append((visible(f"Open run {item['name']} {item['id']}", False),
+                          visible(item["status"], False),
                           partial(open_run, item["id"], item["status"] == "running")))
         return found
 

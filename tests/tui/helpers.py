@@ -22,7 +22,7 @@ async def settle(pilot: Pilot, timeout: float = WAIT_S) -> None:
         await pilot.pause()
         busy = [w for w in app.workers if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
         screen = app.screen
-        stale = getattr(screen, "up_to_date", True) is False
+        stale = getattr(screen, "up_to_date", True) is False or tables_pending(screen)
         if not busy and not stale:
             await pilot.pause()
             return
@@ -33,6 +33,15 @@ async def settle(pilot: Pilot, timeout: float = WAIT_S) -> None:
                 await asyncio.wait_for(worker.wait(), max(0.1, deadline - loop.time()))
         if stale:
             await pilot.pause(0.02)
+
+
+def tables_pending(screen: object) -> bool:
+    """A DataTable sizes its columns for new rows and cells on its next idle: until then
+    a cell shows cut to its column's old width (a screenshot taken then differs)."""
+    from textual.widgets import DataTable
+
+    return any(t._require_update_dimensions or t._updated_cells
+               for t in screen.query(DataTable))  # type: ignore[attr-defined]
 
 
 async def wait_for(pilot: Pilot, predicate: Callable[[], object], what: str,

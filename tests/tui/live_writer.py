@@ -26,28 +26,43 @@ class LiveRun:
     """A running run in `store`; `second(ops=...)` appends and commits the next second."""
 
     def __init__(self, store: Path, agents: dict[str, str] | None = None,
-                 errors: dict[str, int] | None = None) -> None:
+                 errors: dict[str, int] | None = None, phase: str = "steady",
+                 kind: str = "run") -> None:
         self.writer = StoreWriter(store, flush_every_s=3600)  # commits when told to
         self.rng = random.Random(5)
         self.agents = agents or {"loader1/0": "loader1"}  # agent -> host
         self.errors = errors or {}
         self.ts = START
+        self.phase, self.index = phase, 0
         self.writer.start_run("live", "live", None, None, {}, {}, {}, run_id=LIVE_RUN,
                               started=START)
-        self.writer.phase_started(LIVE_RUN, 0, "steady", "run", START, {"type": "run"})
-        self.writer.event(LIVE_RUN, START, "phase_start", "phase steady (run) started",
-                          phase="steady")
+        self.writer.phase_started(LIVE_RUN, 0, phase, kind, START, {"type": kind})
+        self.writer.event(LIVE_RUN, START, "phase_start", f"phase {phase} ({kind}) started",
+                          phase=phase)
         self.writer.flush()
 
-    def second(self, ops: int, cpu: float = 30.0) -> int:
+    def next_phase(self, name: str, kind: str = "run") -> None:
+        """End the current phase now and start `name`."""
+        self.writer.phase_ended(LIVE_RUN, self.index, self.ts, {})
+        self.writer.event(LIVE_RUN, self.ts, "phase_end", f"phase {self.phase} ended",
+                          phase=self.phase)
+        self.index += 1
+        self.phase = name
+        self.writer.phase_started(LIVE_RUN, self.index, name, kind, self.ts, {"type": kind})
+        self.writer.event(LIVE_RUN, self.ts, "phase_start", f"phase {name} ({kind}) started",
+                          phase=name)
+        self.writer.flush()
+
+    def second(self, ops: int, cpu: float = 30.0, label: str | None = None) -> int:
         """Write the next second: `ops` reads over the agents (the first one takes any
-        rest), each agent at `cpu` % plus its index; returns the second's timestamp."""
+        rest), each agent at `cpu` % plus its index, under the current phase's label (or
+        `label`: a ramp step's); returns the second's timestamp."""
         ts = self.ts
         share, rest = divmod(ops, len(self.agents))
         for index, (agent, host) in enumerate(self.agents.items()):
             n = share + (rest if index == 0 else 0)
             line = {"type": "interval", "agent": agent, "host": host, "ts": ts,
-                    "phase": "steady", "cpu_pct": cpu + index,
+                    "phase": label or self.phase, "cpu_pct": cpu + index,
                     "ops": {"read": {"ops": n, "errors": dict(self.errors), "late": 0,
                                      "service_hist": histogram(self.rng, n, 800),
                                      "response_hist": histogram(self.rng, n, 900)}}}
@@ -64,7 +79,7 @@ class LiveRun:
         self.writer.flush()
 
     def end(self, status: str = "completed", reason: str | None = None) -> None:
-        self.writer.phase_ended(LIVE_RUN, 0, self.ts, {})
+        self.writer.phase_ended(LIVE_RUN, self.index, self.ts, {})
         self.writer.event(LIVE_RUN, self.ts, "run", f"run {LIVE_RUN} ended: {status}")
         self.writer.end_run(LIVE_RUN, status, reason, ended=self.ts)
         self.writer.flush()

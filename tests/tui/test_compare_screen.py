@@ -105,3 +105,53 @@ async def test_stored_names_are_not_markup(store: Path) -> None:
         assert ("[cassandra]", "[/r]") in cells
         text = screen_text(pilot)
         assert f"A [/oops] {RUN_A}" in text and "[cassandra]" in text
+
+
+async def test_ramp_steps_are_rows_of_their_own(tmp_path: Path) -> None:
+    from loadtower.store import StoreReader
+    from loadtower.tui.screens.compare import ramp_steps
+    from tests.tui.ramp_store import RAMP_A, RAMP_B, STEPS, build_ramp_store
+
+    store = build_ramp_store(tmp_path / "ramp.duckdb")
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_compare(RAMP_A, RAMP_B)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen) and screen.error is None
+        table = screen.query_one("#compare-table", DataTable)
+        phases = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        assert phases == [label for label, _rate in STEPS]  # a row per step, in order
+        summary = {r["phase"]: r for r in StoreReader(store).phase_summary(RAMP_A)}
+        for index, (label, _rate) in enumerate(STEPS):
+            ops = str(table.get_row_at(index)[3]).split("\n")[0]
+            assert ops == f"{summary[label]['ops_per_s']:,.1f}"
+        steps = screen.query_one("#compare-steps", DataTable)
+        expected = ramp_steps(store, RAMP_A)
+        if hasattr(StoreReader, "ramp_steps"):  # the store's ramp API, once it has one
+            assert [str(steps.get_row_at(i)[0]) for i in range(steps.row_count)] == [
+                str(s["label"]) for s in expected]
+            assert steps.display == bool(expected)
+        else:
+            assert expected == [] and steps.row_count == 0 and not steps.display
+        # the charts give each step far from its neighbours a scale of its own
+        chart = screen.query_one("#compare-ops", LineChart)
+        assert [s.names for s in chart.scales] == [(label,) for label, _r in STEPS]
+
+
+def test_step_rows_pair_a_and_b_by_label() -> None:
+    from loadtower.tui.screens.compare import STEP_COLUMNS, step_rows
+
+    def step(label: str, achieved: float, passed: bool, why: str = "") -> dict:
+        return {"label": label, "asked": 100, "achieved_ops_per_s": achieved, "p50_ms": 1.0,
+                "p90_ms": 2.0, "p99_ms": 3.0, "errors": 0, "passed": passed, "why": why}
+
+    rows = step_rows([step("s@100", 99.5, True), step("s@200", 150.0, False, "p99 \x1b[2J")],
+                     [step("s@100", 98.0, True), step("s@300", 10.0, False)])
+    cells = [{c: str(v) for c, v in zip(STEP_COLUMNS, row, strict=True)} for row in rows]
+    assert [c["step"] for c in cells] == ["s@100", "s@200", "s@300"]
+    assert cells[0]["achieved"] == "99.5\n98.0" and cells[0]["passed"] == "yes\nyes"
+    assert cells[1]["achieved"] == "150.0\n-" and cells[1]["passed"] == "no\n-"
+    assert cells[1]["why"] == "p99 \\x1b[2J\n-"
+    assert cells[2]["achieved"] == "-\n10.0"

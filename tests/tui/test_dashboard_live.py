@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from textual.screen import Screen
 
+from loadtower.store.reader import StoreReader
 from loadtower.tui.app import LoadtowerApp
 from loadtower.tui.screens.dashboard import RunDashboard
 from loadtower.tui.widgets.live_table import LiveTable
@@ -67,7 +68,10 @@ async def test_follows_new_seconds_then_shows_the_end(live_store: Path, run: Liv
         await wait_for(pilot, lambda: "ENDED" in status_row(pilot), "the end of the run")
         row = status_row(pilot)
         assert "■ ENDED" in row and "completed" in row and "LIVE" not in row
-        assert "2,700 ops/s" in row  # the numbers stay: the run's last second
+        # the phase's rate as the store's phase_summary has it, not the last second's
+        (summary,) = StoreReader(live_store).phase_summary(LIVE_RUN)
+        assert f"{summary['ops_per_s']:,.0f} ops/s (phase)" in row
+        assert "2,700 ops/s" not in row
 
 
 async def test_a_failed_run_says_so_at_100_columns(live_store: Path, run: LiveRun) -> None:

@@ -148,3 +148,61 @@ async def test_pick_a_builtin_scenario_and_an_inventory_from_the_tree(
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is modal, "the modal again")
         assert box.value == "quickstart"
+
+
+HOSTILE = "\\u001b]0;PWNED\\u0007\\u001b[2J\\r[link=x]y[/link][/]"  # TOML escapes
+
+
+async def test_hostile_names_in_the_plan_are_shown_as_written(store: Path,
+                                                               tmp_path: Path) -> None:
+    """A scenario named "x[/]" (and a description with terminal escapes and markup) used
+    to end the app at the plan's first repaint; it is shown as plain text."""
+    scenario, inventory = tmp_path / "s.toml", tmp_path / "inv.toml"
+    scenario.write_text(SCENARIO.replace('name = "t"', f'name = "x[/]"\ndescription = "{HOSTILE}"'))
+    inventory.write_text(INVENTORY)
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        modal = await open_modal(pilot, str(scenario), str(inventory))
+        await pilot.click("#validate")
+        await settle(pilot)
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, StartRun)
+        assert modal.valid
+        text = screen_text(pilot)
+        assert "Scenario x[/] (cassandra)" in text
+        assert "\\x1b]0;PWNED" in plan_text(modal)
+        for byte in ("\x1b", "\x07", "\r", "\x00"):
+            assert byte not in text and byte not in plan_text(modal)
+
+
+def test_a_plan_renderer_is_never_read_as_markup() -> None:
+    from rich.table import Table
+
+    from loadtower.tui.screens.start_run import plain_text
+
+    table = Table(title="Scenario x[/] [link=x]y[/link]")
+    table.add_column("phase")
+    table.add_row("[bold]a[/]\x1b[2J")
+    shown = plain_text(table).plain
+    assert "Scenario x[/]" in shown and "[link=x]y[/link]" in shown
+    assert "[bold]a[/]\\x1b[2J" in shown and "\x1b" not in shown
+
+
+async def test_file_names_in_the_picker_are_plain_text(store: Path, tmp_path: Path) -> None:
+    """A file named "x[bold]y.toml" (Tree reads names as markup: shown "xy", bold) or with an escape in it."""
+    (tmp_path / "x[bold]y.toml").write_text("")
+    (tmp_path / "t\x1b[2J.toml").write_text("")
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        modal = await open_modal(pilot, str(tmp_path / "x[bold]y.toml"), "")
+        await settle(pilot)
+        await pilot.click("#browse-scenario")
+        await wait_for(pilot, lambda: isinstance(app.screen, FilePicker), "the file picker")
+        tree = app.screen.query_one(TomlTree)
+        await wait_for(pilot, lambda: len(tree.root.children) == 2, "the folder listed")
+        await pilot.pause()
+        text = screen_text(pilot)
+        assert app.is_running and "x[bold]y.toml" in text and "t\\x1b[2J.toml" in text
+        assert "\x1b" not in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is modal, "the modal again")

@@ -1,7 +1,10 @@
 """Two runs side by side per phase and op, with their throughput and p99 overlaid.
 
 Each phase and op is one table row two lines high: run A's figure over run B's, and
-the change from A to B beside them, so the table fits a 100-column terminal."""
+the change from A to B beside them, so the table fits a 100-column terminal. A ramp is
+stored with one phase label per step ("saturation@40"), so its steps are rows of their
+own; when the store can tell ramp steps apart (StoreReader.ramp_steps), a second table
+shows each step's asked and achieved rate, percentiles and verdict for A and B."""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -19,13 +21,16 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.terminal_text import markup_safe, visible
 from loadtower.tui.feed import snapshot
-from loadtower.tui.widgets.chart import LineChart, Series
+from loadtower.tui.widgets.chart import LineChart, Series, Span
 
 SIGNIFICANCE = ("[dim]Δ from A to B, in colour when significant (Welch's t-test over "
                 "per-second samples, p < 0.01): red is worse[/]")
 COLUMNS = ("phase", "op", "run", "ops/s", "Δ ops", "p50 ms", "p90 ms", "p99 ms", "Δ p99",
            "max ms", "errors", "sig")
+STEP_COLUMNS = ("step", "run", "asked", "achieved", "p50 ms", "p90 ms", "p99 ms", "errors",
+                "passed", "why")
 
 
 def _num(value: Any, digits: int = 2) -> str:
@@ -45,12 +50,51 @@ def _change(value: float | None, significant: bool, worse_if_up: bool) -> Text:
     return Text(f"{value:+.1f}%", style=style, justify="right")
 
 
+def ramp_steps(store: Path, run_id: str) -> list[dict[str, Any]]:
+    """The run's ramp steps as the store reports them; [] from a store that has no
+    ramp_steps yet, or for a run without a ramp."""
+    from loadtower.store import StoreReader
+
+    reader = StoreReader(store)
+    steps = getattr(reader, "ramp_steps", None)
+    return list(steps(run_id)) if steps is not None else []
+
+
+def _verdict(step: dict[str, Any] | None) -> str:
+    if step is None:
+        return "-"
+    return "yes" if step.get("passed") else "no"
+
+
+def step_rows(steps_a: list[dict[str, Any]], steps_b: list[dict[str, Any]]
+              ) -> list[tuple[Any, ...]]:
+    """One row per step label (A's order, then B's own), A over B in each cell."""
+    by_a = {str(s["label"]): s for s in steps_a}
+    by_b = {str(s["label"]): s for s in steps_b}
+    labels = list(by_a) + [label for label in by_b if label not in by_a]
+    out = []
+    for label in labels:
+        a, b = by_a.get(label), by_b.get(label)
+
+        def pair(key: str, digits: int = 2, a: Any = a, b: Any = b) -> Text:
+            return _pair(a.get(key) if a else None, b.get(key) if b else None, digits)
+
+        why = "\n".join(visible(s.get("why") or "", False) if s else "-" for s in (a, b))
+        out.append((
+            Text(visible(label, False)), Text("A\nB", style="bold"), pair("asked", 0),
+            pair("achieved_ops_per_s", 1), pair("p50_ms"), pair("p90_ms"), pair("p99_ms"),
+            pair("errors", 0), Text(f"{_verdict(a)}\n{_verdict(b)}"), Text(why),
+        ))
+    return out
+
+
 def table_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """One tuple of cells per phase and op (cells are two lines: A over B)."""
     out = []
     for r in rows:
         out.append((
-            Text(str(r["phase"])), Text(str(r["op"])), Text("A\nB", style="bold"),
+            Text(visible(r["phase"], False)), Text(visible(r["op"], False)),
+            Text("A\nB", style="bold"),
             _pair(r["ops_per_s_a"], r["ops_per_s_b"], 1),
             _change(r["ops_change_pct"], r["significant_ops"], worse_if_up=False),
             _pair(r["p50_ms_a"], r["p50_ms_b"]), _pair(r["p90_ms_a"], r["p90_ms_b"]),
@@ -67,6 +111,8 @@ class CompareScreen(Screen):
     DEFAULT_CSS = """
     CompareScreen #compare-title { height: auto; padding: 0 1; }
     CompareScreen #compare-table { height: auto; max-height: 50%; }
+    CompareScreen #compare-steps { height: auto; max-height: 30%; display: none; }
+    CompareScreen #compare-steps.-shown { display: block; }
     CompareScreen #compare-charts { height: 1fr; min-height: 8; }
     """
     BINDINGS = [
@@ -78,21 +124,25 @@ class CompareScreen(Screen):
         super().__init__()
         self.store, self.run_a, self.run_b = store, run_a, run_b
         self.rows: list[dict[str, Any]] = []
+        self.steps: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
         self.error: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(
-            f"[b]A[/b] {escape(self.run_a)}   vs   [b]B[/b] {escape(self.run_b)}\n" + SIGNIFICANCE,
+            f"[b]A[/b] {markup_safe(self.run_a)}   vs   [b]B[/b] {markup_safe(self.run_b)}\n"
+            + SIGNIFICANCE,
             id="compare-title",
         )
         yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="compare-steps", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="compare-charts"):
             yield LineChart("ops/s over the run (A, B)", id="compare-ops")
             yield LineChart("p99 ms over the run (A, B)", " ms", id="compare-p99")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns(*COLUMNS)
+        self.query_one("#compare-table", DataTable).add_columns(*COLUMNS)
+        self.query_one("#compare-steps", DataTable).add_columns(*STEP_COLUMNS)
         self.load()
 
     @work(thread=True, exclusive=True)
@@ -102,29 +152,36 @@ class CompareScreen(Screen):
         try:
             rows = compare_runs(self.store, self.run_a, self.run_b)
             snaps = [snapshot(self.store, run, None, 0) for run in (self.run_a, self.run_b)]
+            steps = (ramp_steps(self.store, self.run_a), ramp_steps(self.store, self.run_b))
         except (LoadtowerError, KeyError, duckdb.Error) as exc:  # a run deleted meanwhile
             message = (f"no run {exc.args[0]} in {self.store}" if isinstance(exc, KeyError)
                        else (str(exc).splitlines() or [type(exc).__name__])[0])
             self.app.call_from_thread(self._failed, message)
             return
-        self.app.call_from_thread(self._show, rows, snaps)
+        self.app.call_from_thread(self._show, rows, snaps, steps)
 
     def _failed(self, message: str) -> None:
         """The runs cannot be compared: say why, in place of the figures."""
         self.error = message
         title = Text.assemble(
-            ("A", "bold"), f" {self.run_a}   vs   ", ("B", "bold"), f" {self.run_b}\n",
-            (f"cannot compare: {message}", "bold red"))
+            ("A", "bold"), f" {visible(self.run_a, False)}   vs   ", ("B", "bold"),
+            f" {visible(self.run_b, False)}\n",
+            (f"cannot compare: {visible(message, False)}", "bold red"))
         self.query_one("#compare-title", Static).update(title)
 
-    def _show(self, rows: list[dict[str, Any]], snaps: list[Any]) -> None:
-        self.rows = rows
-        table = self.query_one(DataTable)
+    def _show(self, rows: list[dict[str, Any]], snaps: list[Any],
+              steps: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])) -> None:
+        self.rows, self.steps = rows, steps
+        table = self.query_one("#compare-table", DataTable)
         for row in table_rows(rows):
             table.add_row(*row, height=2)
+        step_table = self.query_one("#compare-steps", DataTable)
+        for row in step_rows(*steps):
+            step_table.add_row(*row, height=2)
+        step_table.set_class(bool(step_table.row_count), "-shown")
         title = "  vs  ".join(
-            f"[b]{label}[/b] {escape(str(s.run['name']))} {escape(str(s.run['id']))} "
-            f"{escape(str(s.run['status']))} "
+            f"[b]{label}[/b] {markup_safe(s.run['name'])} {markup_safe(s.run['id'])} "
+            f"{markup_safe(s.run['status'])} "
             f"{s.last_ts - s.first_ts:,.0f} s" for label, s in zip("AB", snaps, strict=True))
         self.query_one("#compare-title", Static).update(title + "\n" + SIGNIFICANCE)
         ops, p99 = [], []
@@ -140,8 +197,13 @@ class CompareScreen(Screen):
             ops.append(Series(label, [(ts - t0, v[0]) for ts, v in sorted(per_ts.items())]))
             p99.append(Series(label, [(ts - t0, v[1]) for ts, v in sorted(per_ts.items())]))
         labels = ("0s", f"{longest:,.0f}s")
-        self.query_one("#compare-ops", LineChart).set_data(ops, (0.0, longest), labels)
-        self.query_one("#compare-p99", LineChart).set_data(p99, (0.0, longest), labels)
+        first = snaps[0]  # A's phases and steps: a y scale for each far from its neighbours
+        spans = [Span(s.first - first.first_ts, s.end - first.first_ts, s.label)
+                 for s in first.stretches]
+        self.query_one("#compare-ops", LineChart).set_data(ops, (0.0, longest), labels,
+                                                           segments=spans)
+        self.query_one("#compare-p99", LineChart).set_data(p99, (0.0, longest), labels,
+                                                           segments=spans)
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 1:

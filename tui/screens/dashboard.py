@@ -31,6 +31,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, RichLog
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.terminal_text import visible
 from loadtower.tui.feed import WINDOWS, Snapshot, snapshot, store_version
 from loadtower.tui.widgets import panels
 from loadtower.tui.widgets.chart import LineChart
@@ -245,7 +246,8 @@ class RunDashboard(Screen):
         if message.snap is None:
             if message.error != self._error:
                 self._error = message.error
-                self.notify(f"cannot read the run: {message.error}", severity="error")
+                self.notify(visible(f"cannot read the run: {message.error}"), severity="error",
+                            markup=False)
             if self.live:
                 self._version = None  # try again on the next tick
             return
@@ -285,6 +287,11 @@ class RunDashboard(Screen):
         ops, p99, errors = snap.last_second()
         window = WINDOWS[self.window_index]
         status = str(snap.run["status"])
+        ended_live = self.live and status != "running"
+        label = snap.last_label() if ended_live else ""
+        figures = snap.phase_figures(label) if label else None
+        if figures is not None:  # the phase's own figures (a last partial second is not it)
+            ops, p99, errors = figures
         status_part = Text(status, style=panels.STATUS_STYLE.get(status, "bold"))
         parts: list[Part] = []
         if self.live and status == "running":
@@ -295,22 +302,28 @@ class RunDashboard(Screen):
             mode = f"REPLAY {'▶' if self.playing else '⏸'} {SPEEDS[self.speed_index]}x"
             parts += [(0, Text(mode, style="bold cyan")), (0, status_part)]
         phase = Text("phase ")
-        phase.append(snap.phase_at(snap.cursor) or "-", style="bold")
+        phase.append(visible(snap.phase_at(snap.cursor) or "-", False), style="bold")
+        step = label if figures is not None and label != snap.phase_at(snap.cursor) \
+            else snap.step_at(snap.cursor)
+        if step:
+            phase.append(" step ")
+            phase.append(visible(step, False), style="bold")
         if self.phase_paused:
             phase.append(" (paused)")
         parts += [
-            (3, Text(str(snap.run["name"]), style="bold")),
-            (4, Text(self.run_id)),
+            (3, Text(visible(snap.run["name"], False), style="bold")),
+            (4, Text(visible(self.run_id, False))),
             (1, phase),
             (2, Text(panels.clock(snap.cursor))),
             (1, Text(f"t+{snap.cursor - snap.first_ts:,.0f}s/{snap.last_ts - snap.first_ts:,.0f}s")),
-            (0, Text(f"{ops:,.0f} ops/s", style="green")),
+            (0, Text(f"{ops:,.0f} ops/s" + (" (phase)" if figures is not None else ""),
+                     style="green")),
             (0, Text(f"p99 {p99:.2f} ms", style="yellow")),
             (2, Text(f"errors {errors}", style="red" if errors else "dim")),
             (2, Text(f"window {'whole run' if window == 0 else f'{window // 60} min'}")),
         ]
         if snap.run.get("reason") and status != "running":
-            parts.append((5, Text(str(snap.run["reason"]), style="dim")))
+            parts.append((5, Text(visible(snap.run["reason"], False), style="dim")))
         return parts
 
     def on_phase_timeline_picked(self, message: PhaseTimeline.Picked) -> None:
@@ -370,10 +383,11 @@ class RunDashboard(Screen):
             self.seek_to(self.cursor + seconds)
 
     def marks(self) -> list[float]:
-        """Phase starts and notable events, in time order: targets for [ and ]."""
+        """Phase and ramp step starts and notable events, in time order: targets for [ and ]."""
         if self.snap is None:
             return []
         found = {float(p["started"]) for p in self.snap.phases if p["started"] is not None}
+        found |= {s.first for s in self.snap.stretches}
         return sorted(found | set(self.snap.marks))
 
     def action_jump(self, direction: int) -> None:
@@ -390,7 +404,8 @@ class RunDashboard(Screen):
             if answer and self.snap is not None:
                 target = parse_seek(answer, self.snap)
                 if target is None:
-                    self.notify(f"cannot seek to '{answer}'", severity="error")
+                    self.notify(visible(f"cannot seek to '{answer}'"), severity="error",
+                                markup=False)  # as typed: "[/]" is not markup
                 else:
                     self.seek_to(target)
 
@@ -410,12 +425,12 @@ class RunDashboard(Screen):
         try:
             reply = await send_command(self.control_path, command)  # type: ignore[arg-type]
         except OSError as exc:
-            self.notify(f"cannot reach the run: {exc}", severity="error")
+            self.notify(visible(f"cannot reach the run: {exc}"), severity="error", markup=False)
             return
         if reply == "ok" and command in ("pause_phase", "resume_phase"):
             self.phase_paused = command == "pause_phase"
             self._show_status()
-        self.notify(done_message if reply == "ok" else reply)
+        self.notify(visible(done_message if reply == "ok" else reply), markup=False)
 
     def action_stop_run(self) -> None:
         def answered(yes: bool | None) -> None:

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.cells import cell_len
-from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -15,6 +14,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from loadtower.store.terminal_text import visible
 from loadtower.tui.runs_data import list_runs
 from loadtower.tui.widgets.confirm import Confirm
 
@@ -159,18 +159,20 @@ class RunsScreen(Screen):
         if current is not None and current in table.rows:
             table.move_cursor(row=table.get_row_index(current))
         sort = SORTS[self.sort_index]
-        self.query_one("#runs-status", Static).update(Text(
+        self.query_one("#runs-status", Static).update(Text(visible(
             f"{table.row_count} of {len(runs)} runs in {self.store}  sorted by {sort}"
             + (f"  filter '{self.filter_text}'" if self.filter_text else "")
-            + (f"  marked: {', '.join(self.marked)}" if self.marked else "")
-        ))
+            + (f"  marked: {', '.join(self.marked)}" if self.marked else ""), False
+        )))
 
     def _cells(self, run: dict[str, Any]) -> tuple[str, ...]:
-        """One row as plain text (stored names are never read as markup)."""
+        """One row as plain text (stored names are never read as markup, and their
+        control characters are spelled out)."""
         p99 = f"{run['p99_ms']:.2f}" if run["p99_ms"] is not None else "-"
         return (
-            (MARK if run["id"] in self.marked else "") + str(run["name"]), str(run["id"]),
-            str(run["scenario"]), str(run["status"]),
+            (MARK if run["id"] in self.marked else "") + visible(run["name"], False),
+            visible(run["id"], False), visible(run["scenario"], False),
+            visible(run["status"], False),
             time.strftime("%Y-%m-%d %H:%M", time.gmtime(run["started"])),
             f"{duration(run):,.0f} s", f"{run['peak_ops']:,.0f}", p99,
         )
@@ -253,8 +255,7 @@ class RunsScreen(Screen):
                 self._delete(run["id"])
 
         self.app.push_screen(
-            Confirm(f"Delete run {run['id']} ({escape(str(run['name']))}) and all its samples?",
-                    "Delete"),
+            Confirm(f"Delete run {run['id']} ({run['name']}) and all its samples?", "Delete"),
             answered,
         )
 
@@ -265,8 +266,8 @@ class RunsScreen(Screen):
         try:
             delete_run(self.store, run_id)
         except Exception as exc:  # noqa: BLE001 - shown to the operator, the app goes on
-            self.app.call_from_thread(self.notify, f"delete failed: {exc}", severity="error",
-                                      markup=False)
+            self.app.call_from_thread(self.notify, visible(f"delete failed: {exc}"),
+                                      severity="error", markup=False)
             return
-        self.app.call_from_thread(self.notify, f"deleted run {run_id}")
+        self.app.call_from_thread(self.notify, visible(f"deleted run {run_id}"), markup=False)
         self.reload()

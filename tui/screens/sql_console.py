@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 import re
+import threading
 import time
 from datetime import datetime
 from decimal import Decimal
@@ -21,6 +22,8 @@ from textual.widgets import DataTable, Footer, Static, TextArea, Tree
 from textual.worker import get_current_worker
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.terminal_text import visible
+from loadtower.tui.widgets.sql_editor import SqlEditor
 
 MAX_SHOWN = 1000
 MAX_CELL = 80
@@ -33,7 +36,7 @@ COLUMNS_SQL = ("SELECT table_name, column_name, data_type FROM information_schem
 
 def format_cell(value: Any) -> str:
     """A table cell on one line: floats with at most 4 decimals, line breaks shown as ↵,
-    long values cut short."""
+    control characters spelled out (\\x1b), long values cut short."""
     if value is None:
         return "NULL"
     if isinstance(value, float | Decimal) and math.isfinite(value):
@@ -43,7 +46,7 @@ def format_cell(value: Any) -> str:
         return text
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(bytes(value))} bytes>"
-    text = str(value).replace("\r\n", "↵").replace("\n", "↵").replace("\t", " ")
+    text = visible(str(value).replace("\r\n", "↵").replace("\n", "↵").replace("\t", " "))
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
@@ -52,10 +55,12 @@ def cell(value: Any) -> Text:
     return Text(format_cell(value), no_wrap=True)
 
 
-def fetch(store: Path, query: str, cap: int) -> tuple[list[str], list[tuple], bool]:
+def fetch(store: Path, query: str, cap: int, cancel: threading.Event | None = None
+          ) -> tuple[list[str], list[tuple], bool]:
     """The columns and at most `cap` rows of `query`, and whether it had more: the
-    reader fetches `cap + 1` rows and never reads the rest."""
-    columns, rows = _reader(store).sql(query, max_rows=cap + 1)
+    reader fetches `cap + 1` rows and never reads the rest. Setting `cancel` stops the
+    query (QueryCancelled)."""
+    columns, rows = _reader(store).sql(query, max_rows=cap + 1, cancel=cancel)
     return list(columns), list(rows[:cap]), len(rows) > cap
 
 
@@ -94,6 +99,8 @@ class SqlScreen(Screen):
                 tooltip="The query before, from this session's history"),
         Binding("ctrl+down", "history(1)", "Next query", priority=True,
                 tooltip="The query after, from this session's history"),
+        Binding("ctrl+k", "cancel_query", "Cancel", priority=True,
+                tooltip="Stop the running query (or export); leaving the console stops it too"),
         Binding("ctrl+e", "export", "Export CSV", priority=True,
                 tooltip="Write the whole result to a CSV file in the working directory"),
         Binding("escape", "back", "Back", tooltip="Back to the screen before"),
@@ -114,6 +121,10 @@ class SqlScreen(Screen):
         self.last_rows: list[tuple] = []
         self.truncated = False
         self.last_error: str | None = None
+        # set to stop the running query / export: by the cancel key, a newer query, and
+        # leaving the screen (a query left running would hold the store and the app's exit)
+        self._cancels: dict[str, threading.Event] = {}
+        self.cancelled = 0  # queries and exports stopped (tests)
 
     def compose(self) -> ComposeResult:
         tree: Tree[tuple[str, str]] = Tree("tables", id="sql-schema")
@@ -121,7 +132,7 @@ class SqlScreen(Screen):
         with Horizontal():
             yield tree
             with Vertical(id="sql-main"):
-                yield TextArea(self.initial_query, id="sql-editor", soft_wrap=True)
+                yield SqlEditor(visible(self.initial_query), id="sql-editor", soft_wrap=True)
                 yield DataTable(id="sql-results", zebra_stripes=True)
                 yield Static("ctrl+r / F5 runs the query", id="sql-status", markup=False)
         yield Footer(compact=True)
@@ -148,10 +159,11 @@ class SqlScreen(Screen):
         nodes = {}
         for name, kind in tables:
             label = f"{name} (view)" if "VIEW" in str(kind).upper() else str(name)
-            nodes[name] = tree.root.add(Text(label), data=("table", str(name)))
+            nodes[name] = tree.root.add(Text(visible(label, False)), data=("table", str(name)))
         for table, column, dtype in columns:
             if table in nodes:
-                nodes[table].add_leaf(Text(f"{column}  {dtype}"), data=("column", str(table)))
+                nodes[table].add_leaf(Text(visible(f"{column}  {dtype}", False)),
+                                      data=("column", str(table)))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
         data = event.node.data
@@ -162,8 +174,8 @@ class SqlScreen(Screen):
     def run_query(self, query: str) -> None:
         """Put `query` in the editor and run it in a worker thread."""
         editor = self.query_one("#sql-editor", TextArea)
-        if editor.text != query:
-            editor.load_text(query)
+        if editor.text != visible(query):
+            editor.load_text(query)  # (shown with its control characters spelled out)
         query = query.strip()
         if not query:
             self._set_status("nothing to run", True)
@@ -171,23 +183,77 @@ class SqlScreen(Screen):
         if not self.history or self.history[-1] != query:
             self.history.append(query)
         self._history_pos, self._draft = len(self.history), ""
-        self._set_status("running…", False)
-        self._execute(query)
+        self._set_status("running… (ctrl+k cancels)", False)
+        self._execute(query, self._new_cancel("query"))
+
+    def _new_cancel(self, what: str) -> threading.Event:
+        """A fresh cancel event for `what` ("query", "export"); the one before is set."""
+        old = self._cancels.get(what)
+        if old is not None:
+            old.set()
+        event = self._cancels[what] = threading.Event()
+        self.refresh_bindings()
+        return event
+
+    @property
+    def busy(self) -> bool:
+        """A query or an export is running."""
+        return any(not e.is_set() for e in self._cancels.values())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_query":
+            return True if self.busy else None  # shown, greyed out while nothing runs
+        return True
+
+    def action_cancel_query(self) -> None:
+        """Stop the running query (or export)."""
+        stopped = self.cancel_all()
+        if not stopped:
+            self._set_status("no query is running", False)
+        else:
+            self._set_status("cancelling…", False)
+
+    def cancel_all(self) -> int:
+        """Set every running query's and export's cancel event; how many were running."""
+        running = [e for e in self._cancels.values() if not e.is_set()]
+        for event in running:
+            event.set()
+        return len(running)
+
+    def on_unmount(self) -> None:
+        self.cancel_all()  # the console left (or the app quit): its query stops with it
+
+    def _finished(self, event: threading.Event) -> None:
+        event.set()  # (a no-op if cancelled) the cancel key has nothing left to stop
+        if self.is_mounted:
+            self.refresh_bindings()
 
     @work(thread=True, exclusive=True, group="sql-query")
-    def _execute(self, query: str) -> None:
+    def _execute(self, query: str, cancel: threading.Event) -> None:
+        from loadtower.store.reader import QueryCancelled
+
         started = time.perf_counter()
         try:
-            columns, rows, more = fetch(self.store, query, MAX_SHOWN)
+            columns, rows, more = fetch(self.store, query, MAX_SHOWN, cancel)
+        except QueryCancelled:
+            self.cancelled += 1  # here: the screen may be gone already (left, or the app quit)
+            self._post(self._cancelled, cancel, "query", time.perf_counter() - started)
+            return
         except LoadtowerError as exc:
             result: tuple = (None, None, False, str(exc))
         except Exception as exc:  # never a traceback, never a crash
             result = (None, None, False, f"{type(exc).__name__}: {exc}")
         else:
             result = (columns, rows, more, None)
+        self._post(self._finished, cancel)
         if not get_current_worker().is_cancelled:
             self._post(self._show_result, query, *result,
                        (time.perf_counter() - started) * 1000)
+
+    def _cancelled(self, event: threading.Event, what: str, seconds: float) -> None:
+        self._finished(event)
+        if self.is_mounted and self._cancels.get(what) is event:  # not a superseded one
+            self._set_status(f"{what} cancelled after {seconds:.1f} s", True)
 
     def _post(self, callback: Any, *args: Any) -> None:
         try:
@@ -206,7 +272,7 @@ class SqlScreen(Screen):
             self._set_status(error, True)
             return
         for name in self.last_columns:
-            table.add_column(Text(str(name)))
+            table.add_column(Text(visible(name, keep_newlines=False)))
         table.add_rows([tuple(cell(v) for v in row) for row in self.last_rows])
         if more:
             status = (f"first {len(self.last_rows)} rows shown, the result has more "
@@ -218,7 +284,7 @@ class SqlScreen(Screen):
     def _set_status(self, message: str, error: bool) -> None:
         status = self.query_one("#sql-status", Static)
         status.set_class(error, "error")
-        status.update(Text(message.replace("\n", " "), style="red" if error else ""))
+        status.update(Text(visible(message.replace("\n", " ")), style="red" if error else ""))
 
     def action_run(self) -> None:
         self.run_query(self.query_one("#sql-editor", TextArea).text)
@@ -245,22 +311,32 @@ class SqlScreen(Screen):
             path, n = folder / f"loadtower-query-{stamp}-{n}.csv", n + 1
         self._set_status(f"exporting to {path} …", False)
         shown = None if self.truncated else (list(self.last_columns), self.last_rows)
-        self._export(self.last_query, shown, path)
+        self._export(self.last_query, shown, path, self._new_cancel("export"))
 
     @work(thread=True, exclusive=True, group="sql-export")
     def _export(self, query: str, shown: tuple[list[str], list[tuple]] | None,
-                path: Path) -> None:
+                path: Path, cancel: threading.Event) -> None:
         """The whole result: the rows shown, or when they were cut short, the query's
         rows read again."""
+        from loadtower.store.reader import QueryCancelled
+
+        started = time.perf_counter()
         try:
-            columns, rows = shown if shown is not None else _reader(self.store).sql(query)
+            columns, rows = (shown if shown is not None
+                             else _reader(self.store).sql(query, cancel=cancel))
             with path.open("w", newline="", encoding="utf-8") as fh:
                 writer = csv.writer(fh)
                 writer.writerow(columns)
                 writer.writerows(rows)
+        except QueryCancelled:
+            self.cancelled += 1
+            self._post(self._cancelled, cancel, "export", time.perf_counter() - started)
+            return
         except (LoadtowerError, OSError) as exc:
+            self._post(self._finished, cancel)
             self._post(self._set_status, f"export failed: {exc}", True)
             return
+        self._post(self._finished, cancel)
         self._post(self._set_status, f"wrote {len(rows)} rows to {path}", False)
 
     def action_back(self) -> None:

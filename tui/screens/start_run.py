@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.console import Console, RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -19,11 +20,33 @@ from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Select, Static
 
 from loadtower.defaults import default_sandbox_dir
+from loadtower.store.terminal_text import visible
 from loadtower.tui.widgets.file_picker import FilePicker, start_folder
 
 TYPING_PAUSE_S = 0.4  # validate once typing stops for this long
 
 Values = tuple[str, Path, list[str]]
+PLAN_WIDTH = 88  # the plan box's inner width (the dialog is 96 wide)
+
+
+def plain_text(renderable: RenderableType, width: int = PLAN_WIDTH) -> Text:
+    """`renderable` (the plan renderer's tables) drawn once, here, into a Text of plain
+    segments: its strings are never read as markup (no console markup: a scenario named
+    "x[/]" is shown as written), and control characters in them are spelled out. The
+    styles of the tables stay."""
+    console = Console(width=width, markup=False, emoji=False, highlight=False,
+                      color_system="truecolor", force_terminal=True, legacy_windows=False)
+    out = Text(no_wrap=True, overflow="ignore")
+    for segment in console.render(renderable, console.options.update(width=width)):
+        if segment.control:
+            continue  # (a renderable's cursor moves: nothing to show)
+        out.append(visible(segment.text), segment.style)
+    out.rstrip()
+    return out
+
+
+def error_text(message: object) -> Text:
+    return Text(visible(message), style="red")
 
 
 def builtin_scenarios() -> list[str]:
@@ -71,7 +94,7 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
             yield Label("Overrides (KEY=VALUE separated by spaces, e.g. phases[1].duration=20s)")
             yield Input(value="", id="start-overrides")
             with VerticalScroll(id="start-plan-box"):  # a long plan scrolls, never cut off
-                yield Static("", id="start-plan")
+                yield Static("", id="start-plan", markup=False)
             with Horizontal(id="start-buttons"):
                 yield Button("Validate", id="validate")
                 yield Button("Start", id="start", variant="success", disabled=True)
@@ -132,25 +155,28 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
 
         scenario, inventory, overrides = values
         if not scenario or not str(inventory) or str(inventory) == ".":
-            text: object = Text("pick a scenario and an inventory file", style="yellow")
+            text = Text("pick a scenario and an inventory file", style="yellow")
             ok = False
         else:
             try:
                 plan = load_plan(scenario, inventory, overrides, None)
-                text, ok = render_plan(plan), True
+                text, ok = plain_text(render_plan(plan)), True
             except LoadtowerError as exc:  # not markup: the message may hold [brackets]
-                text, ok = Text(str(exc), style="red"), False
+                text, ok = error_text(exc), False
+            except Exception as exc:  # noqa: BLE001 - a bug in a renderer: shown, no crash
+                text = error_text(f"cannot show the plan: {type(exc).__name__}: {exc}")
+                ok = False
         self.app.call_from_thread(self._validated, values, text, ok)
 
-    def _validated(self, values: Values, text: object, ok: bool) -> None:
+    def _validated(self, values: Values, text: Text, ok: bool) -> None:
         if values != self._values():  # the fields changed meanwhile: that check follows
             return
         self._validating = False
         self._show(text, ok)
 
-    def _show(self, text: object, ok: bool) -> None:
+    def _show(self, text: Text, ok: bool) -> None:
         self.valid = ok
-        self.query_one("#start-plan", Static).update(text)  # type: ignore[arg-type]
+        self.query_one("#start-plan", Static).update(text)
         self.query_one("#start", Button).disabled = not ok
 
     # ------------------------------------------------------------------ starting
@@ -178,7 +204,7 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
         try:
             started = start_headless(scenario, inventory, self.store, extra)
         except LoadtowerError as exc:
-            self.app.call_from_thread(self._show, Text(str(exc), style="red"), False)
+            self.app.call_from_thread(self._show, error_text(exc), False)
             return
         getattr(self.app, "started_runs", []).append(started)
         control = default_control_path(self.store, started.run_id)

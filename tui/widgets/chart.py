@@ -7,6 +7,13 @@ one cached Strip per row), so a repaint of the screen costs it nothing.
 Many series stay legible: a band (min..max of many hosts, shaded) can go under the
 lines, and a legend that does not fit shortens names with "…" and then ends in
 "+N more" instead of being cut off.
+
+Phases of very different rates share a chart without one flattening the other: given
+the run's segments (its phases, or a ramp's steps), each stretch of the window whose
+values differ from its neighbours' by more than SCALE_STEP times gets its own y scale.
+A scale change is drawn as a dotted column at the segment's start with the new top
+beside it ("┊10.2k"); the y labels on the left are those of the first stretch. The
+scales are public (`LineChart.scales`), so tests and readers can tell what is shown.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from loadtower.store.terminal_text import visible
+
 DOTS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))  # [row][col] braille bits
 _DOTS = np.array(DOTS, dtype=np.int64)
 LABEL_W = 8
@@ -29,6 +38,9 @@ PALETTE = ("#4fc3f7", "#ffb74d", "#81c784", "#e57373", "#ba68c8", "#fff176", "#4
 JOIN_GAP = 2.5  # points further apart than this many sample steps are not joined
 BAND_COLOR = "#56606b"
 MIN_NAME = 6  # a legend name is not shortened below this many cells ("inser…")
+SCALE_STEP = 2.0  # neighbouring stretches whose tops differ less than this share a scale
+HEADROOM = 1.1  # the top of a linear scale: the highest value plus 10%
+BOUNDARY = "┊"
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,97 @@ class Band:
 
 
 LegendItem = tuple[str, str, str, str]  # (glyph, colour, name, value)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A stretch of the run with a name (a phase, or a ramp step): [start, end)."""
+
+    start: float
+    end: float
+    name: str
+
+
+@dataclass(frozen=True)
+class Scale:
+    """One y scale of the chart over the x stretch [x_lo, x_hi), and the segments it covers."""
+
+    x_lo: float
+    x_hi: float
+    y_lo: float
+    y_hi: float
+    names: tuple[str, ...] = ()
+
+
+def stretch_tops(series: Sequence[Series], cuts: Sequence[float], x_range: tuple[float, float]
+                 ) -> list[float | None]:
+    """The highest value of any series in each stretch [cuts[k], cuts[k+1]) (None: no data)."""
+    edges = [x_range[0], *cuts, x_range[1] + 1e-9]
+    tops: list[float | None] = [None] * (len(edges) - 1)
+    for s in series:
+        pts = np.asarray(s.points, dtype=np.float64).reshape(-1, 2)
+        if not pts.size:
+            continue
+        index = np.searchsorted(edges, pts[:, 0], side="right") - 1
+        for k in range(len(tops)):
+            values = pts[index == k, 1]
+            if values.size:
+                top = float(values.max())
+                tops[k] = top if tops[k] is None else max(tops[k], top)  # type: ignore[type-var]
+    return tops
+
+
+def split_scales(series: Sequence[Series], segments: Sequence[Span],
+                 x_range: tuple[float, float]) -> list[Scale] | None:
+    """Linear scales per group of neighbouring segments in `x_range` whose tops are within
+    SCALE_STEP of each other; None when one scale fits all."""
+    x0, x1 = x_range
+    inside = sorted((g for g in segments if g.end > x0 and g.start < x1), key=lambda g: g.start)
+    if len(inside) < 2:
+        return None
+    cuts = [max(g.start, x0) for g in inside[1:]]
+    # a stretch with no data, or only zeros (no ops, no latency), takes its neighbour's scale
+    tops = [t if t is not None and t > 0 else None for t in stretch_tops(series, cuts, x_range)]
+    los = [x0, *cuts]
+    his = [*cuts, x1]
+    groups: list[list[int]] = []
+    for k, top in enumerate(tops):
+        if top is None and groups:  # no data: part of the stretch before it
+            groups[-1].append(k)
+            continue
+        if groups:
+            known = [tops[i] for i in groups[-1] if tops[i] is not None]
+            if top is None or not known:
+                groups[-1].append(k)
+                continue
+            lo, hi = min(min(known), top), max(max(known), top)
+            if hi <= SCALE_STEP * max(lo, 1e-12):
+                groups[-1].append(k)
+                continue
+        groups.append([k])
+    if len(groups) < 2:
+        return None
+    scales = []
+    for group in groups:
+        known = [tops[i] for i in group if tops[i] is not None]
+        top = max(known) if known else 1.0  # type: ignore[type-var]
+        scales.append(Scale(los[group[0]], his[group[-1]], 0.0, (top or 1.0) * HEADROOM,
+                            tuple(inside[i].name for i in group)))
+    return scales
+
+
+def _cells(row: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(ch, color) for text, color in row for ch in text]
+
+
+def _runs_of(cells: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    runs: list[tuple[str, str]] = []
+    for ch, color in cells:
+        if runs and runs[-1][1] == color:
+            runs[-1] = (runs[-1][0] + ch, color)
+        else:
+            runs.append((ch, color))
+    return runs
 
 
 def legend_runs(items: Sequence[LegendItem], width: int) -> list[tuple[str, str]]:
@@ -208,16 +311,24 @@ class LineChart(Widget):
         self.unit = unit
         self.series: list[Series] = []
         self.band: Band | None = None
+        self.segments: list[Span] = []
+        self.scales: list[Scale] = []  # as last drawn: one, or one per stretch of its own
         self.x_range: tuple[float, float] = (0.0, 1.0)
         self.x_labels: tuple[str, str] = ("", "")
         self._lines: list[Strip] = []
         self._lines_key: tuple[object, ...] | None = None
 
     def set_data(self, series: list[Series], x_range: tuple[float, float],
-                 labels: tuple[str, str] | None = None, band: Band | None = None) -> None:
+                 labels: tuple[str, str] | None = None, band: Band | None = None,
+                 segments: Sequence[Span] = ()) -> None:
         """`labels`: what the left and right ends of the x axis say (default: -span, now).
-        `band`: a shaded range under the lines (and first in the legend)."""
+        `band`: a shaded range under the lines (and first in the legend).
+        `segments`: the run's phases (or steps): stretches of very different values get
+        their own y scale (linear charts without a fixed top)."""
         self.series, self.x_range, self.band = series, x_range, band
+        self.segments = list(segments)
+        self.scales = self._scales()
+        self._set_subtitle()
         span = x_range[1] - x_range[0]
         self.x_labels = labels or (f"-{human(span)}s" if span > 0 else "", "now")
         self._lines_key = None
@@ -225,7 +336,24 @@ class LineChart(Widget):
 
     def watch_log_y(self, log_y: bool) -> None:
         self._lines_key = None
-        self.border_subtitle = "log y" if log_y else ""  # in the border: never cut off
+        self.scales = self._scales()
+        self._set_subtitle()
+
+    def _set_subtitle(self) -> None:
+        """In the border (never cut off): a log axis, and a scale that changes."""
+        notes = ["log y"] if self.log_y else []
+        if len(self.scales) > 1:
+            notes.append(f"{BOUNDARY} y scale per phase")
+        subtitle = " · ".join(notes)
+        if self.border_subtitle != subtitle:
+            self.border_subtitle = subtitle
+
+    def _scales(self) -> list[Scale]:
+        if not self.log_y and self.y_max is None and self.band is None:
+            split = split_scales(self.series, self.segments, self.x_range)
+            if split is not None:
+                return split
+        return [Scale(*self.x_range, *self._y_range(), tuple(g.name for g in self.segments))]
 
     def _y_range(self) -> tuple[float, float]:
         chunks = [np.asarray(s.points, dtype=np.float64).reshape(-1, 2)[:, 1]
@@ -242,7 +370,7 @@ class LineChart(Widget):
         if self.y_max is not None:
             return 0.0, self.y_max
         top = float(values.max()) if values.size else 1.0
-        return 0.0, (top or 1.0) * 1.1
+        return 0.0, (top or 1.0) * HEADROOM
 
     def lines(self, width: int, height: int) -> list[list[tuple[str, str]]]:
         """The chart as rows of (text, color) runs: color "" is plain, "dim" is dim."""
@@ -252,23 +380,27 @@ class LineChart(Widget):
         if self.band is not None and len(self.band.points):
             _x, low, middle, high = self.band.points[-1][:4]
             unit = self.unit
-            items.append(("▒", self.band.color, self.band.name,
+            items.append(("▒", self.band.color, visible(self.band.name, False),
                           f"{human(low)}–{human(high)}{unit} med {human(middle)}{unit}"))
         for index, s in enumerate(self.series):
             if not s.in_legend:
                 continue
             color = s.color or PALETTE[index % len(PALETTE)]
             last = float(s.points[-1][1]) if len(s.points) else None
-            items.append(("●", color, s.name,
+            items.append(("●", color, visible(s.name, False),
                           f"{human(last) if last is not None else '-'}{self.unit}"))
         rows = [legend_runs(items, width)]
         if not any(len(s.points) for s in self.series) and self.band is None:
             rows.append([("no data in this window", "dim")])
             rows += [[] for _ in range(plot_h - 1)]
         else:
-            y_lo, y_hi = self._y_range()
-            canvas = render_canvas(self.series, plot_w, plot_h, self.x_range, (y_lo, y_hi),
-                                   self.log_y, self.band)
+            scales = self.scales or self._scales()
+            y_lo, y_hi = scales[0].y_lo, scales[0].y_hi
+            if len(scales) == 1:
+                canvas = render_canvas(self.series, plot_w, plot_h, self.x_range, (y_lo, y_hi),
+                                       self.log_y, self.band)
+            else:
+                canvas = self._split_canvas(scales, plot_w, plot_h)
             for r, row in enumerate(canvas):
                 label = human(y_hi) if r == 0 else human(y_lo) if r == plot_h - 1 else ""
                 rows.append([(f"{label:>{LABEL_W - 1}} ", "dim"), *row])
@@ -276,6 +408,38 @@ class LineChart(Widget):
         gap = " " * max(1, plot_w - len(left) - len(right))
         rows.append([(" " * LABEL_W + left + gap + right, "dim")])
         return rows
+
+    def _split_canvas(self, scales: list[Scale], width: int, height: int
+                      ) -> list[list[tuple[str, str]]]:
+        """The series drawn with each stretch on its own scale (values as a fraction of
+        its top; lines are not joined across a scale change), a dotted column where the
+        scale changes and the new top beside it."""
+        parts: list[Series] = []
+        for index, s in enumerate(self.series):
+            color = s.color or PALETTE[index % len(PALETTE)]
+            pts = np.asarray(s.points, dtype=np.float64).reshape(-1, 2)
+            for k, scale in enumerate(scales):
+                last = k == len(scales) - 1
+                keep = (pts[:, 0] >= scale.x_lo) & ((pts[:, 0] < scale.x_hi) | last)
+                if keep.any():
+                    chunk = pts[keep].copy()
+                    chunk[:, 1] = chunk[:, 1] / scale.y_hi
+                    parts.append(Series(s.name, chunk, color))
+        canvas = render_canvas(parts, width, height, self.x_range, (0.0, 1.0), False)
+        x0, x1 = self.x_range
+        fx = (width * 2 - 1) / (x1 - x0) if x1 > x0 else 0.0
+        rows = [_cells(row) for row in canvas]
+        tagged_to = 0  # a tag never covers the one before it (many short ramp steps)
+        for scale in scales[1:]:
+            col = min(width - 1, max(0, int(round((scale.x_lo - x0) * fx)) >> 1))
+            for cells in rows:
+                if cells[col][0] == " ":
+                    cells[col] = (BOUNDARY, "dim")
+            tag = BOUNDARY + human(scale.y_hi)
+            if width - col >= len(tag) and col >= tagged_to:
+                rows[0][col: col + len(tag)] = [(ch, "dim") for ch in tag]
+                tagged_to = col + len(tag) + 1
+        return [_runs_of(cells) for cells in rows]
 
     def notify_style_update(self) -> None:
         super().notify_style_update()

@@ -8,6 +8,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
+from loadtower.store.terminal_text import cell
+
 
 class Confirm(ModalScreen[bool]):
     DEFAULT_CSS = """
@@ -28,7 +30,7 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(cell(self.question))  # plain text: it may name stored things
             with Horizontal():
                 yield Button("No (n)", id="no")
                 yield Button(f"{self.yes} (y)", id="yes", variant="error")

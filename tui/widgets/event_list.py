@@ -14,6 +14,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from loadtower.store.terminal_text import visible
 from loadtower.tui.widgets.event_kinds import kind
 from loadtower.tui.widgets.timeline import clock
 
@@ -26,7 +27,7 @@ def event_text(item: Item) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis", end="")
     text.append(f"{clock(ts)} ", style="dim")
     text.append(f"{k.glyph} ", style=k.style)
-    text.append(message, style=k.style if name not in ("phase_start", "phase_end") else "cyan")
+    text.append(visible(message, keep_newlines=False), style=k.style if name not in ("phase_start", "phase_end") else "cyan")
     return text
 
 

@@ -12,11 +12,20 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DirectoryTree, Label
 
+from loadtower.store.terminal_text import visible
+
 SUFFIX = ".toml"
 
 
 class TomlTree(DirectoryTree):
     """Folders and .toml files; hidden entries left out."""
+
+    def process_label(self, label: str | Text) -> Text:
+        """A file name as plain text (Tree reads str labels as markup: "x[/].toml" would
+        end the app), its control characters spelled out."""
+        if isinstance(label, Text):
+            return Text(visible(label.plain, False), style=label.style)
+        return Text(visible(label, False))
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
         return [p for p in paths if not p.name.startswith(".")
@@ -55,7 +64,7 @@ class FilePicker(ModalScreen[Path | None]):
         with Vertical():
             yield Label(Text(f"{self.title_text}: enter opens a folder or picks a file, "
                              "backspace goes up, esc cancels"))
-            yield Label(Text(str(self.folder)), id="picker-folder")
+            yield Label(Text(visible(self.folder, False)), id="picker-folder")
             yield TomlTree(self.folder, id="picker-tree")
 
     def on_mount(self) -> None:
@@ -70,7 +79,7 @@ class FilePicker(ModalScreen[Path | None]):
         if parent != self.folder:
             self.folder = parent
             self.query_one(TomlTree).path = parent
-            self.query_one("#picker-folder", Label).update(Text(str(parent)))
+            self.query_one("#picker-folder", Label).update(Text(visible(parent, False)))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

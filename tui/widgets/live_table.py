@@ -8,7 +8,7 @@ written only for rows in view; the rest are written when they scroll into view. 
 table of 256 agents thus costs a few cell updates a second, not 1,280.
 
 Cells are Rich Text, never markup: an error class or host named "[x]" or "[/x]"
-shows as written.
+shows as written, and control characters in them are spelled out (terminal_text).
 """
 
 from __future__ import annotations
@@ -18,11 +18,19 @@ from collections.abc import Mapping, Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
+from loadtower.store.terminal_text import visible
+
 Cell = str | Text
 
 
 def as_text(value: Cell) -> Text:
-    return value if isinstance(value, Text) else Text(str(value))
+    """The cell as Text with nothing in it that could drive the terminal."""
+    if not isinstance(value, Text):
+        return Text(visible(value, False))
+    plain = visible(value.plain, False)
+    if plain == value.plain:
+        return value
+    return Text(plain, style=value.style, justify=value.justify)  # (spans: lengths changed)
 
 
 def same(a: object, b: Text) -> bool:

@@ -9,8 +9,9 @@ import numpy as np
 from rich.text import Text
 from textual.widgets import RichLog
 
+from loadtower.store.terminal_text import visible
 from loadtower.tui.feed import Snapshot
-from loadtower.tui.widgets.chart import Band, LineChart, Series
+from loadtower.tui.widgets.chart import Band, LineChart, Series, Span
 from loadtower.tui.widgets.event_list import Item
 from loadtower.tui.widgets.timeline import Phase, TimelineData, duration
 
@@ -59,9 +60,10 @@ def fill_charts(snap: Snapshot, throughput: LineChart, latency: LineChart, cpu: 
                 memory: LineChart, percentiles: tuple[str, ...] = ("p99",)) -> None:
     x = snap.x_range
     labels = (clock(x[0]), clock(x[1]))
+    spans = [Span(s.first, s.end, s.label) for s in snap.stretches]  # a scale per phase
     throughput.set_data(
         [Series(op, [(p.ts, p.ops) for p in pts]) for op, pts in sorted(snap.ops.items())], x,
-        labels,
+        labels, segments=spans,
     )
     lat: list[Series] = []
     for op, pts in sorted(snap.ops.items()):
@@ -69,7 +71,7 @@ def fill_charts(snap: Snapshot, throughput: LineChart, latency: LineChart, cpu: 
             name = op if len(percentiles) == 1 else f"{op} {pct}"
             lat.append(Series(name, [(p.ts, getattr(p, f"{pct}_ms")) for p in pts]))
     latency.border_title = f"latency {'/'.join(percentiles)} (ms)"
-    latency.set_data(lat, x, labels)
+    latency.set_data(lat, x, labels, segments=spans)
     for chart, column, title in ((cpu, 1, "node CPU (%)"), (memory, 2, "node memory (%)")):
         lines, band = node_series(snap.nodes, column)
         chart.border_title = title if band is None else f"{title} · top {TOP_NODES} + range"
@@ -118,8 +120,8 @@ def event_items(snap: Snapshot) -> list[Item]:
 def log_lines(snap: Snapshot) -> list[tuple[float, Text]]:
     out = []
     for entry in snap.logs:
-        line = Text(f"{clock(entry['ts'])} {entry['host']} ", style="dim")
-        line.append(entry["text"], style="red" if entry["stream"] == "stderr" else "")
+        line = Text(f"{clock(entry['ts'])} {visible(entry['host'], False)} ", style="dim")
+        line.append(visible(entry["text"]), style="red" if entry["stream"] == "stderr" else "")
         out.append((entry["ts"], line))
     return out
 
@@ -136,7 +138,7 @@ def timeline(snap: Snapshot, live: bool) -> tuple[TimelineData, str]:
     end = run_end(snap)
     start = min([snap.first_ts, *(float(p["started"]) for p in started)])
     phases = tuple(
-        Phase(p["name"], float(p["started"]),
+        Phase(visible(p["name"], False), float(p["started"]),
               float(p["ended"]) if p["ended"] is not None else max(end, float(p["started"])))
         for p in sorted(started, key=lambda p: (p["started"], p["idx"])))
     data = TimelineData(start, end, snap.cursor, phases, tuple(snap.markers),
@@ -162,8 +164,9 @@ def agent_table(snap: Snapshot) -> AgentTable:
         stale = snap.cursor - float(a["seen"]) > 5
         state = "silent" if stale and running else str(a["state"])
         cpu = float(a["cpu_pct"] or 0)
-        found.append((state != "silent", -cpu, str(a["agent"]), str(a["host"]), cpu,
-                      float(a["ops"] or 0), state))
+        found.append((state != "silent", -cpu, visible(a["agent"], False),
+                      visible(a["host"], False), cpu, float(a["ops"] or 0),
+                      visible(state, False)))
     found.sort()
     rows: dict[str, tuple[Text, ...]] = {}
     hot = silent = 0
@@ -194,4 +197,5 @@ def error_rows(snap: Snapshot) -> dict[str, tuple[Text, ...]]:
     if not snap.errors_by_class:
         return {"(none)": (Text("(none)", style="dim"), Text("0", style="dim"))}
     ordered = sorted(snap.errors_by_class.items(), key=lambda kv: (-kv[1], kv[0]))
-    return {k: (Text(k, style="red"), Text(f"{v:,}", justify="right")) for k, v in ordered}
+    return {k: (Text(visible(k, False), style="red"), Text(f"{v:,}", justify="right"))
+            for k, v in ordered}

@@ -50,11 +50,15 @@ def clock_time(text: str, snap: Snapshot) -> float | None:
 
 def parse_seek(answer: str, snap: Snapshot) -> float | None:
     """A time to seek to: a clock time as shown (14:13:41, or 14:13), an offset from the
-    start ('90s', '1m30s', 't+90s'), '+10s'/'-10s' from the cursor, or a phase name."""
+    start ('90s', '1m30s', 't+90s'), '+10s'/'-10s' from the cursor, a phase name, or a
+    ramp step's label ('saturation@40': where its data starts)."""
     text = answer.strip()
     for phase in snap.phases:
         if phase["name"] == text and phase["started"] is not None:
             return float(phase["started"])
+    for stretch in snap.stretches:
+        if stretch.label == text:
+            return stretch.first
     if ":" in text:
         return clock_time(text, snap)
     try:
@@ -82,7 +86,7 @@ class SeekPrompt(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Seek to a clock time (14:13:41), an offset from the start (1m30s), "
-                        "+10s / -10s, or a phase name")
+                        "+10s / -10s, or a phase or step name")
             yield Input(placeholder=self.now, id="seek-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
