@@ -46,7 +46,7 @@ def _status(orch: Orchestrator) -> Group:
         line.append(f"  {format_duration(now - state.phase_started)} in phase  ")
     line.append(f"elapsed {_elapsed(orch, now)}  ")
     if orch.sinks is not None:
-        last = orch.sinks.stats.latest(now, span=3)
+        last = orch.sinks.stats.latest(now, span=3, phase=state.phase or None)
         line.append(f"{last.ops_per_s:,.0f} ops/s  ", style="green")
         line.append(f"p99 {last.p99_ms:.2f} ms  ", style="yellow")
         style = "red" if last.errors else ""
@@ -65,7 +65,7 @@ def progress_line(orch: Orchestrator, now: float, span: int = int(PROGRESS_EVERY
     )
     figures = ""
     if orch.sinks is not None:
-        last = orch.sinks.stats.latest(now, span=span)
+        last = orch.sinks.stats.latest(now, span=span, phase=state.phase or None)
         figures = (
             f": {last.ops_per_s:,.1f} ops/s, p99 {last.p99_ms:.2f} ms, "
             f"errors {last.errors:,} (last {span} s)"

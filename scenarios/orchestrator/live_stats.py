@@ -147,17 +147,25 @@ class LiveStats:
                     stats.hist.add(hist)
 
     def window(
-        self, t0: float, t1: float, op: str | None = None, phase: str | None = None
+        self,
+        t0: float,
+        t1: float,
+        op: str | None = None,
+        phase: str | None = None,
+        steps: bool = False,
     ) -> WindowSummary:
         """Merged stats over completion seconds in [t0, t1) (of one phase label's ops
-        when `phase` is given)."""
+        when `phase` is given; with `steps`, its ramp steps' labels ``PHASE@...`` too)."""
         if phase is None and op is None:
             items = [s for ts, s in self.seconds.items() if t0 <= ts < t1]
         else:
+            step_prefix = f"{phase}@" if steps else None
             items = [
                 s
                 for (p, ts, o), s in self.cells.items()
-                if t0 <= ts < t1 and (phase is None or p == phase) and (op is None or o == op)
+                if t0 <= ts < t1
+                and (phase is None or p == phase or (step_prefix and p.startswith(step_prefix)))
+                and (op is None or o == op)
             ]
         return _summary(items, max(1, int(t1 - t0)) if items else 0)
 
@@ -184,10 +192,11 @@ class LiveStats:
     def span(self, label: str) -> PhaseSpan:
         return self.spans.get(label, PhaseSpan())
 
-    def latest(self, now: float, span: int = 1) -> WindowSummary:
-        """The last complete `span` seconds before `now`."""
+    def latest(self, now: float, span: int = 1, phase: str | None = None) -> WindowSummary:
+        """The last complete `span` seconds before `now` (of the ops of `phase` and its
+        ramp steps, when given: not a previous phase's late completions)."""
         end = int(now)
-        return self.window(end - span, end)
+        return self.window(end - span, end, phase=phase, steps=phase is not None)
 
     def ops_in(self, op: str, t0: float, t1: float) -> int:
         return sum(s.ops for (_p, ts, o), s in self.cells.items() if o == op and t0 <= ts < t1)

@@ -61,3 +61,19 @@ def test_latest_uses_complete_seconds() -> None:
     stats.add(_line("a/0", 51, "read", [1000] * 30))
     assert stats.latest(52.5, span=1).ops == 30
     assert stats.latest(52.5, span=2).ops == 40
+
+
+def test_the_latest_seconds_of_a_phase_leave_out_another_phases_late_ops() -> None:
+    """The progress line of phase `run` (and of a ramp's steps `ramp@40`) counts only
+    that phase's ops, not a previous phase's backlog completing in the same seconds."""
+    from tests.orchestrator.phase_fixtures import interval_line
+
+    stats = LiveStats()
+    for ts in range(100, 110):
+        stats.add(interval_line(ts, "insert", 1000, 2000, 0, phase="load"))  # late load ops
+        stats.add(interval_line(ts, "read", 50, 1000, 0, phase="run"))
+        stats.add(interval_line(ts, "read", 7, 1000, 0, phase="ramp@40"))
+    assert stats.latest(110, span=10).ops == 10 * 1057  # every phase's ops
+    assert stats.latest(110, span=10, phase="run").ops == 500
+    assert stats.latest(110, span=10, phase="ramp").ops == 70  # its steps
+    assert stats.latest(110, span=10, phase="ru").ops == 0  # a prefix is not a phase
