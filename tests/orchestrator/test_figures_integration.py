@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 QUICK = (
     "target.keyspace=lt_test_figures",
-    "dataset.records=5000",  # about 2 s of load on the sandbox
+    "dataset.records=10000",  # one to a few seconds of load on the sandbox
     "phases[1].duration=5s",
     "phases[1].rate=200",
 )
@@ -68,8 +68,10 @@ def test_a_load_phase_reports_one_rate_everywhere_and_identical_runs_compare_equ
     [event] = [e for e in reader.events(first) if e["kind"] == "load"]
     summary = {(r["phase"], r["op"]): r for r in reader.phase_summary(first)}
     stored = summary[(load["name"], "insert")]
-    assert 1.0 <= result["duration_s"] <= 10.0, result  # about 2 s here
-    assert result["inserted_ops"] == stored["ops"] == 5000
+    # the measured duration (first intended start to last completion) is the phase's
+    # own: a short load, shorter than the phase's clock, which also holds the set-up
+    assert 0 < result["duration_s"] <= load["ended"] - load["started"], (result, load)
+    assert result["inserted_ops"] == stored["ops"] == 10000
     assert event["data"]["insert_rate"] == result["insert_rate"]
     assert f"({result['insert_rate']:,.1f} ops/s" in event["message"]
     table = _table_rate(outputs[0], load["name"], "insert")
