@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from loadtower.store.live_feed import Snapshot, Stretch
 from loadtower.tui.app import LoadtowerApp
-from loadtower.tui.feed import Snapshot, Stretch
 from loadtower.tui.screens.dashboard import RunDashboard
 from loadtower.tui.screens.runs import RunsScreen
 from loadtower.tui.widgets import panels

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.text import Text
 
 from loadtower.store import StoreWriter
-from loadtower.tui.feed import Snapshot, store_version
+from loadtower.store.live_feed import Snapshot, store_version
 from loadtower.tui.widgets.chart import Band, LineChart, Series, human, legend_runs, render_canvas
 from loadtower.tui.widgets.panels import TOP_NODES, _continues, agent_table, node_series
 from loadtower.tui.widgets.seek import parse_seek

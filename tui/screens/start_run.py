@@ -50,9 +50,9 @@ def error_text(message: object) -> Text:
 
 
 def builtin_scenarios() -> list[str]:
-    from loadtower.scenarios.catalog import builtin_names
+    from loadtower.scenarios.control_api import builtin_scenarios as names
 
-    return builtin_names()
+    return names()
 
 
 class StartRun(ModalScreen[tuple[str, Path] | None]):
@@ -151,7 +151,7 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
     @work(thread=True, exclusive=True, group="validate")
     def validate_plan(self, values: Values) -> None:
         from loadtower.errors import LoadtowerError
-        from loadtower.scenarios.plan import load_plan, render_plan
+        from loadtower.scenarios.control_api import plan_lines
 
         scenario, inventory, overrides = values
         if not scenario or not str(inventory) or str(inventory) == ".":
@@ -159,8 +159,8 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
             ok = False
         else:
             try:
-                plan = load_plan(scenario, inventory, overrides, None)
-                text, ok = plain_text(render_plan(plan)), True
+                lines = plan_lines(scenario, inventory, overrides, PLAN_WIDTH)
+                text, ok = Text(visible("\n".join(lines)), no_wrap=True, overflow="ignore"), True
             except LoadtowerError as exc:  # not markup: the message may hold [brackets]
                 text, ok = error_text(exc), False
             except Exception as exc:  # noqa: BLE001 - a bug in a renderer: shown, no crash
@@ -196,18 +196,17 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
     @work(thread=True, exclusive=True)
     def start(self, values: Values) -> None:
         from loadtower.errors import LoadtowerError
-        from loadtower.scenarios.orchestrator.control import default_control_path
-        from loadtower.tui.run_process import start_headless
+        from loadtower.scenarios.control_api import control_path, start_run
 
         scenario, inventory, overrides = values
         extra = [arg for item in overrides for arg in ("--set", item)]
         try:
-            started = start_headless(scenario, inventory, self.store, extra)
+            started = start_run(scenario, inventory, self.store, extra)
         except LoadtowerError as exc:
             self.app.call_from_thread(self._show, error_text(exc), False)
             return
         getattr(self.app, "started_runs", []).append(started)
-        control = default_control_path(self.store, started.run_id)
+        control = control_path(self.store, started.run_id)
         self.app.call_from_thread(self.dismiss, (started.run_id, control))
 
     def action_cancel(self) -> None:

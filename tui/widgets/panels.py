@@ -9,8 +9,8 @@ import numpy as np
 from rich.text import Text
 from textual.widgets import RichLog
 
+from loadtower.store.live_feed import Snapshot
 from loadtower.store.terminal_text import visible
-from loadtower.tui.feed import Snapshot
 from loadtower.tui.widgets.chart import Band, LineChart, Series, Span
 from loadtower.tui.widgets.event_list import Item
 from loadtower.tui.widgets.timeline import Phase, TimelineData, duration

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from loadtower.tui.feed import Snapshot
+from loadtower.store.live_feed import Snapshot
 
 DAY = 86_400
 CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")

@@ -16,6 +16,7 @@ from typing import Any
 
 from loadtower.errors import LoadtowerError
 from loadtower.store.connection import connect
+from loadtower.store.read_errors import read_errors
 
 LOG_LINES = 200
 EVENT_LINES = 500
@@ -149,15 +150,17 @@ def _bounds(con: Any, run_id: str) -> tuple[dict[str, Any], float, float]:
 
 
 def run_bounds(store: Path, run_id: str) -> tuple[dict[str, Any], float, float]:
-    """The run's row and its first and last stored second (for live and seeking)."""
-    with connect(store, read_only=True) as con:
+    """The run's row and its first and last stored second (for live and seeking).
+    KeyError when the run is not in the store."""
+    with read_errors(store), connect(store, read_only=True) as con:
         return _bounds(con, run_id)
 
 
 def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Snapshot:
     """The run as it was at `cursor` (None: the newest stored second). One short-lived
-    read-only connection, so a writer in another process is held up only briefly."""
-    with connect(store, read_only=True) as con:
+    read-only connection, so a writer in another process is held up only briefly.
+    KeyError when the run is not in the store; StoreReadError when it cannot be read."""
+    with read_errors(store), connect(store, read_only=True) as con:
         run, first, last = _bounds(con, run_id)
         at = last if cursor is None else min(max(cursor, first), last)
         lo = first if window == 0 else at - window
