@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         check_socket_folder()  # a /tmp/loadtower-UID made by someone else is refused
     if not args.headless:
         try:
-            from loadtower.tui.attached_run import run_live
+            from loadtower.tui.launch import run_live
         except ImportError:
             run_live = None
         if run_live is not None:

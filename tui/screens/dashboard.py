@@ -54,7 +54,7 @@ class OutputLog(RichLog, can_focus=False):
         self.texts: deque[Text] = deque(maxlen=self.max_lines)
         self._wrapped_at = 0
 
-    def write(self, content: Any, *args: Any, **kwargs: Any) -> OutputLog:  # type: ignore[override]
+    def write(self, content: Any, *args: Any, **kwargs: Any) -> OutputLog:
         if isinstance(content, Text) and self._size_known:  # (else written again later)
             self.texts.append(content)
         super().write(content, *args, **kwargs)

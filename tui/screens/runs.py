@@ -123,7 +123,7 @@ class RunsScreen(Screen):
     def action_reload(self) -> None:
         self.reload()
 
-    def visible(self) -> list[RunListing]:
+    def shown_runs(self) -> list[RunListing]:
         text = self.filter_text.lower()
         rows = [r for r in self.runs if not text or text in
                 f"{r.name} {r.scenario} {r.status} {r.id}".lower()]
@@ -141,7 +141,7 @@ class RunsScreen(Screen):
         table = self.query_one(DataTable)
         current = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value \
             if table.row_count else None
-        shown = self.visible()
+        shown = self.shown_runs()
         cells = [self._cells(run) for run in shown]
         widths = fitted_widths(cells, self._room(table, len(cells)), table.cell_padding)
         table.clear()
