@@ -59,7 +59,7 @@ def plan_lines(scenario: str | Path, inventory: Path, overrides: list[str] | Non
                       color_system=None, force_terminal=False, legacy_windows=False,
                       no_color=True)
     with console.capture() as captured:
-        console.print(render_plan(plan), crop=True, overflow="ignore", no_wrap=True)
+        console.print(render_plan(plan), crop=True)
     return [line.rstrip() for line in captured.get().splitlines()]
 
 

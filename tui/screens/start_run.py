@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console, RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -29,20 +28,10 @@ Values = tuple[str, Path, list[str]]
 PLAN_WIDTH = 88  # the plan box's inner width (the dialog is 96 wide)
 
 
-def plain_text(renderable: RenderableType, width: int = PLAN_WIDTH) -> Text:
-    """`renderable` (the plan renderer's tables) drawn once, here, into a Text of plain
-    segments: its strings are never read as markup (no console markup: a scenario named
-    "x[/]" is shown as written), and control characters in them are spelled out. The
-    styles of the tables stay."""
-    console = Console(width=width, markup=False, emoji=False, highlight=False,
-                      color_system="truecolor", force_terminal=True, legacy_windows=False)
-    out = Text(no_wrap=True, overflow="ignore")
-    for segment in console.render(renderable, console.options.update(width=width)):
-        if segment.control:
-            continue  # (a renderable's cursor moves: nothing to show)
-        out.append(visible(segment.text), segment.style)
-    out.rstrip()
-    return out
+def lines_text(lines: list[str]) -> Text:
+    """The plan's lines (control_api.plan_lines) as shown: never read as markup (a
+    scenario named "x[/]" is shown as written), control characters spelled out."""
+    return Text(visible("\n".join(lines)), no_wrap=True, overflow="ignore")
 
 
 def error_text(message: object) -> Text:
@@ -160,7 +149,7 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
         else:
             try:
                 lines = plan_lines(scenario, inventory, overrides, PLAN_WIDTH)
-                text, ok = Text(visible("\n".join(lines)), no_wrap=True, overflow="ignore"), True
+                text, ok = lines_text(lines), True
             except LoadtowerError as exc:  # not markup: the message may hold [brackets]
                 text, ok = error_text(exc), False
             except Exception as exc:  # noqa: BLE001 - a bug in a renderer: shown, no crash
