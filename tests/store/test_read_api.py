@@ -53,7 +53,7 @@ def test_snapshot_of_the_whole_run_and_of_a_window(store: Path) -> None:
     rows = StoreReader(store).op_seconds(RUN_A)
     assert sum(p.ops for points in whole.ops.values() for p in points) == sum(
         int(r["ops"]) for r in rows)
-    assert [p["name"] for p in whole.phases] == [p[0] for p in PHASES]
+    assert [p.name for p in whole.phases] == [p[0] for p in PHASES]
     assert whole.errors_by_class == {"WriteTimeout": 2}
     assert any(e["kind"] == "warning" for e in whole.events)
     assert {s.label for s in whole.stretches} == {p[0] for p in PHASES}

@@ -385,7 +385,7 @@ class RunDashboard(Screen):
         """Phase and ramp step starts and notable events, in time order: targets for [ and ]."""
         if self.snap is None:
             return []
-        found = {float(p["started"]) for p in self.snap.phases if p["started"] is not None}
+        found = {p.started for p in self.snap.phases if p.started is not None}
         found |= {s.first for s in self.snap.stretches}
         return sorted(found | set(self.snap.marks))
 
