@@ -72,7 +72,7 @@ def compare_runs(store_path: Path | str, run_a: str, run_b: str) -> list[dict[st
     reader = StoreReader(store_path)
     summaries = {run: {(r["phase"], r["op"]): r for r in reader.phase_summary(run)}
                  for run in (run_a, run_b)}  # fmt: skip
-    seconds: dict[str, dict[tuple, list[dict]]] = {}
+    seconds: dict[str, dict[tuple[Any, ...], list[dict[str, Any]]]] = {}
     for run in (run_a, run_b):
         seconds[run] = {}
         for row in reader.op_seconds(run):

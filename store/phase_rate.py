@@ -57,7 +57,7 @@ def measured_duration(
 def round_rate(value: float) -> float:
     """Half away from zero at DECIMALS (as SQL_ROUND): not Python's banker's round."""
     scale = 10**DECIMALS
-    return math.floor(value * scale + 0.5) / scale
+    return float(math.floor(value * scale + 0.5) / scale)
 
 
 def ops_per_s(ops: int, duration_s: float | None) -> float:

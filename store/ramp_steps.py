@@ -14,6 +14,8 @@ found from the ramp's result (``steps[].label``) or, for a label alone, by
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 SEP = "@"
 
 
@@ -25,7 +27,7 @@ def step_label(ramp: str, level: float, number: int, taken: set[str] | None = No
     return label
 
 
-def ramp_of(label: str, phases: set[str] | dict[str, object]) -> str | None:
+def ramp_of(label: str, phases: Collection[str]) -> str | None:
     """The ramp (one of `phases`, the run's phase names) that `label` is a step of."""
     if label in phases or SEP not in label:
         return None

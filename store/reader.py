@@ -88,7 +88,8 @@ class StoreReader:
         if not self.path.exists():
             raise LoadtowerError(f"no store at {self.path} (run a scenario first, or pass --store)")
 
-    def _query(self, sql: str, params: list | None = None, run_id: str | None = None) -> list[dict]:
+    def _query(self, sql: str, params: list[Any] | None = None, run_id: str | None = None
+    ) -> list[dict[str, Any]]:
         with connect(self.path, read_only=True, wait_s=self.wait_s) as con:
             if (
                 run_id is not None
@@ -97,16 +98,16 @@ class StoreReader:
                 raise LoadtowerError(f"no run '{run_id}' in {self.path} (see 'loadtower runs')")
             return _rows(con.execute(sql, params or []))
 
-    def runs(self) -> list[dict]:
+    def runs(self) -> list[dict[str, Any]]:
         return self._query(
             "SELECT id, name, scenario, status, reason, started, ended, versions FROM runs "
             "ORDER BY started NULLS FIRST, id"
         )
 
-    def run(self, run_id: str) -> dict:
+    def run(self, run_id: str) -> dict[str, Any]:
         return self._query("SELECT * FROM runs WHERE id = ?", [run_id], run_id)[0]
 
-    def phases(self, run_id: str) -> list[dict]:
+    def phases(self, run_id: str) -> list[dict[str, Any]]:
         return self._query(
             'SELECT idx AS "index", name, type, started, ended, params, result FROM phases '
             "WHERE run_id = ? ORDER BY idx",
@@ -114,26 +115,26 @@ class StoreReader:
             run_id,
         )
 
-    def events(self, run_id: str) -> list[dict]:
+    def events(self, run_id: str) -> list[dict[str, Any]]:
         sql = "SELECT ts, kind, message, host, phase, data FROM events WHERE run_id = ? ORDER BY ts"
         return self._query(sql, [run_id], run_id)
 
-    def op_seconds(self, run_id: str, phase: str | None = None) -> list[dict]:
+    def op_seconds(self, run_id: str, phase: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT * FROM op_seconds WHERE run_id = ?"
         params: list[Any] = [run_id]
         if phase is not None:
             sql, params = sql + " AND phase = ?", params + [phase]
         return self._query(sql + " ORDER BY ts, op", params, run_id)
 
-    def node_seconds(self, run_id: str) -> list[dict]:
+    def node_seconds(self, run_id: str) -> list[dict[str, Any]]:
         sql = "SELECT * FROM node_seconds WHERE run_id = ? ORDER BY ts, host"
         return self._query(sql, [run_id], run_id)
 
-    def agent_samples(self, run_id: str) -> list[dict]:
+    def agent_samples(self, run_id: str) -> list[dict[str, Any]]:
         sql = "SELECT * FROM agent_samples WHERE run_id = ? ORDER BY ts, agent"
         return self._query(sql, [run_id], run_id)
 
-    def phase_summary(self, run_id: str) -> list[dict]:
+    def phase_summary(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._query(
             "SELECT * FROM phase_summary WHERE run_id = ? ORDER BY first_ts, phase, op",
             [run_id],
@@ -195,7 +196,7 @@ class StoreReader:
 
     def sql(
         self, query: str, max_rows: int | None = None, cancel: threading.Event | None = None
-    ) -> tuple[list[str], list[tuple]]:
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run one read-only query; anything that could write is refused (sql_guard.py).
         With `max_rows`, at most that many rows are fetched (the rest are never read).
 
@@ -269,7 +270,7 @@ class StoreReader:
                     [run_id],
                 ).fetchall()
             }
-        grouped: dict[str, list[tuple]] = {}
+        grouped: dict[str, list[tuple[Any, ...]]] = {}
         for row in rows:
             grouped.setdefault(str(row[0]), []).append(row)
         out: dict[str, dict[str, Any]] = {}

@@ -7,6 +7,7 @@ import time
 from collections import defaultdict
 from html import escape
 from pathlib import Path
+from typing import Any
 
 from loadtower.store.reader import StoreReader
 from loadtower.store.svg import line_chart
@@ -29,7 +30,7 @@ def _fmt(v: object, column: str = "") -> str:
     return f"{v:,.2f}" if isinstance(v, float) else escape(str(v))
 
 
-def _table(rows: list[dict], columns: list[str]) -> str:
+def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     head = "".join(f"<th>{c}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{_fmt(r.get(c), c)}</td>" for c in columns) + "</tr>" for r in rows
@@ -37,8 +38,8 @@ def _table(rows: list[dict], columns: list[str]) -> str:
     return f"<table class='results'><tr>{head}</tr>{body}</table>"
 
 
-def _series(rows: list[dict], key: str, value: str, t0: float) -> dict[str, list]:
-    out: dict[str, list] = defaultdict(list)
+def _series(rows: list[dict[str, Any]], key: str, value: str, t0: float) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = defaultdict(list[Any])
     for r in rows:
         out[str(r[key])].append((r["ts"] - t0, r[value]))
     return dict(out)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from loadtower.store import hdr
@@ -38,7 +39,7 @@ class Acc:
     ops: int = 0
     errors: int = 0
     late: int = 0
-    classes: Counter = field(default_factory=Counter)
+    classes: Counter[Any] = field(default_factory=Counter[Any])
     first_ts: int = 0
     last_ts: int = 0
     first_start: float | None = None  # the earliest intended start of its lines' ops
@@ -46,7 +47,11 @@ class Acc:
     written: bool = False  # a row for this key is already in the file
 
 
-Key = tuple  # (run_id, ts|minute|None, phase, op)
+Key = tuple[Any, ...]  # (run_id, ts|minute|None, phase, op)
+
+
+def _zeros(*shape: int) -> npt.NDArray[np.int64]:
+    return np.zeros(shape, np.int64)
 
 
 @dataclass
@@ -57,9 +62,9 @@ class Level:
     late_keys: set[Key] = field(default_factory=set)  # evicted earlier; merge with the file
     evicted_before: dict[str, int] = field(default_factory=dict)  # run -> watermark
     # counts[row, 0] service and counts[row, 1] response; lo/hi bound a row's non-empty part
-    counts: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, hdr.COUNTS_LEN), np.int64))
-    lo: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
-    hi: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    counts: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(0, 2, hdr.COUNTS_LEN))
+    lo: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(0, 2))
+    hi: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(0, 2))
     free: list[int] = field(default_factory=list)
 
     def get(self, key: Key) -> Acc:
@@ -113,8 +118,8 @@ class Rollups:
 
     def ingest(self, lines: list[tuple[str, dict[str, Any]]]) -> pa.Table | None:
         """Fold a batch of (run_id, interval line) in; return the per-agent op rows."""
-        items: list[tuple] = []  # run, ts, agent, host, phase, op, ops, late
-        errs_of: dict[int, dict] = {}  # item -> error classes, for the items that have some
+        items: list[tuple[Any, ...]] = []  # run, ts, agent, host, phase, op, ops, late
+        errs_of: dict[int, dict[str, Any]] = {}  # item -> error classes, for the items that have some
         item_key: list[int] = []
         key_of: dict[Key, int] = {}
         texts: list[str] = []  # base64 V2 encodings: service and response of each item
@@ -167,7 +172,7 @@ class Rollups:
         n_keys = len(key_of)
         key_ops = np.bincount(item_keys, np.array(cols[6], np.float64), n_keys).astype(np.int64)
         key_late = np.bincount(item_keys, np.array(cols[7], np.float64), n_keys).astype(np.int64)
-        key_errs: dict[int, Counter] = {}
+        key_errs: dict[int, Counter[Any]] = {}
         for i, errs in errs_of.items():
             key_errs.setdefault(item_key[i], Counter()).update(errs)
         levels = (self.seconds, self.minutes, self.phases)
@@ -197,7 +202,8 @@ class Rollups:
         item_rows = key_rows[item_keys]
 
         def run(kind: int) -> None:
-            kern.ingest(text, ends - sizes, ends, kind, item_rows, *mats,
+            # numba's Dispatcher stub does not know the jitted signature
+            kern.ingest(text, ends - sizes, ends, kind, item_rows, *mats,  # type: ignore[call-arg]
                         hdr.HIGH_VALUES, resp_stats, bad)  # fmt: skip
 
         # service and response histograms touch disjoint memory: one thread each (nogil)
@@ -261,7 +267,7 @@ def level_rows(level: Level, keys: list[Key]) -> pa.Table:
     offsets = np.zeros(2 * len(rows) + 1, np.int64)
     stats = np.empty((len(rows), len(hdr.PERCENTILES) + 1))
     kern.encode_rows(level.counts, rows, level.lo, level.hi, hdr.HIGH_VALUES, out, offsets, stats)
-    blobs = [hdr.stored(out[offsets[j] : offsets[j + 1]]) for j in range(2 * len(rows))]
+    blobs = [hdr.stored(out[offsets[j] : offsets[j + 1]].data) for j in range(2 * len(rows))]
     cols: dict[str, Any] = {"run_id": [k[0] for k in keys]}
     if level.name == "op_phase":
         cols.update(phase=[k[2] for k in keys], op=[k[3] for k in keys])

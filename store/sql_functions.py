@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -25,7 +26,7 @@ import pyarrow as pa
 try:  # DuckDB >= 1.4
     from duckdb import sqltypes as _types
 except ImportError:  # pragma: no cover - older DuckDB
-    from duckdb import typing as _types  # type: ignore[no-redef]
+    from duckdb import typing as _types  # type: ignore[no-redef,attr-defined]  # moved in 1.4
 
 PERCENTILE = "hdr_percentile"
 PERCENTILES = "hdr_percentiles"
@@ -89,14 +90,17 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     function another open connection already added is left as it is."""
     blobs = duckdb.list_type(_types.BLOB)
     doubles = duckdb.list_type(_types.DOUBLE)
-    specs: Sequence[tuple] = (
+    specs: Sequence[tuple[Any, ...]] = (
         (PERCENTILE, hdr_percentile, [blobs, _types.DOUBLE], _types.DOUBLE),
         (PERCENTILES, hdr_percentiles, [blobs, doubles], doubles),
     )
     for name, func, params, result in specs:
         try:
             # special: NULL inputs reach the function, which may return NULL (no counts)
-            con.create_function(name, func, params, result, type="arrow", null_handling="special")
+            # the stubs take only duckdb.func's enums (DuckDB >= 1.4); every version takes
+            # these names
+            con.create_function(  # type: ignore[call-overload]
+                name, func, params, result, type="arrow", null_handling="special")
         except duckdb.CatalogException as exc:
             if "already exists" not in str(exc):
                 raise

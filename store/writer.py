@@ -79,11 +79,11 @@ class StoreWriter:
         self._open_store()
         self._lock = threading.Lock()  # guards the buffers below
         self._flush_lock = threading.Lock()  # one flush at a time
-        self._rows: dict[str, list[tuple]] = {name: [] for name in _COLUMNS}
-        self._lines: list[tuple[str, dict]] = []
-        self._meta: list[tuple[str, list, str]] = []  # (statement, parameters, run id)
+        self._rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in _COLUMNS}
+        self._lines: list[tuple[str, dict[str, Any]]] = []
+        self._meta: list[tuple[str, list[Any], str]] = []  # (statement, parameters, run id)
         self._tables: list[tuple[str, pa.Table]] = []  # ingested, not yet committed
-        self._facts: dict[str, dict] = {}
+        self._facts: dict[str, dict[str, Any]] = {}
         self._rollups = Rollups()
         self._stop = threading.Event()
         self._every = flush_every_s
@@ -138,9 +138,9 @@ class StoreWriter:
         scenario_name: str,
         scenario_text: str | None,
         inventory_text: str | None,
-        versions: dict,
-        host_facts: dict,
-        extra: dict,
+        versions: dict[str, Any],
+        host_facts: dict[str, Any],
+        extra: dict[str, Any],
         run_id: str | None = None,
         started: float | None = None,
     ) -> str:
@@ -173,14 +173,14 @@ class StoreWriter:
         return run_id
 
     def phase_started(
-        self, run_id: str, index: int, label: str, type: str, ts: float, params: dict
+        self, run_id: str, index: int, label: str, type: str, ts: float, params: dict[str, Any]
     ) -> None:
         row = [run_id, index, label, type, ts, None, self._mask_json(params or {}), None]
         columns = ["run_id", "idx", "name", "type", "started", "ended", "params", "result"]
         self._queue_meta(f"INSERT INTO phases ({', '.join(columns)}) VALUES "
                          f"({', '.join('?' * len(columns))})", row, columns, run_id)  # fmt: skip
 
-    def phase_ended(self, run_id: str, index: int, ts: float, result: dict) -> None:
+    def phase_ended(self, run_id: str, index: int, ts: float, result: dict[str, Any]) -> None:
         sql = "UPDATE phases SET ended = ?, result = ? WHERE run_id = ? AND idx = ?"
         params = [ts, self._mask_json(result or {}), run_id, index]
         self._queue_meta(sql, params, ["ended", "result", "run_id", "idx"], run_id)
@@ -193,7 +193,7 @@ class StoreWriter:
         message: str,
         host: str | None = None,
         phase: str | None = None,
-        data: dict | None = None,
+        data: dict[str, Any] | None = None,
     ) -> None:
         row = (run_id, ts, kind, self._mask(message), host, phase, self._mask_json(data))
         self._append("events", row)
@@ -201,7 +201,7 @@ class StoreWriter:
     def log(self, run_id: str, ts: float, host: str, stream: str, text: str) -> None:
         self._append("logs", (run_id, ts, host, stream, self._mask(text)))
 
-    def add_interval(self, run_id: str, line: dict) -> None:
+    def add_interval(self, run_id: str, line: dict[str, Any]) -> None:
         with self._lock:
             self._lines.append((run_id, line))
 
@@ -226,13 +226,13 @@ class StoreWriter:
         row = (run_id, ts, host, cpu_pct, mem_used_bytes, mem_total_bytes, disk_read_bps)
         self._append("node_samples", row + (disk_write_bps, net_rx_bps, net_tx_bps))
 
-    def set_host_facts(self, run_id: str, facts: dict) -> None:
+    def set_host_facts(self, run_id: str, facts: dict[str, Any]) -> None:
         merged = self._facts.setdefault(run_id, {})
         merged.update(facts or {})
         sql = "UPDATE runs SET host_facts = ? WHERE id = ?"
         self._queue_meta(sql, [self._mask_json(merged), run_id], ["host_facts", "id"], run_id)
 
-    def set_versions(self, run_id: str, versions: dict) -> None:
+    def set_versions(self, run_id: str, versions: dict[str, Any]) -> None:
         """Replace the run's versions (the orchestrator adds the DB and agent hosts' ones)."""
         sql = "UPDATE runs SET versions = ? WHERE id = ?"
         self._queue_meta(sql, [self._mask_json(versions or {}), run_id], ["versions", "id"], run_id)
@@ -270,11 +270,11 @@ class StoreWriter:
         self.close()
 
     # -- buffering and flushing ------------------------------------------------------
-    def _append(self, table: str, row: tuple) -> None:
+    def _append(self, table: str, row: tuple[Any, ...]) -> None:
         with self._lock:
             self._rows[table].append(row)
 
-    def _queue_meta(self, sql: str, params: list, columns: list[str], run_id: str) -> None:
+    def _queue_meta(self, sql: str, params: list[Any], columns: list[str], run_id: str) -> None:
         """Queue one statement; `columns` names its parameters (for bad_sample events)."""
         table = sql.split()[2] if sql.startswith("INSERT") else sql.split()[1]
         params, bad = repaired_params(table, columns, params)
@@ -353,7 +353,7 @@ class StoreWriter:
                 )
 
     def _commit(
-        self, meta: list[tuple[str, list, str]], active: list[str], levels: tuple,
+        self, meta: list[tuple[str, list[Any], str]], active: list[str], levels: tuple[Any, ...],
         one_by_one: bool = False,
     ) -> list[tuple[str, str]]:  # fmt: skip
         """Write `meta`, the heartbeat, the tables and the rollups in one transaction; with
@@ -390,7 +390,7 @@ class StoreWriter:
             con.execute("COMMIT")
         return refused
 
-    def _ingest(self, lines: list[tuple[str, dict]], events: list[tuple]) -> None:
+    def _ingest(self, lines: list[tuple[str, dict[str, Any]]], events: list[tuple[Any, ...]]) -> None:
         """Fold interval lines into the rollups; text that is not UTF-8 is spelled out and
         reported, lines the rollups reject become bad_sample events."""
         clean = []
@@ -406,7 +406,7 @@ class StoreWriter:
         for run_id, why in rejected:
             events.append((run_id, time.time(), "bad_sample", why, None, None, None))
 
-    def _build(self, rows: dict[str, list[tuple]]) -> list[tuple[str, pa.Table]]:
+    def _build(self, rows: dict[str, list[tuple[Any, ...]]]) -> list[tuple[str, pa.Table]]:
         """The buffered rows as Arrow tables; bad values repaired, each one reported as a
         bad_sample event (events last, so that they carry the others' reports)."""
         built = []
@@ -425,7 +425,7 @@ class StoreWriter:
         return built
 
     def _put_back(
-        self, lines: list[tuple[str, dict]], rows: dict[str, list[tuple]], meta: list
+        self, lines: list[tuple[str, dict[str, Any]]], rows: dict[str, list[tuple[Any, ...]]], meta: list[Any]
     ) -> None:
         """A flush failed: what it took goes back in front of what arrived meanwhile."""
         with self._lock:
@@ -435,7 +435,7 @@ class StoreWriter:
             self._meta = meta + self._meta
 
 
-def _bad_events(bad: list[tuple[str, str]]) -> list[tuple]:
+def _bad_events(bad: list[tuple[str, str]]) -> list[tuple[Any, ...]]:
     return [(run_id, time.time(), "bad_sample", why, None, None, None) for run_id, why in bad]
 
 
@@ -443,15 +443,15 @@ def _merge_from_file(con: duckdb.DuckDBPyConnection, level: Level) -> None:
     """Keys whose counts left memory but got late data: add the stored row back in."""
     for key in list(level.late_keys):
         run_id, ts, phase, op = key
-        row = con.execute(
+        found = con.execute(
             f"SELECT ops, errors, late, service_hist, response_hist FROM {level.name} "
             "WHERE run_id = ? AND ts = ? AND phase = ? AND op = ?",
             [run_id, ts, phase, op],
         ).fetchall()
         level.late_keys.discard(key)  # merged into memory now, also if the commit fails
-        if not row:
+        if not found:
             continue
-        row = row[0]
+        row = found[0]
         acc = level.accs[key]
         acc.ops, acc.errors, acc.late = acc.ops + row[0], acc.errors + row[1], acc.late + row[2]
         for kind, blob in enumerate((row[3], row[4])):

@@ -81,7 +81,7 @@ def _column(
     return pa.array(fixed, type=kind, from_pandas=True, safe=False), bad
 
 
-def build_table(table: str, names: list[str], rows: list[tuple]) -> tuple[pa.Table, list[Bad]]:
+def build_table(table: str, names: list[str], rows: list[tuple[Any, ...]]) -> tuple[pa.Table, list[Bad]]:
     """`rows` as an Arrow table of the store's types, with every bad value repaired and
     reported (see the module doc). The run id is the first value of each row."""
     columns = list(zip(*rows, strict=True))
@@ -93,7 +93,7 @@ def build_table(table: str, names: list[str], rows: list[tuple]) -> tuple[pa.Tab
     return pa.table(arrays, names=names), bad
 
 
-def repaired_params(table: str, columns: list[str], params: list[Any]) -> tuple[list, list[str]]:
+def repaired_params(table: str, columns: list[str], params: list[Any]) -> tuple[list[Any], list[str]]:
     """Statement parameters with text that is not UTF-8 spelled out, and what was wrong."""
     fixed, bad = list(params), []
     for i, (column, value) in enumerate(zip(columns, params, strict=True)):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from textual.actions import parse
 from textual.app import App
-from textual.binding import Binding, BindingsMap
+from textual.binding import Binding, BindingsMap, BindingType
 from textual.screen import Screen
 
 
@@ -43,7 +43,7 @@ APP_ACTIONS = (
 _APP_BY_ACTION = {a.action: a for a in APP_ACTIONS}
 
 
-def bindings() -> list[Binding]:
+def bindings() -> list[BindingType]:
     return [Binding(a.key, a.action, a.title, show=a.show) for a in APP_ACTIONS]
 
 

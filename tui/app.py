@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
@@ -11,6 +12,10 @@ from textual.screen import Screen
 from loadtower.store.terminal_text import visible
 from loadtower.tui.actions import all_actions, bindings, screen_actions
 from loadtower.tui.palette import ActionCommands
+
+if TYPE_CHECKING:
+    from loadtower.scenarios.control_api import StartedRun
+    from loadtower.store.runs_list import RunListing
 
 THEMES = ("textual-dark", "nord", "gruvbox", "tokyo-night", "textual-light")
 REPLACED_SYSTEM_COMMANDS = {"Keys", "Quit"}  # ours: the keys help and a quit that says more
@@ -26,8 +31,8 @@ class LoadtowerApp(App[None]):
         super().__init__()
         self.store = Path(store)
         self.initial = (open_run, live, control_path)
-        self.known_runs: list[dict] = []
-        self.started_runs: list = []  # runs started from this app (tui.run_process.StartedRun)
+        self.known_runs: list[RunListing] = []
+        self.started_runs: list[StartedRun] = []  # runs started from this app
         self.sql_history: list[str] = []  # the SQL console's queries, kept while the app runs
 
     def on_mount(self) -> None:
@@ -41,7 +46,7 @@ class LoadtowerApp(App[None]):
 
     # ------------------------------------------------------------------ navigation
     def open_run(self, run_id: str, live: bool = False, control_path: Path | None = None) -> None:
-        from loadtower.scenarios.orchestrator.control import default_control_path
+        from loadtower.scenarios.control_api import control_path as default_control_path
         from loadtower.tui.screens.dashboard import RunDashboard
 
         if live and control_path is None:

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     store = store_path(args)
     live = False
     if args.run:
-        from loadtower.tui.feed import run_bounds
+        from loadtower.store.live_feed import run_bounds
 
         try:
             live = run_bounds(store, args.run)[0]["status"] == "running"

@@ -10,8 +10,7 @@ import contextlib
 import subprocess
 import sys
 from pathlib import Path
-
-from loadtower.scenarios.plan import Plan
+from typing import Any
 
 STOP_WAIT_S = 120.0
 
@@ -31,24 +30,24 @@ def _extra(args: argparse.Namespace) -> list[str]:
     return extra
 
 
-def run_live(plan: Plan, store: Path, args: argparse.Namespace) -> int | None:
-    """None when there is no terminal to draw on (the caller then runs headless)."""
+def run_live(plan: Any, store: Path, args: argparse.Namespace) -> int | None:
+    """None when there is no terminal to draw on (the caller then runs headless).
+    `plan` (the caller's loaded plan) is not read here: the child loads it again."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return None
-    from loadtower.scenarios.orchestrator.control import default_control_path, send_command
+    from loadtower.scenarios.control_api import control_path, send, start_run
     from loadtower.store.terminal_text import visible
     from loadtower.tui.app import LoadtowerApp
     from loadtower.tui.command import run_app
-    from loadtower.tui.run_process import start_headless
 
-    started = start_headless(args.scenario, args.inventory, store, _extra(args))
-    control = default_control_path(store, started.run_id)
+    started = start_run(args.scenario, args.inventory, store, _extra(args))
+    control = control_path(store, started.run_id)
     app_code = run_app(LoadtowerApp(store, open_run=started.run_id, live=True,
                                     control_path=control))
     if started.process.poll() is None:
         print(f"stopping run {started.run_id} ...", file=sys.stderr)
         with contextlib.suppress(OSError):  # no socket: the run is already ending
-            asyncio.run(send_command(control, "stop"))
+            asyncio.run(send(control, "stop"))
     try:
         code = started.process.wait(timeout=STOP_WAIT_S)
     except subprocess.TimeoutExpired:  # never leave the child behind

@@ -41,10 +41,12 @@ class ActionCommands(Provider):
         ]
         app = self.app
         open_run = getattr(app, "open_run", None)
-        for item in getattr(app, "known_runs", [])[:RUNS_LISTED] if open_run else []:
-            found.append((visible(f"Open run {item['name']} {item['id']}", False),
-                          visible(item["status"], False),
-                          partial(open_run, item["id"], item["status"] == "running")))
+        if not callable(open_run):
+            return found
+        for item in getattr(app, "known_runs", [])[:RUNS_LISTED]:
+            found.append((visible(f"Open run {item.name} {item.id}", False),
+                          visible(item.status, False),
+                          partial(open_run, item.id, item.status == "running")))
         return found
 
     async def discover(self) -> AsyncIterator[DiscoveryHit]:

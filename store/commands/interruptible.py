@@ -44,4 +44,5 @@ def run_cancellable(work: Callable[[threading.Event], T]) -> T:
         raise
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["value"]
+    value: T = outcome["value"]
+    return value

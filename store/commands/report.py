@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import BinaryIO
 
 from loadtower.defaults import add_force_argument, add_store_argument, store_path
 
@@ -35,6 +36,10 @@ def run(args: argparse.Namespace) -> int:
     store = store_path(args)
     check_file(args.out, protect=[store], force=args.force)  # before the work of rendering
     page = render(StoreReader(store), args.run_id).encode("utf-8", "backslashreplace")
-    write_file(args.out, lambda handle: handle.write(page), protect=[store], force=args.force)
+
+    def write(handle: BinaryIO) -> None:
+        handle.write(page)
+
+    write_file(args.out, write, protect=[store], force=args.force)
     print(f"wrote {visible(args.out)}")
     return 0

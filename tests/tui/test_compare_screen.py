@@ -109,7 +109,7 @@ async def test_stored_names_are_not_markup(store: Path) -> None:
 
 async def test_ramp_steps_are_rows_of_their_own(tmp_path: Path) -> None:
     from loadtower.store import StoreReader
-    from loadtower.tui.screens.compare import ramp_steps
+    from loadtower.store.compare_view import ramp_steps
     from tests.tui.ramp_store import RAMP_A, RAMP_B, STEPS, build_ramp_store
 
     store = build_ramp_store(tmp_path / "ramp.duckdb")

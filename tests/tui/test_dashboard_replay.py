@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
+from loadtower.store.live_feed import WINDOWS
 from loadtower.tui.app import LoadtowerApp
-from loadtower.tui.feed import WINDOWS
 from loadtower.tui.screens.dashboard import SPEEDS, RunDashboard
 from loadtower.tui.screens.runs import RunsScreen
 from loadtower.tui.widgets.chart import LineChart

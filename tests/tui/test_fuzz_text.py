@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from loadtower.store.live_feed import PhaseRow, Snapshot, Stretch
 from loadtower.tui.app import LoadtowerApp
-from loadtower.tui.feed import Snapshot, Stretch
 from loadtower.tui.screens.dashboard import RunDashboard
 from loadtower.tui.screens.runs import RunsScreen
 from loadtower.tui.widgets import panels
@@ -82,7 +82,7 @@ def test_dashboard_text_with_surrogates(name: str, phase: str, host: str, messag
     snap = Snapshot(
         run={"id": "r", "name": name, "status": "completed"}, cursor=T0 + 5, first_ts=T0,
         last_ts=T0 + 6, window=60,
-        phases=[{"idx": 0, "name": phase, "type": "run", "started": T0, "ended": T0 + 6}],
+        phases=[PhaseRow(0, phase, "run", T0, T0 + 6)],
         events=[{"ts": T0 + 1, "kind": "warning", "message": message, "host": host,
                  "phase": phase}],
         agents=[{"agent": f"{host}/0", "host": host, "cpu_pct": 10.0, "ops": 5.0,

@@ -8,8 +8,8 @@ import duckdb
 import pytest
 from textual.widgets import DataTable, Input
 
+from loadtower.store.runs_list import list_runs
 from loadtower.tui.app import LoadtowerApp
-from loadtower.tui.runs_data import list_runs
 from loadtower.tui.screens.compare import CompareScreen
 from loadtower.tui.screens.dashboard import RunDashboard
 from loadtower.tui.screens.runs import RunsScreen
@@ -144,7 +144,7 @@ async def test_delete_asks_first_then_deletes(store: Path) -> None:
         await pilot.press("n")  # cancel
         await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
-        assert RUN_FAILED in {r["id"] for r in list_runs(store)}
+        assert RUN_FAILED in {r.id for r in list_runs(store)}
         assert RUN_FAILED in ids(app)
 
         await pilot.press("d")
@@ -152,7 +152,7 @@ async def test_delete_asks_first_then_deletes(store: Path) -> None:
         await pilot.press("y")
         await wait_for(pilot, lambda: RUN_FAILED not in ids(app), "the run to leave the list")
         await settle(pilot)
-        assert {r["id"] for r in list_runs(store)} == {RUN_A, RUN_B}
+        assert {r.id for r in list_runs(store)} == {RUN_A, RUN_B}
         with duckdb.connect(str(store), read_only=True) as con:
             left = con.execute("SELECT count(*) FROM op_second WHERE run_id = ?",
                                [RUN_FAILED]).fetchone()[0]
@@ -168,7 +168,7 @@ async def test_running_run_cannot_be_deleted_and_opens_live(store: Path) -> None
         await go_to(pilot, RUN_B)
         await pilot.press("d")
         assert isinstance(app.screen, RunsScreen)  # refused, no question asked
-        assert RUN_B in {r["id"] for r in list_runs(store)}
+        assert RUN_B in {r.id for r in list_runs(store)}
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, RunDashboard)

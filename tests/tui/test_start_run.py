@@ -175,15 +175,10 @@ async def test_hostile_names_in_the_plan_are_shown_as_written(store: Path,
             assert byte not in text and byte not in plan_text(modal)
 
 
-def test_a_plan_renderer_is_never_read_as_markup() -> None:
-    from rich.table import Table
+def test_plan_lines_are_never_read_as_markup() -> None:
+    from loadtower.tui.screens.start_run import lines_text
 
-    from loadtower.tui.screens.start_run import plain_text
-
-    table = Table(title="Scenario x[/] [link=x]y[/link]")
-    table.add_column("phase")
-    table.add_row("[bold]a[/]\x1b[2J")
-    shown = plain_text(table).plain
+    shown = lines_text(["Scenario x[/] [link=x]y[/link]", "| [bold]a[/]\x1b[2J |"]).plain
     assert "Scenario x[/]" in shown and "[link=x]y[/link]" in shown
     assert "[bold]a[/]\\x1b[2J" in shown and "\x1b" not in shown
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.text import Text
 
 from loadtower.store import StoreWriter
-from loadtower.tui.feed import Snapshot, store_version
+from loadtower.store.live_feed import PhaseRow, Snapshot, store_version
 from loadtower.tui.widgets.chart import Band, LineChart, Series, human, legend_runs, render_canvas
 from loadtower.tui.widgets.panels import TOP_NODES, _continues, agent_table, node_series
 from loadtower.tui.widgets.seek import parse_seek
@@ -196,8 +196,7 @@ def test_status_line_keeps_the_important_parts() -> None:
 def snap_at(first: float, last: float, cursor: float) -> Snapshot:
     return Snapshot(run={"name": "r", "status": "completed"}, cursor=cursor, first_ts=first,
                     last_ts=last, window=60,
-                    phases=[{"idx": 0, "name": "warm-up", "type": "run", "started": first,
-                             "ended": last}])
+                    phases=[PhaseRow(0, "warm-up", "run", first, last)])
 
 
 def test_seek_by_clock_time_offset_and_phase() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import duckdb
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -22,7 +21,6 @@ from textual.widgets import DataTable, Footer, Static
 
 from loadtower.errors import LoadtowerError
 from loadtower.store.terminal_text import markup_safe, visible
-from loadtower.tui.feed import snapshot
 from loadtower.tui.widgets.chart import LineChart, Series, Span
 
 SIGNIFICANCE = ("[dim]Δ from A to B, in colour when significant (Welch's t-test over "
@@ -48,16 +46,6 @@ def _change(value: float | None, significant: bool, worse_if_up: bool) -> Text:
     worse = value > 0 if worse_if_up else value < 0
     style = ("bold red" if worse else "bold green") if significant else "dim"
     return Text(f"{value:+.1f}%", style=style, justify="right")
-
-
-def ramp_steps(store: Path, run_id: str) -> list[dict[str, Any]]:
-    """The run's ramp steps as the store reports them; [] from a store that has no
-    ramp_steps yet, or for a run without a ramp."""
-    from loadtower.store import StoreReader
-
-    reader = StoreReader(store)
-    steps = getattr(reader, "ramp_steps", None)
-    return list(steps(run_id)) if steps is not None else []
 
 
 def _verdict(step: dict[str, Any] | None) -> str:
@@ -147,18 +135,16 @@ class CompareScreen(Screen):
 
     @work(thread=True, exclusive=True)
     def load(self) -> None:
-        from loadtower.store import compare_runs
+        from loadtower.store.compare_view import compare_view
 
         try:
-            rows = compare_runs(self.store, self.run_a, self.run_b)
-            snaps = [snapshot(self.store, run, None, 0) for run in (self.run_a, self.run_b)]
-            steps = (ramp_steps(self.store, self.run_a), ramp_steps(self.store, self.run_b))
-        except (LoadtowerError, KeyError, duckdb.Error) as exc:  # a run deleted meanwhile
+            view = compare_view(self.store, self.run_a, self.run_b)
+        except (LoadtowerError, KeyError) as exc:  # a run deleted meanwhile
             message = (f"no run {exc.args[0]} in {self.store}" if isinstance(exc, KeyError)
                        else (str(exc).splitlines() or [type(exc).__name__])[0])
             self.app.call_from_thread(self._failed, message)
             return
-        self.app.call_from_thread(self._show, rows, snaps, steps)
+        self.app.call_from_thread(self._show, view.rows, list(view.snapshots), view.steps)
 
     def _failed(self, message: str) -> None:
         """The runs cannot be compared: say why, in place of the figures."""

@@ -20,7 +20,6 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-import duckdb
 from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
@@ -31,8 +30,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, RichLog
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.live_feed import WINDOWS, Snapshot, snapshot, store_version
 from loadtower.store.terminal_text import visible
-from loadtower.tui.feed import WINDOWS, Snapshot, snapshot, store_version
 from loadtower.tui.widgets import panels
 from loadtower.tui.widgets.chart import LineChart
 from loadtower.tui.widgets.confirm import Confirm
@@ -55,7 +54,7 @@ class OutputLog(RichLog, can_focus=False):
         self.texts: deque[Text] = deque(maxlen=self.max_lines)
         self._wrapped_at = 0
 
-    def write(self, content: Any, *args: Any, **kwargs: Any) -> OutputLog:  # type: ignore[override]
+    def write(self, content: Any, *args: Any, **kwargs: Any) -> OutputLog:
         if isinstance(content, Text) and self._size_known:  # (else written again later)
             self.texts.append(content)
         super().write(content, *args, **kwargs)
@@ -215,7 +214,7 @@ class RunDashboard(Screen):
             snap = snapshot(self.store, self.run_id, cursor, window)
         except KeyError:
             self.post_message(SnapshotReady(None, seq, f"no run {self.run_id} in {self.store}"))
-        except (LoadtowerError, duckdb.Error) as exc:  # shown, and tried again: never a crash
+        except LoadtowerError as exc:  # shown, and tried again: never a crash
             self.post_message(SnapshotReady(None, seq, (str(exc).splitlines() or [repr(exc)])[0]))
         else:
             self.post_message(SnapshotReady(snap, seq))
@@ -386,7 +385,7 @@ class RunDashboard(Screen):
         """Phase and ramp step starts and notable events, in time order: targets for [ and ]."""
         if self.snap is None:
             return []
-        found = {float(p["started"]) for p in self.snap.phases if p["started"] is not None}
+        found = {p.started for p in self.snap.phases if p.started is not None}
         found |= {s.first for s in self.snap.stretches}
         return sorted(found | set(self.snap.marks))
 
@@ -420,11 +419,13 @@ class RunDashboard(Screen):
 
     @work(exclusive=False, group="control")
     async def _send(self, command: str, done_message: str) -> None:
-        from loadtower.scenarios.orchestrator.control import send_command
+        from loadtower.scenarios.control_api import send
 
+        if self.control_path is None:
+            return
         try:
-            reply = await send_command(self.control_path, command)  # type: ignore[arg-type]
-        except OSError as exc:
+            reply = await send(self.control_path, command)
+        except (OSError, TimeoutError, LoadtowerError) as exc:
             self.notify(visible(f"cannot reach the run: {exc}"), severity="error", markup=False)
             return
         if reply == "ok" and command in ("pause_phase", "resume_phase"):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -14,8 +13,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from loadtower.store.runs_list import RunListing, list_runs
 from loadtower.store.terminal_text import visible
-from loadtower.tui.runs_data import list_runs
 from loadtower.tui.widgets.confirm import Confirm
 
 COLUMNS = ("name", "id", "scenario", "status", "started (UTC)", "length", "peak ops/s", "p99 ms")
@@ -28,9 +27,9 @@ STATUS_STYLE = {"running": "bold green", "completed": "", "failed": "bold red",
                 "interrupted": "yellow"}
 
 
-def duration(run: dict[str, Any]) -> float:
-    end = run["ended"] or (time.time() if run["status"] == "running" else run["started"])
-    return float(end) - float(run["started"])
+def duration(run: RunListing) -> float:
+    end = run.ended or (time.time() if run.status == "running" else run.started)
+    return float(end) - float(run.started)
 
 
 def fitted_widths(cells: list[tuple[str, ...]], width: int, padding: int = 1) -> dict[int, int]:
@@ -83,7 +82,7 @@ class RunsScreen(Screen):
     def __init__(self, store: Path) -> None:
         super().__init__()
         self.store = store
-        self.runs: list[dict[str, Any]] = []
+        self.runs: list[RunListing] = []
         self.marked: list[str] = []
         self.sort_index = 0
         self.filter_text = ""
@@ -124,25 +123,25 @@ class RunsScreen(Screen):
     def action_reload(self) -> None:
         self.reload()
 
-    def visible(self) -> list[dict[str, Any]]:
+    def shown_runs(self) -> list[RunListing]:
         text = self.filter_text.lower()
         rows = [r for r in self.runs if not text or text in
-                f"{r['name']} {r['scenario']} {r['status']} {r['id']}".lower()]
+                f"{r.name} {r.scenario} {r.status} {r.id}".lower()]
         key = SORTS[self.sort_index]
-        getter = duration if key == "duration" else (lambda r: r[key] or 0)
+        getter = duration if key == "duration" else (lambda r: getattr(r, key) or 0)
         return sorted(rows, key=getter, reverse=key in ("started", "duration", "peak_ops",
                                                         "p99_ms"))
 
-    def _show(self, runs: list[dict[str, Any]]) -> None:
+    def _show(self, runs: list[RunListing]) -> None:
         self.runs = runs
-        present = {r["id"] for r in runs}
+        present = {r.id for r in runs}
         self.marked = [m for m in self.marked if m in present]  # a deleted run is unmarked
         if hasattr(self.app, "known_runs"):
             self.app.known_runs = runs  # for the command palette
         table = self.query_one(DataTable)
         current = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value \
             if table.row_count else None
-        shown = self.visible()
+        shown = self.shown_runs()
         cells = [self._cells(run) for run in shown]
         widths = fitted_widths(cells, self._room(table, len(cells)), table.cell_padding)
         table.clear()
@@ -150,12 +149,12 @@ class RunsScreen(Screen):
             texts = [Text(cell) for cell in row]
             for i, width in widths.items():
                 texts[i].truncate(width, overflow="ellipsis")
-            if run["id"] in self.marked:
+            if run.id in self.marked:
                 texts[0].stylize("bold magenta")
-            texts[3].stylize(STATUS_STYLE.get(run["status"], ""))
+            texts[3].stylize(STATUS_STYLE.get(run.status, ""))
             for i in (5, 6, 7):
                 texts[i].justify = "right"
-            table.add_row(*texts, key=run["id"])
+            table.add_row(*texts, key=run.id)
         if current is not None and current in table.rows:
             table.move_cursor(row=table.get_row_index(current))
         sort = SORTS[self.sort_index]
@@ -165,16 +164,16 @@ class RunsScreen(Screen):
             + (f"  marked: {', '.join(self.marked)}" if self.marked else ""), False
         )))
 
-    def _cells(self, run: dict[str, Any]) -> tuple[str, ...]:
+    def _cells(self, run: RunListing) -> tuple[str, ...]:
         """One row as plain text (stored names are never read as markup, and their
         control characters are spelled out)."""
-        p99 = f"{run['p99_ms']:.2f}" if run["p99_ms"] is not None else "-"
+        p99 = f"{run.p99_ms:.2f}" if run.p99_ms is not None else "-"
         return (
-            (MARK if run["id"] in self.marked else "") + visible(run["name"], False),
-            visible(run["id"], False), visible(run["scenario"], False),
-            visible(run["status"], False),
-            time.strftime("%Y-%m-%d %H:%M", time.gmtime(run["started"])),
-            f"{duration(run):,.0f} s", f"{run['peak_ops']:,.0f}", p99,
+            (MARK if run.id in self.marked else "") + visible(run.name, False),
+            visible(run.id, False), visible(run.scenario, False),
+            visible(run.status, False),
+            time.strftime("%Y-%m-%d %H:%M", time.gmtime(run.started)),
+            f"{duration(run):,.0f} s", f"{run.peak_ops:,.0f}", p99,
         )
 
     @staticmethod
@@ -186,17 +185,17 @@ class RunsScreen(Screen):
             width -= table.styles.scrollbar_size_vertical
         return width
 
-    def selected(self) -> dict[str, Any] | None:
+    def selected(self) -> RunListing | None:
         table = self.query_one(DataTable)
         if not table.row_count:
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return next((r for r in self.runs if r["id"] == key), None)
+        return next((r for r in self.runs if r.id == key), None)
 
     def action_open(self) -> None:
         run = self.selected()
         if run is not None:
-            self.app.open_run(run["id"], live=run["status"] == "running")  # type: ignore[attr-defined]
+            self.app.open_run(run.id, live=run.status == "running")  # type: ignore[attr-defined]
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open()
@@ -205,10 +204,10 @@ class RunsScreen(Screen):
         run = self.selected()
         if run is None:
             return
-        if run["id"] in self.marked:
-            self.marked.remove(run["id"])
+        if run.id in self.marked:
+            self.marked.remove(run.id)
         else:
-            self.marked = (self.marked + [run["id"]])[-2:]
+            self.marked = (self.marked + [run.id])[-2:]
         self._show(self.runs)
 
     def action_compare(self) -> None:
@@ -246,16 +245,16 @@ class RunsScreen(Screen):
         run = self.selected()
         if run is None:
             return
-        if run["status"] == "running":
+        if run.status == "running":
             self.notify("a running run cannot be deleted; stop it first", severity="error")
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._delete(run["id"])
+                self._delete(run.id)
 
         self.app.push_screen(
-            Confirm(f"Delete run {run['id']} ({run['name']}) and all its samples?", "Delete"),
+            Confirm(f"Delete run {run.id} ({run.name}) and all its samples?", "Delete"),
             answered,
         )
 

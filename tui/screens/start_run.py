@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console, RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -29,20 +28,10 @@ Values = tuple[str, Path, list[str]]
 PLAN_WIDTH = 88  # the plan box's inner width (the dialog is 96 wide)
 
 
-def plain_text(renderable: RenderableType, width: int = PLAN_WIDTH) -> Text:
-    """`renderable` (the plan renderer's tables) drawn once, here, into a Text of plain
-    segments: its strings are never read as markup (no console markup: a scenario named
-    "x[/]" is shown as written), and control characters in them are spelled out. The
-    styles of the tables stay."""
-    console = Console(width=width, markup=False, emoji=False, highlight=False,
-                      color_system="truecolor", force_terminal=True, legacy_windows=False)
-    out = Text(no_wrap=True, overflow="ignore")
-    for segment in console.render(renderable, console.options.update(width=width)):
-        if segment.control:
-            continue  # (a renderable's cursor moves: nothing to show)
-        out.append(visible(segment.text), segment.style)
-    out.rstrip()
-    return out
+def lines_text(lines: list[str]) -> Text:
+    """The plan's lines (control_api.plan_lines) as shown: never read as markup (a
+    scenario named "x[/]" is shown as written), control characters spelled out."""
+    return Text(visible("\n".join(lines)), no_wrap=True, overflow="ignore")
 
 
 def error_text(message: object) -> Text:
@@ -50,9 +39,9 @@ def error_text(message: object) -> Text:
 
 
 def builtin_scenarios() -> list[str]:
-    from loadtower.scenarios.catalog import builtin_names
+    from loadtower.scenarios.control_api import builtin_scenarios as names
 
-    return builtin_names()
+    return names()
 
 
 class StartRun(ModalScreen[tuple[str, Path] | None]):
@@ -151,7 +140,7 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
     @work(thread=True, exclusive=True, group="validate")
     def validate_plan(self, values: Values) -> None:
         from loadtower.errors import LoadtowerError
-        from loadtower.scenarios.plan import load_plan, render_plan
+        from loadtower.scenarios.control_api import plan_lines
 
         scenario, inventory, overrides = values
         if not scenario or not str(inventory) or str(inventory) == ".":
@@ -159,8 +148,8 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
             ok = False
         else:
             try:
-                plan = load_plan(scenario, inventory, overrides, None)
-                text, ok = plain_text(render_plan(plan)), True
+                lines = plan_lines(scenario, inventory, overrides, PLAN_WIDTH)
+                text, ok = lines_text(lines), True
             except LoadtowerError as exc:  # not markup: the message may hold [brackets]
                 text, ok = error_text(exc), False
             except Exception as exc:  # noqa: BLE001 - a bug in a renderer: shown, no crash
@@ -196,18 +185,17 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
     @work(thread=True, exclusive=True)
     def start(self, values: Values) -> None:
         from loadtower.errors import LoadtowerError
-        from loadtower.scenarios.orchestrator.control import default_control_path
-        from loadtower.tui.run_process import start_headless
+        from loadtower.scenarios.control_api import control_path, start_run
 
         scenario, inventory, overrides = values
         extra = [arg for item in overrides for arg in ("--set", item)]
         try:
-            started = start_headless(scenario, inventory, self.store, extra)
+            started = start_run(scenario, inventory, self.store, extra)
         except LoadtowerError as exc:
             self.app.call_from_thread(self._show, error_text(exc), False)
             return
         getattr(self.app, "started_runs", []).append(started)
-        control = default_control_path(self.store, started.run_id)
+        control = control_path(self.store, started.run_id)
         self.app.call_from_thread(self.dismiss, (started.run_id, control))
 
     def action_cancel(self) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from rich.segment import Segment
 from rich.style import Style
 from textual.reactive import reactive
@@ -46,7 +47,7 @@ BOUNDARY = "┊"
 @dataclass(frozen=True)
 class Series:
     name: str
-    points: Sequence[tuple[float, float]]
+    points: Sequence[tuple[float, float]] | npt.NDArray[np.float64]
     color: str = ""
     in_legend: bool = True
 
@@ -56,7 +57,7 @@ class Band:
     """A shaded range under the lines: rows of (x, low, middle, high)."""
 
     name: str
-    points: Sequence[Sequence[float]]
+    points: Sequence[Sequence[float]] | npt.NDArray[np.float64]
     color: str = BAND_COLOR
 
 
@@ -96,8 +97,8 @@ def stretch_tops(series: Sequence[Series], cuts: Sequence[float], x_range: tuple
         for k in range(len(tops)):
             values = pts[index == k, 1]
             if values.size:
-                top = float(values.max())
-                tops[k] = top if tops[k] is None else max(tops[k], top)  # type: ignore[type-var]
+                top, before = float(values.max()), tops[k]
+                tops[k] = top if before is None else max(before, top)
     return tops
 
 
@@ -120,7 +121,7 @@ def split_scales(series: Sequence[Series], segments: Sequence[Span],
             groups[-1].append(k)
             continue
         if groups:
-            known = [tops[i] for i in groups[-1] if tops[i] is not None]
+            known = [t for t in (tops[i] for i in groups[-1]) if t is not None]
             if top is None or not known:
                 groups[-1].append(k)
                 continue
@@ -133,8 +134,8 @@ def split_scales(series: Sequence[Series], segments: Sequence[Span],
         return None
     scales = []
     for group in groups:
-        known = [tops[i] for i in group if tops[i] is not None]
-        top = max(known) if known else 1.0  # type: ignore[type-var]
+        known = [t for t in (tops[i] for i in group) if t is not None]
+        top = max(known) if known else 1.0
         scales.append(Scale(los[group[0]], his[group[-1]], 0.0, (top or 1.0) * HEADROOM,
                             tuple(inside[i].name for i in group)))
     return scales

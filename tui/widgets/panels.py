@@ -9,8 +9,8 @@ import numpy as np
 from rich.text import Text
 from textual.widgets import RichLog
 
+from loadtower.store.live_feed import Snapshot
 from loadtower.store.terminal_text import visible
-from loadtower.tui.feed import Snapshot
 from loadtower.tui.widgets.chart import Band, LineChart, Series, Span
 from loadtower.tui.widgets.event_list import Item
 from loadtower.tui.widgets.timeline import Phase, TimelineData, duration
@@ -128,19 +128,18 @@ def log_lines(snap: Snapshot) -> list[tuple[float, Text]]:
 
 def run_end(snap: Snapshot) -> float:
     """The end of the run's timeline: its newest second, or a later phase end."""
-    ends = [float(p["ended"]) for p in snap.phases if p["ended"] is not None]
+    ends = [p.ended for p in snap.phases if p.ended is not None]
     return max([snap.last_ts, *ends])
 
 
 def timeline(snap: Snapshot, live: bool) -> tuple[TimelineData, str]:
     """The timeline's data and its title ("timeline · 2 phases · 36s")."""
-    started = [p for p in snap.phases if p["started"] is not None]
+    started = [(p, p.started) for p in snap.phases if p.started is not None]
     end = run_end(snap)
-    start = min([snap.first_ts, *(float(p["started"]) for p in started)])
+    start = min([snap.first_ts, *(at for _p, at in started)])
     phases = tuple(
-        Phase(visible(p["name"], False), float(p["started"]),
-              float(p["ended"]) if p["ended"] is not None else max(end, float(p["started"])))
-        for p in sorted(started, key=lambda p: (p["started"], p["idx"])))
+        Phase(visible(p.name, False), at, p.ended if p.ended is not None else max(end, at))
+        for p, at in sorted(started, key=lambda item: (item[1], item[0].idx)))
     data = TimelineData(start, end, snap.cursor, phases, tuple(snap.markers),
                         show_cursor=not live)
     count = f"{len(phases)} phase{'' if len(phases) == 1 else 's'}"

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from loadtower.tui.feed import Snapshot
+from loadtower.store.live_feed import Snapshot
 
 DAY = 86_400
 CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
@@ -54,8 +54,8 @@ def parse_seek(answer: str, snap: Snapshot) -> float | None:
     ramp step's label ('saturation@40': where its data starts)."""
     text = answer.strip()
     for phase in snap.phases:
-        if phase["name"] == text and phase["started"] is not None:
-            return float(phase["started"])
+        if phase.name == text and phase.started is not None:
+            return phase.started
     for stretch in snap.stretches:
         if stretch.label == text:
             return stretch.first

@@ -16,6 +16,7 @@ from typing import Any
 
 from loadtower.errors import LoadtowerError
 from loadtower.store.connection import connect
+from loadtower.store.read_errors import read_errors
 
 LOG_LINES = 200
 EVENT_LINES = 500
@@ -37,6 +38,18 @@ class OpPoint:
 
 
 @dataclass(frozen=True)
+class PhaseRow:
+    """A row of the run's phases table: when the phase started and ended (None: not
+    yet)."""
+
+    idx: int
+    name: str
+    type: str
+    started: float | None
+    ended: float | None
+
+
+@dataclass(frozen=True)
 class Stretch:
     """Where a phase label has data: [first, end) over the whole run. A ramp stores one
     label per step, so its steps are stretches of their own; such labels need not be in
@@ -54,7 +67,7 @@ class Snapshot:
     first_ts: float
     last_ts: float
     window: int
-    phases: list[dict[str, Any]]
+    phases: list[PhaseRow]
     ops: dict[str, list[OpPoint]] = field(default_factory=dict)
     nodes: dict[str, list[tuple[int, float, float]]] = field(default_factory=dict)
     errors_by_class: dict[str, int] = field(default_factory=dict)
@@ -74,14 +87,14 @@ class Snapshot:
     def phase_at(self, ts: float) -> str:
         current = ""
         for phase in self.phases:
-            if phase["started"] is not None and phase["started"] <= ts:
-                current = phase["name"]
+            if phase.started is not None and phase.started <= ts:
+                current = phase.name
         return current
 
     def step_at(self, ts: float) -> str:
         """The label of the data at `ts` when it is not a phase's name (a ramp's step,
         "saturation@40"), else ""."""
-        names = {p["name"] for p in self.phases}
+        names = {p.name for p in self.phases}
         current = ""
         for stretch in self.stretches:
             if stretch.first <= ts < stretch.end + 1 and stretch.label not in names:
@@ -149,24 +162,27 @@ def _bounds(con: Any, run_id: str) -> tuple[dict[str, Any], float, float]:
 
 
 def run_bounds(store: Path, run_id: str) -> tuple[dict[str, Any], float, float]:
-    """The run's row and its first and last stored second (for live and seeking)."""
-    with connect(store, read_only=True) as con:
+    """The run's row and its first and last stored second (for live and seeking).
+    KeyError when the run is not in the store."""
+    with read_errors(store), connect(store, read_only=True) as con:
         return _bounds(con, run_id)
 
 
 def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Snapshot:
     """The run as it was at `cursor` (None: the newest stored second). One short-lived
-    read-only connection, so a writer in another process is held up only briefly."""
-    with connect(store, read_only=True) as con:
+    read-only connection, so a writer in another process is held up only briefly.
+    KeyError when the run is not in the store; StoreReadError when it cannot be read."""
+    with read_errors(store), connect(store, read_only=True) as con:
         run, first, last = _bounds(con, run_id)
         at = last if cursor is None else min(max(cursor, first), last)
         lo = first if window == 0 else at - window
         span = [run_id, int(lo), int(at)]
-        phases = _rows(
-            con,
+        phases = [PhaseRow(int(idx), str(name), str(kind),
+                           None if started is None else float(started),
+                           None if ended is None else float(ended))
+                  for idx, name, kind, started, ended in con.execute(
             "SELECT idx, name, type, started, ended FROM phases WHERE run_id = ? ORDER BY idx",
-            [run_id],
-        )
+            [run_id]).fetchall()]
         op_rows = con.execute(
             "SELECT ts, op, ops, errors, p50_ms, p90_ms, p99_ms, phase FROM op_seconds "
             "WHERE run_id = ? AND ts >= ? AND ts < ? ORDER BY op, ts",

@@ -1,0 +1,117 @@
+"""The control API: the one module of scenarios the TUI imports (docs: "The rooms").
+
+What the TUI may ask of the orchestrator side, with plain types only:
+- the built-in scenarios (`builtin_scenarios`);
+- a plan, loaded and rendered as plain text lines for the start-run screen
+  (`plan_lines`; bad input raises LoadtowerError naming file, line and key);
+- a run's control socket and a command to it (`control_path`, `send`:
+  stop, skip_phase, pause_phase, resume_phase);
+- a run started as a headless `loadtower run` child process (`start_run`), which
+  the TUI watches through the store and steers through the control socket. The run
+  lives on if the TUI is closed, and can be attached to again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from loadtower.errors import LoadtowerError
+
+RUN_ID = re.compile(r"run_id: (\S+)")
+START_TIMEOUT_S = 120.0
+SEND_TIMEOUT_S = 5.0
+PLAN_WIDTH = 120
+COMMANDS = ("stop", "skip_phase", "pause_phase", "resume_phase")
+
+
+@dataclass
+class StartedRun:
+    run_id: str
+    process: subprocess.Popen[bytes]
+    output: Path
+
+
+def builtin_scenarios() -> list[str]:
+    """Names of the built-in scenarios, sorted."""
+    from loadtower.scenarios.catalog import builtin_names
+
+    return builtin_names()
+
+
+def plan_lines(scenario: str | Path, inventory: Path, overrides: list[str] | None = None,
+               width: int = PLAN_WIDTH) -> list[str]:
+    """The plan of `scenario` on `inventory` (with `--set` overrides) as the lines of
+    its tables, plain text without styles or control sequences. Every name and value
+    in them went through terminal_text.cell (plan.render_plan), so a file cannot
+    drive the terminal."""
+    from rich.console import Console
+
+    from loadtower.scenarios.plan import load_plan, render_plan
+
+    plan = load_plan(scenario, inventory, overrides, None)
+    console = Console(width=width, markup=False, emoji=False, highlight=False,
+                      color_system=None, force_terminal=False, legacy_windows=False,
+                      no_color=True)
+    with console.capture() as captured:
+        console.print(render_plan(plan), crop=True)
+    return [line.rstrip() for line in captured.get().splitlines()]
+
+
+def control_path(store: Path, run_id: str) -> Path:
+    """The control socket of run `run_id` writing to `store` (the same path for every
+    process that knows both)."""
+    from loadtower.scenarios.orchestrator.control import default_control_path
+
+    return default_control_path(store, run_id)
+
+
+async def send(path: Path, command: str, timeout: float = SEND_TIMEOUT_S) -> str:
+    """Send `command` (one of COMMANDS) to the run listening on `path`; its reply.
+    OSError when nothing listens there, TimeoutError when it does not answer."""
+    from loadtower.scenarios.orchestrator.control import send_command
+
+    if command not in COMMANDS:
+        raise LoadtowerError(f"unknown run command '{command}' (one of {', '.join(COMMANDS)})")
+    return await send_command(path, command, timeout)
+
+
+def start_run(scenario: str, inventory: Path, store: Path, extra: list[str] | None = None,
+              timeout: float = START_TIMEOUT_S) -> StartedRun:
+    """Start `loadtower run --headless` as a child process writing to `store`; return
+    once it has a run id (or raise with its first error line)."""
+    logs = Path(f"{Path(store).resolve()}.d") / "tui-runs"
+    logs.mkdir(parents=True, exist_ok=True)
+    output = logs / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    argv = [sys.executable, "-m", "loadtower", "run", scenario, "--inventory", str(inventory),
+            "--store", str(store), "--headless", *(extra or [])]
+    env = {**os.environ, "COLUMNS": "120", "TERM": "dumb"}
+    with open(output, "wb") as sink:
+        process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, env=env,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = output.read_text(errors="replace")
+        found = RUN_ID.search(text)
+        if found:
+            return StartedRun(found.group(1), process, output)
+        if process.poll() is not None:
+            last = [line for line in text.splitlines() if line.strip()]
+            raise LoadtowerError(last[-1] if last else f"the run exited with {process.returncode}")
+        time.sleep(0.2)
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    raise LoadtowerError(f"the run did not start within {timeout:g} s (see {output})")
+
+
+# the name the TUI used before (tui/run_process.py)
+start_headless = start_run
