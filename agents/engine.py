@@ -28,6 +28,7 @@ from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix, chooser, load_slice
 from loadtower.agents.workload.values import ValuePool
+from loadtower.protocol.phase_spec import PhaseMessage, PhaseSpec
 
 LATE_S = 0.002  # 1 ms of event-loop timer granularity + 1 ms of real lateness
 NEW_KEY_STRIDE = 1_000_000_000  # run-phase inserts of worker w start at records + w*stride
@@ -37,7 +38,7 @@ NEW_KEY_STRIDE = 1_000_000_000  # run-phase inserts of worker w start at records
 class PhaseConfig:
     phase: str
     mode: str  # load | run
-    spec: dict[str, Any]
+    spec: PhaseSpec
     contact_points: list[str]  # host or host:port
     port: int | None  # None: the engine's default
     username: str | None
@@ -50,6 +51,12 @@ class PhaseConfig:
     records: int = 0
     max_in_flight: int = 128
     seed: int | None = None
+
+    @classmethod
+    def from_message(cls, msg: PhaseMessage) -> PhaseConfig:
+        """The configuration a master's ``lt_phase`` message gives this worker."""
+        fields = {k: v for k, v in msg.items() if k != "protocol"}
+        return cls(**fields)  # type: ignore[arg-type]  # PhaseMessage's keys are the fields
 
 
 @dataclass

@@ -11,21 +11,15 @@ compress, and the store merges hundreds a second without inflating each one.
 
 from __future__ import annotations
 
-import base64
-import ctypes
 import math
 import resource
 import time
 from typing import Any
 
-import pyhdrh
-from hdrh.histogram import HdrHistogram
+from loadtower.protocol.hdr_encoding import encode, new_hist
+from loadtower.protocol.hdr_format import HIGHEST
 
-from loadtower.store.hdr_format import DIGITS, HIGHEST, LOWEST, PAYLOAD_HEADER, pack_header
-
-
-def new_hist() -> HdrHistogram:
-    return HdrHistogram(LOWEST, HIGHEST, DIGITS)
+__all__ = ["Bucket", "IntervalRecorder", "OpStats", "clamp_us", "encode", "new_hist"]
 
 
 def clamp_us(seconds: float) -> int:
@@ -203,32 +197,3 @@ class IntervalRecorder:
             "span": span,
             "ops": ops,
         }
-
-
-def encode(hist: HdrHistogram) -> str:
-    """`hist` as base64 of the uncompressed V2 encoding."""
-    limit = hist.get_counts_array_index(hist.max_value) + 1 if hist.total_count else 0
-    head = PAYLOAD_HEADER.size
-    buf = ctypes.create_string_buffer(head + limit * (hist.word_size + 1))
-    size = 0
-    if limit:
-        room = limit * (hist.word_size + 1)
-        addr = ctypes.addressof(buf) + head
-        size = pyhdrh.encode(ctypes.addressof(hist.counts), limit, hist.word_size, addr, room)
-    pack_header(buf, size)
-    return base64.b64encode(buf.raw[: head + size]).decode()
-
-
-def decode(encoded: str) -> HdrHistogram:
-    """A histogram from either the agents' encoding or hdrh's compressed one."""
-    import numpy as np
-
-    from loadtower.store import hdr
-
-    hist = new_hist()
-    _no, index, count = hdr.decode_many([encoded])
-    np.ctypeslib.as_array(hist.counts)[index] = count  # a view of hdrh's counts array
-    hist.set_internal_tacking_values(
-        int(index[0]) if index.size else -1, int(index[-1]) if index.size else -1, int(count.sum())
-    )
-    return hist

@@ -25,6 +25,9 @@ from typing import Any
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.engine import Engine, PhaseConfig
 from loadtower.agents.spool import Spool
+from loadtower.protocol.lines import HelloLine
+from loadtower.protocol.phase_spec import PhaseMessage
+from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 
 DEFAULT_GRACE_S = 30.0
 PR_SET_PDEATHSIG = 1
@@ -93,12 +96,18 @@ def run_worker(
             pass
 
     def on_phase(environment: Any, msg: Any, **_kw: Any) -> None:
+        data: PhaseMessage = msg.data
+        problem = mismatch("the Locust master", data.get("protocol"))
+        if problem is not None:  # the phase is not started: its fields may mean otherwise
+            engine.out({"type": "event", "kind": "error", "ts": time.time(),
+                        "message": f"agent {agent}: {problem}"})
+            return
         pending = ref.get("configuring")
         if pending is not None and not pending[1].done() and pending[0] == msg.data:
             return  # the master sent it again while this one is still being prepared
         if ref["runner"].user_count:  # users of a phase whose stop was lost on a dropped link
             ref["runner"].stop()
-        cfg = PhaseConfig(**msg.data)
+        cfg = PhaseConfig.from_message(data)
         future = engine.submit(engine.configure(cfg))
         ref["configuring"] = (msg.data, future)
 
@@ -126,7 +135,9 @@ def run_worker(
         engine.submit(engine.stop_phase((msg.data or {}).get("id")))
 
     runner = _connect(env, host, int(port), {"lt_phase": on_phase, "lt_stop": on_stop}, ref)
-    send({"type": "hello", "agent": agent, "pid": os.getpid()})
+    hello: HelloLine = {"type": "hello", "agent": agent, "pid": os.getpid(),
+                        "protocol": PROTOCOL_VERSION}
+    send(dict(hello))
     exit_reason = {"reason": "stopped by the master"}
 
     def pump() -> None:

@@ -20,8 +20,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
+from hdrh.histogram import HdrHistogram
 
-from loadtower.store.hdr_format import (  # noqa: F401 - re-exported for the store's modules
+from loadtower.protocol.hdr_encoding import new_hist
+from loadtower.protocol.hdr_format import (  # noqa: F401 - re-exported for the store's modules
     COUNTS_LEN,
     DIGITS,
     HIGHEST,
@@ -31,7 +33,7 @@ from loadtower.store.hdr_format import (  # noqa: F401 - re-exported for the sto
     SUB_HALF_MAG,
     pack_header,
 )
-from loadtower.store.hdr_format import ENCODING_COOKIE as _ENCODING_COOKIE
+from loadtower.protocol.hdr_format import ENCODING_COOKIE as _ENCODING_COOKIE
 
 _COMPRESSION_COOKIE = 0x1C849304 | 0x10
 _EXTERNAL_HEADER = struct.Struct(">II")
@@ -118,6 +120,17 @@ def decode_many(encoded: Sequence[str | bytes | None], b64: bool = True) -> tupl
     idx, cnt, off = decode_v2([v2(e, b64) if e else b"" for e in encoded])
     hist_no = np.repeat(np.arange(len(encoded), dtype=np.int64), np.diff(off))
     return hist_no, idx, cnt
+
+
+def decode(encoded: str) -> HdrHistogram:
+    """One histogram from either the agents' encoding or hdrh's compressed one."""
+    hist = new_hist()
+    _no, index, count = decode_many([encoded])
+    np.ctypeslib.as_array(hist.counts)[index] = count  # a view of hdrh's counts array
+    hist.set_internal_tacking_values(
+        int(index[0]) if index.size else -1, int(index[-1]) if index.size else -1, int(count.sum())
+    )
+    return hist
 
 
 def payload(encoded: str | bytes, b64: bool = True) -> bytes:

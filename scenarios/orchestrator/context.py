@@ -121,7 +121,7 @@ class PhaseContext:
     async def _run(
         self, host: str, action: str, timeout: float | None
     ) -> tuple[int, str, str]:
-        from loadtower.agents.hosts import CommandTimeout
+        from loadtower.scenarios.orchestrator.ssh_pool import CommandTimeout
 
         try:
             return await self.actions.run_action(

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
 
-from loadtower.agents.measure import decode
 from loadtower.store import phase_rate
+from loadtower.store.hdr import decode
 from loadtower.store.phase_rate import line_span
 
 LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3

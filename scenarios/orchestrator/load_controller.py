@@ -20,10 +20,11 @@ import shlex
 import sys
 from typing import Any
 
-from loadtower.agents.cleanup import marker_env, marker_prefix
 from loadtower.agents.spool import spool_dir
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.orchestrator.agent_guard import AgentGuard
+from loadtower.scenarios.orchestrator.cleanup_script import marker_env, marker_prefix
 from loadtower.scenarios.orchestrator.secrets import db_password
 from loadtower.scenarios.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import Plan
@@ -227,6 +228,7 @@ class LocustLoad:
         await self._send(
             {
                 "cmd": "start",
+                "protocol": PROTOCOL_VERSION,
                 "phase": phase,
                 "spec": conn.pop("spec"),
                 "mode": mode,

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents.agent_run import LocalLoad
+from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
+from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -62,7 +63,7 @@ def test_acks_come_after_every_line_of_the_phase(endpoint: tuple[str, int]) -> N
         "workload": as_plain(Workload.model_validate({"preset": "recipes"})),
         "workload_name": "w",
     }
-    base = {"cmd": "start", "spec": spec, "contact_points": [f"{host}:{port}"],
+    base = {"cmd": "start", "protocol": PROTOCOL_VERSION, "spec": spec, "contact_points": [f"{host}:{port}"],
             "port": None, "username": "bench", "password": PASSWORD}
     lines: list[dict[str, Any]] = []
     local = LocalLoad(WORKERS, lines.append)

@@ -23,6 +23,9 @@ from typing import Any
 
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S
+from loadtower.protocol.commands import FailedAck, StartCommand
+from loadtower.protocol.phase_spec import PhaseMessage
+from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 
 OPEN_LANES_PER_WORKER = 4
 CONFIGURE_TIMEOUT_S = 120.0
@@ -75,7 +78,7 @@ class Master:
         self.failed = False
         self.commands: queue.Queue[dict | None] = queue.Queue()
         self.agents: dict[str, str] = {}  # agent name (HOST/INDEX) -> Locust worker id
-        self.phase_msgs: dict[str, dict[str, Any]] = {}
+        self.phase_msgs: dict[str, PhaseMessage] = {}
         self.last_seen: dict[str, float] = {}  # worker id -> its last heartbeat
         self.first_seen: dict[str, float] = {}  # worker id -> when the master first saw it
         self.silent: set[str] = set()
@@ -97,6 +100,11 @@ class Master:
         if line.get("agent"):
             self.agents[str(line["agent"])] = msg.node_id
         if kind == "hello":
+            problem = mismatch(f"load worker {line.get('agent') or msg.node_id}",
+                               line.get("protocol"))
+            if problem is not None:
+                self.failed = True
+                emit({"type": "event", "kind": "error", "ts": time.time(), "message": problem})
             return
         if kind == "load_done":
             self.load_done.add(msg.node_id)
@@ -247,7 +255,12 @@ class Master:
                     emit({"type": "event", "kind": "error", "message": f"bad command: {raw[:200]}"})
         self.commands.put(None)
 
-    def _start(self, cmd: dict[str, Any]) -> None:
+    def _start(self, cmd: StartCommand) -> None:
+        problem = mismatch("the orchestrator", cmd.get("protocol"))
+        if problem is not None:
+            failed: FailedAck = {"type": "failed", "ts": time.time(), "message": problem}
+            emit(dict(failed))
+            return
         workers = sorted(c.id for c in self.runner.clients.all if c.state != "missing")
         if not workers:
             emit({"type": "event", "kind": "error", "message": "no load worker connected"})
@@ -266,6 +279,7 @@ class Master:
         self.phase_msgs = {}
         for index, wid in enumerate(workers):
             self.phase_msgs[wid] = {
+                "protocol": PROTOCOL_VERSION,
                 "phase": cmd.get("phase", ""),
                 "mode": mode,
                 "spec": spec,

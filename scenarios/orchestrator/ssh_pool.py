@@ -12,9 +12,9 @@ from typing import Any
 
 import asyncssh
 
-from loadtower.agents.ssh_keys import KeyPolicyClient, known_hosts_path, refusal
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.models import Host, Inventory
+from loadtower.scenarios.orchestrator.ssh_keys import KeyPolicyClient, known_hosts_path, refusal
 from loadtower.store.redact import mask_command_secrets
 
 RECONNECT_FOR_S = 30.0
