@@ -17,7 +17,7 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,10 +82,13 @@ class Lane:
 
 
 class Engine:
-    def __init__(self, agent: str, host: str, out: Callable[[dict], None] | None = None) -> None:
+    def __init__(
+        self, agent: str, host: str, out: Callable[[Mapping[str, Any]], None] | None = None
+    ) -> None:
         self.recorder = IntervalRecorder(agent, host)
-        self.out_queue: queue.Queue[dict] = queue.Queue()
-        self.out = out or self.out_queue.put
+        # the agent's lines (protocol/lines.py forms) in order, for the worker to send
+        self.out_queue: queue.Queue[Mapping[str, Any]] = queue.Queue()
+        self.out: Callable[[Mapping[str, Any]], None] = out or self.out_queue.put
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self._run_loop, name="lt-engine", daemon=True)
         self.lanes: dict[int, Lane] = {}

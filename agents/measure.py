@@ -18,6 +18,7 @@ from typing import Any
 
 from loadtower.protocol.hdr_encoding import encode, new_hist
 from loadtower.protocol.hdr_format import HIGHEST
+from loadtower.protocol.lines import IntervalLine, OpSample
 
 __all__ = ["Bucket", "IntervalRecorder", "OpStats", "clamp_us", "encode", "new_hist"]
 
@@ -145,7 +146,7 @@ class IntervalRecorder:
     def pending(self, phase: str | None = None) -> bool:
         return any(phase is None or p == phase for p, _s in self.buckets)
 
-    def finished(self, before: int, keep_alive: bool = False) -> list[dict[str, Any]]:
+    def finished(self, before: int, keep_alive: bool = False) -> list[IntervalLine]:
         """The lines of every second before `before` (wall clock), oldest first. With
         `keep_alive` (lanes running) the configured phase gets a line even without ops,
         so that its CPU and its idle seconds show."""
@@ -155,12 +156,12 @@ class IntervalRecorder:
             keys.append((self.phase, before - 1))
         return self._lines(keys)
 
-    def flush(self, phase: str) -> list[dict[str, Any]]:
+    def flush(self, phase: str) -> list[IntervalLine]:
         """Every remaining line of `phase` (it has drained: nothing more can come)."""
         keys = sorted((k for k in self.buckets if k[0] == phase), key=lambda k: k[1])
         return self._lines(keys)
 
-    def _lines(self, keys: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    def _lines(self, keys: list[tuple[str, int]]) -> list[IntervalLine]:
         """The lines of these buckets (removed). The CPU used since the last line that took
         some goes on the configured phase's latest line among them: the sum over a
         phase's lines is the process's CPU from its `mark()` to its last line."""
@@ -174,8 +175,8 @@ class IntervalRecorder:
             self._cpu, self._wall = cpu, wall
         return lines
 
-    def _line(self, phase: str, second: int, bucket: Bucket) -> dict[str, Any]:
-        ops = {
+    def _line(self, phase: str, second: int, bucket: Bucket) -> IntervalLine:
+        ops: dict[str, OpSample] = {
             op: {
                 "ops": s.ops,
                 "errors": s.errors,

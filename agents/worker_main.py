@@ -147,7 +147,7 @@ def run_worker(
             except Exception:  # noqa: BLE001 - queue.Empty
                 ls.gevent.sleep(0.05)
                 continue
-            send(line)
+            send(dict(line))
 
     def watchdog() -> None:
         """Stop the load when the master (the orchestrator) has been silent for `grace`."""
@@ -180,7 +180,7 @@ def run_worker(
         guard.kill()
         engine.shutdown()
         while not engine.out_queue.empty():
-            send(engine.out_queue.get_nowait())
+            send(dict(engine.out_queue.get_nowait()))
         pumper.kill()
         if spool is not None:
             spool.exited(exit_reason["reason"])

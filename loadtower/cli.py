@@ -75,7 +75,15 @@ def _add(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, mo
 
 
 def _add_agent(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    agent = sub.add_parser("agent", help=AGENT_HELP, description=AGENT_DESCRIPTION,
+    description = AGENT_DESCRIPTION
+    if not installed("scenarios"):  # the examples of what is here
+        lines = description.splitlines()
+        description = "\n".join(
+            line for i, line in enumerate(lines)
+            if not ("agent run" in line or "agent master" in line
+                    or (i and "agent run" in lines[i - 1]))
+        ) + f"\n\n({AGENT_SET_NOTE})"
+    agent = sub.add_parser("agent", help=AGENT_HELP, description=description,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     agent.add_argument("--version", action="version", version=agent_version_line())
     actions = agent.add_subparsers(dest="action", metavar="ACTION", required=True)

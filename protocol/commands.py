@@ -1,8 +1,8 @@
 """The Locust master's commands (orchestrator -> master, one JSON object a line on its
 stdin) and its acks (master -> orchestrator, on its stdout beside the agents' lines)."""
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: TypedDict needs the real NotRequired
+# at run time for __required_keys__ (checked by tests/protocol)
 from typing import Literal, NotRequired, TypedDict
 
 from loadtower.protocol.phase_spec import PhaseSpec

@@ -7,8 +7,8 @@ the summary (last line of ``loadtower agent run``), the agents' own ``hello``,
 ``configured``, ``load_done``, ``stop_done``, and the master's acks (commands.py).
 """
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: TypedDict needs the real NotRequired
+# at run time for __required_keys__ (checked by tests/protocol)
 from typing import Any, Literal, NotRequired, TypedDict
 
 

@@ -5,8 +5,8 @@ The orchestrator builds it from the scenario (scenarios/orchestrator/context.py
 `PhaseMessage`; the agents read it only through these types.
 """
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: TypedDict needs the real NotRequired
+# at run time for __required_keys__ (checked by tests/protocol)
 from typing import Any, Literal, TypedDict
 
 

@@ -19,7 +19,7 @@ import queue
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S
@@ -193,7 +193,7 @@ class Master:
 
                 self.runner.server.send_to_client(Message("stop", None, wid))
         elif wid in self.phase_workers and wid not in self.configured and wid in self.phase_msgs:
-            self.runner.send_message("lt_phase", self.phase_msgs[wid], client_id=wid)
+            self.runner.send_message("lt_phase", dict(self.phase_msgs[wid]), client_id=wid)
         elif self.runner.state in ("running", "spawning") and self.runner.spawning_completed:
             self.runner.start(self.runner.target_user_count, self.runner.spawn_rate)
 
@@ -284,7 +284,7 @@ class Master:
                 "mode": mode,
                 "spec": spec,
                 "contact_points": cmd["contact_points"],
-                "port": int(cmd["port"]) if cmd.get("port") else None,  # None: engine's
+                "port": int(port) if (port := cmd.get("port")) else None,  # None: engine's
                 "username": cmd.get("username"),
                 "password": cmd["password"]  # a second target's engine: its own
                 if "password" in cmd
@@ -298,7 +298,7 @@ class Master:
                 "max_in_flight": int(cmd.get("max_in_flight") or 128),
                 "seed": cmd.get("seed"),
             }
-            self.runner.send_message("lt_phase", self.phase_msgs[wid], client_id=wid)
+            self.runner.send_message("lt_phase", dict(self.phase_msgs[wid]), client_id=wid)
         self.configured, self.failed = set(), False
         self.mode, self.phase_workers, self.load_done = mode, set(workers), set()
         ls.gevent.spawn(self._start_users, users, len(workers))
@@ -312,7 +312,7 @@ class Master:
                 resend_at = time.monotonic() + PHASE_RESEND_S
                 for wid in self.phase_workers - self.configured:
                     if wid in self.phase_msgs and wid not in self.silent:
-                        self.runner.send_message("lt_phase", self.phase_msgs[wid], client_id=wid)
+                        self.runner.send_message("lt_phase", dict(self.phase_msgs[wid]), client_id=wid)
             if self.failed or time.monotonic() > deadline:
                 missing = sorted(self._name(w) for w in self.phase_workers - self.configured)
                 emit(
@@ -383,7 +383,7 @@ class Master:
                     threading.Thread(target=_exit_after, args=(EOF_EXIT_S,), daemon=True).start()
                 break
             if cmd.get("cmd") == "start":
-                self._start(cmd)
+                self._start(cast(StartCommand, cmd))  # JSON from stdin: the `cmd` tag
             elif cmd.get("cmd") == "stop":
                 self.stop_command()
             elif cmd.get("cmd") == "drop":

@@ -187,7 +187,7 @@ class HostPool:
                          **placeholders: str) -> tuple[int, str, str]:
         """Run the host's declared `action` (CommandTimeout after `timeout` seconds,
         ACTION_TIMEOUT_S when None); placeholders are quoted for the shell."""
-        template = self._host(name).actions.get(action)  # type: ignore[call-overload]
+        template = self._host(name).actions.get(action)
         if template is None:
             raise LoadtowerError(f"host {name} has no '{action}' action in the inventory")
         try:
