@@ -24,7 +24,7 @@ from loadtower.errors import ConfigError, LoadtowerError
 COMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("loadtower.sandbox.commands", "sandbox"),
     "check": ("loadtower.scenarios.check_command", "scenarios"),
-    "run": ("loadtower.run_command", "scenarios"),  # composes scenarios' run and the tui
+    "run": ("loadtower.run_with_tui", "scenarios"),  # composes scenarios' run and the tui
     "agent": ("", "agents"),  # the AGENT_ACTIONS below
     "runs": ("loadtower.store.commands.runs", "store"),
     "sql": ("loadtower.store.commands.sql", "store"),

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace, live: LiveRun | None = None) -> int:
     import asyncio
 
     from loadtower.defaults import store_path
-    from loadtower.scenarios.orchestrator.headless_run import run_headless
+    from loadtower.scenarios.orchestrator.headless_session import run_headless
     from loadtower.scenarios.plan import load_plan
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
