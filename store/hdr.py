@@ -17,6 +17,7 @@ import binascii
 import struct
 import zlib
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -70,7 +71,7 @@ def v2(encoded: str | bytes, b64: bool = True) -> bytes:
     Raises ValueError when it is not an HDR histogram over the agent protocol's range.
     """
     try:
-        raw = binascii.a2b_base64(encoded) if b64 else bytes(encoded)
+        raw = binascii.a2b_base64(encoded) if b64 else bytes(cast(bytes, encoded))  # raw: BLOBs
         if raw[:4] == V2_COOKIE_BYTES and raw[8:32] == V2_FIELDS:  # the agents' form
             if PAYLOAD_HEADER.size + int.from_bytes(raw[4:8], "big") <= len(raw):
                 return raw
@@ -150,7 +151,9 @@ def _v2_encoding(varints: bytes | memoryview) -> bytes:
 def stored(varints: bytes | memoryview) -> bytes:
     """The store's BLOB for a varint payload."""
     plain = _v2_encoding(varints)
-    return _STORED_HEADER.pack(STORED_MAGIC, len(plain)) + _ZSTD.compress(plain, asbytes=True)
+    return _STORED_HEADER.pack(STORED_MAGIC, len(plain)) + cast(
+        bytes, _ZSTD.compress(plain, asbytes=True)  # pyarrow is untyped: asbytes gives bytes
+    )
 
 
 def standard(blob: bytes) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from loadtower.store.hdr import DIGITS, HIGHEST, LOWEST
+from loadtower.protocol.hdr_format import DIGITS, HIGHEST, LOWEST
 from loadtower.store.hdr import PERCENTILES as _PERCENTILES
 
 PERCENTILES = np.array(_PERCENTILES)

@@ -186,7 +186,8 @@ class LiveStats:
             s for (p, _ts, o), s in self.cells.items() if p == label and (op is None or o == op)
         ]
         span = self.spans.get(label, PhaseSpan())
-        seconds = (span.last_ts - span.first_ts + 1) if span.first_ts is not None else 0
+        first, last = span.first_ts, span.last_ts
+        seconds = (last - first + 1) if first is not None and last is not None else 0
         return _summary(items, seconds or 0, self.duration(label, clock))
 
     def span(self, label: str) -> PhaseSpan:

@@ -22,6 +22,7 @@ from typing import Any
 
 from loadtower.agents.spool import spool_dir
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.orchestrator.agent_guard import AgentGuard
 from loadtower.scenarios.orchestrator.cleanup_script import marker_env, marker_prefix
@@ -210,7 +211,7 @@ class LocustLoad:
     async def start(
         self,
         phase: str,
-        spec: dict[str, Any],
+        spec: PhaseSpec,
         *,
         mode: str,
         rate: float | None = None,
@@ -281,7 +282,7 @@ class LocustLoad:
             return False
         return True
 
-    def _connection(self, spec: dict[str, Any]) -> dict[str, Any]:
+    def _connection(self, spec: PhaseSpec) -> dict[str, Any]:
         """Contact points, port and login of the spec's target (its engine, its hosts), and
         the spec with the connection options the workers need."""
         from loadtower.scenarios.orchestrator.targets import connection
