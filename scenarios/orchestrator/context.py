@@ -40,7 +40,7 @@ class Load(Protocol):
 class Actions(Protocol):
     """Runs an inventory-declared action on a host; returns (exit status, stdout, stderr).
 
-    Raises agents.hosts.CommandTimeout when it runs longer than `timeout` seconds."""
+    Raises orchestrator.ssh_pool.CommandTimeout when it runs longer than `timeout` seconds."""
 
     async def run_action(
         self, name: str, action: str, *, timeout: float | None = None, **placeholders: str

@@ -1,5 +1,5 @@
 """The end of a phase through the real path: a Locust master and two worker processes
-(`agents/agent_run.LocalLoad`, as `loadtower agent run` starts them) against the real
+(`scenarios/orchestrator/standalone_load.LocalLoad`, as `loadtower agent run` starts them) against the real
 ClickHouse engine (chdb over HTTP, no sandbox needed). The master's `phase_done` and
 `stopped` must come after every interval line of the phase and every worker's drain
 event, and no line of the phase after them."""
