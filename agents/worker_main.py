@@ -25,7 +25,7 @@ from typing import Any
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.engine import Engine, PhaseConfig
 from loadtower.agents.spool import Spool
-from loadtower.protocol.lines import HelloLine
+from loadtower.protocol.lines import EventLine, HelloLine
 from loadtower.protocol.phase_spec import PhaseMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 
@@ -65,6 +65,16 @@ def _connect(env: Any, host: str, port: int, handlers: dict[str, Any], ref: dict
     return env._create_runner(Worker, master_host=host, master_port=port)
 
 
+def phase_refusal(agent: str, data: PhaseMessage) -> EventLine | None:
+    """The error event a worker sends instead of starting a phase message of another
+    protocol version; None when the versions match."""
+    problem = mismatch("the Locust master", data.get("protocol"))
+    if problem is None:
+        return None
+    return {"type": "event", "kind": "error", "ts": time.time(),
+            "message": f"agent {agent}: {problem}"}
+
+
 def run_worker(
     master: str,
     host_name: str,
@@ -97,10 +107,9 @@ def run_worker(
 
     def on_phase(environment: Any, msg: Any, **_kw: Any) -> None:
         data: PhaseMessage = msg.data
-        problem = mismatch("the Locust master", data.get("protocol"))
-        if problem is not None:  # the phase is not started: its fields may mean otherwise
-            engine.out({"type": "event", "kind": "error", "ts": time.time(),
-                        "message": f"agent {agent}: {problem}"})
+        refusal = phase_refusal(agent, data)
+        if refusal is not None:  # the phase is not started: its fields may mean otherwise
+            engine.out(refusal)
             return
         pending = ref.get("configuring")
         if pending is not None and not pending[1].done() and pending[0] == msg.data:

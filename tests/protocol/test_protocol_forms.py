@@ -14,6 +14,7 @@ import pytest
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.engine import PhaseConfig
 from loadtower.agents.measure import IntervalRecorder
+from loadtower.agents.worker_main import phase_refusal
 from loadtower.protocol.hdr_encoding import encode, new_hist
 from loadtower.protocol.lines import IntervalLine, OpSample
 from loadtower.protocol.phase_spec import PhaseMessage
@@ -96,3 +97,11 @@ def test_master_reports_a_worker_of_another_protocol(
     (event,) = printed(capsys)
     assert event["kind"] == "error" and "agent1/0" in event["message"]
     assert "protocol mismatch" in event["message"]
+
+
+def test_worker_refuses_a_phase_of_another_protocol() -> None:
+    message: Any = {"protocol": PROTOCOL_VERSION, "phase": "p"}
+    assert phase_refusal("agent1/0", message) is None
+    refusal = phase_refusal("agent1/0", {**message, "protocol": PROTOCOL_VERSION - 1})
+    assert refusal is not None and refusal["type"] == "event" and refusal["kind"] == "error"
+    assert refusal["message"].startswith("agent agent1/0: agent protocol mismatch")
