@@ -2,7 +2,7 @@
 
 from setuptools import find_packages, setup
 
-ROOMS = ("tui", "agents", "scenarios", "store", "sandbox")
+ROOMS = ("protocol", "tui", "agents", "scenarios", "store", "sandbox")
 
 packages = ["loadtower"]
 for room in ROOMS:

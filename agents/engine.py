@@ -17,7 +17,7 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix, chooser, load_slice
 from loadtower.agents.workload.values import ValuePool
+from loadtower.protocol.phase_spec import PhaseMessage, PhaseSpec
 
 LATE_S = 0.002  # 1 ms of event-loop timer granularity + 1 ms of real lateness
 NEW_KEY_STRIDE = 1_000_000_000  # run-phase inserts of worker w start at records + w*stride
@@ -37,7 +38,7 @@ NEW_KEY_STRIDE = 1_000_000_000  # run-phase inserts of worker w start at records
 class PhaseConfig:
     phase: str
     mode: str  # load | run
-    spec: dict[str, Any]
+    spec: PhaseSpec
     contact_points: list[str]  # host or host:port
     port: int | None  # None: the engine's default
     username: str | None
@@ -50,6 +51,12 @@ class PhaseConfig:
     records: int = 0
     max_in_flight: int = 128
     seed: int | None = None
+
+    @classmethod
+    def from_message(cls, msg: PhaseMessage) -> PhaseConfig:
+        """The configuration a master's ``lt_phase`` message gives this worker."""
+        fields = {k: v for k, v in msg.items() if k != "protocol"}
+        return cls(**fields)  # type: ignore[arg-type]  # PhaseMessage's keys are the fields
 
 
 @dataclass
@@ -75,10 +82,13 @@ class Lane:
 
 
 class Engine:
-    def __init__(self, agent: str, host: str, out: Callable[[dict], None] | None = None) -> None:
+    def __init__(
+        self, agent: str, host: str, out: Callable[[Mapping[str, Any]], None] | None = None
+    ) -> None:
         self.recorder = IntervalRecorder(agent, host)
-        self.out_queue: queue.Queue[dict] = queue.Queue()
-        self.out = out or self.out_queue.put
+        # the agent's lines (protocol/lines.py forms) in order, for the worker to send
+        self.out_queue: queue.Queue[Mapping[str, Any]] = queue.Queue()
+        self.out: Callable[[Mapping[str, Any]], None] = out or self.out_queue.put
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self._run_loop, name="lt-engine", daemon=True)
         self.lanes: dict[int, Lane] = {}

@@ -11,21 +11,16 @@ compress, and the store merges hundreds a second without inflating each one.
 
 from __future__ import annotations
 
-import base64
-import ctypes
 import math
 import resource
 import time
 from typing import Any
 
-import pyhdrh
-from hdrh.histogram import HdrHistogram
+from loadtower.protocol.hdr_encoding import encode, new_hist
+from loadtower.protocol.hdr_format import HIGHEST
+from loadtower.protocol.lines import IntervalLine, OpSample
 
-from loadtower.store.hdr_format import DIGITS, HIGHEST, LOWEST, PAYLOAD_HEADER, pack_header
-
-
-def new_hist() -> HdrHistogram:
-    return HdrHistogram(LOWEST, HIGHEST, DIGITS)
+__all__ = ["Bucket", "IntervalRecorder", "OpStats", "clamp_us", "encode", "new_hist"]
 
 
 def clamp_us(seconds: float) -> int:
@@ -151,7 +146,7 @@ class IntervalRecorder:
     def pending(self, phase: str | None = None) -> bool:
         return any(phase is None or p == phase for p, _s in self.buckets)
 
-    def finished(self, before: int, keep_alive: bool = False) -> list[dict[str, Any]]:
+    def finished(self, before: int, keep_alive: bool = False) -> list[IntervalLine]:
         """The lines of every second before `before` (wall clock), oldest first. With
         `keep_alive` (lanes running) the configured phase gets a line even without ops,
         so that its CPU and its idle seconds show."""
@@ -161,12 +156,12 @@ class IntervalRecorder:
             keys.append((self.phase, before - 1))
         return self._lines(keys)
 
-    def flush(self, phase: str) -> list[dict[str, Any]]:
+    def flush(self, phase: str) -> list[IntervalLine]:
         """Every remaining line of `phase` (it has drained: nothing more can come)."""
         keys = sorted((k for k in self.buckets if k[0] == phase), key=lambda k: k[1])
         return self._lines(keys)
 
-    def _lines(self, keys: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    def _lines(self, keys: list[tuple[str, int]]) -> list[IntervalLine]:
         """The lines of these buckets (removed). The CPU used since the last line that took
         some goes on the configured phase's latest line among them: the sum over a
         phase's lines is the process's CPU from its `mark()` to its last line."""
@@ -180,8 +175,8 @@ class IntervalRecorder:
             self._cpu, self._wall = cpu, wall
         return lines
 
-    def _line(self, phase: str, second: int, bucket: Bucket) -> dict[str, Any]:
-        ops = {
+    def _line(self, phase: str, second: int, bucket: Bucket) -> IntervalLine:
+        ops: dict[str, OpSample] = {
             op: {
                 "ops": s.ops,
                 "errors": s.errors,
@@ -203,32 +198,3 @@ class IntervalRecorder:
             "span": span,
             "ops": ops,
         }
-
-
-def encode(hist: HdrHistogram) -> str:
-    """`hist` as base64 of the uncompressed V2 encoding."""
-    limit = hist.get_counts_array_index(hist.max_value) + 1 if hist.total_count else 0
-    head = PAYLOAD_HEADER.size
-    buf = ctypes.create_string_buffer(head + limit * (hist.word_size + 1))
-    size = 0
-    if limit:
-        room = limit * (hist.word_size + 1)
-        addr = ctypes.addressof(buf) + head
-        size = pyhdrh.encode(ctypes.addressof(hist.counts), limit, hist.word_size, addr, room)
-    pack_header(buf, size)
-    return base64.b64encode(buf.raw[: head + size]).decode()
-
-
-def decode(encoded: str) -> HdrHistogram:
-    """A histogram from either the agents' encoding or hdrh's compressed one."""
-    import numpy as np
-
-    from loadtower.store import hdr
-
-    hist = new_hist()
-    _no, index, count = hdr.decode_many([encoded])
-    np.ctypeslib.as_array(hist.counts)[index] = count  # a view of hdrh's counts array
-    hist.set_internal_tacking_values(
-        int(index[0]) if index.size else -1, int(index[-1]) if index.size else -1, int(count.sum())
-    )
-    return hist

@@ -25,6 +25,9 @@ from typing import Any
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.engine import Engine, PhaseConfig
 from loadtower.agents.spool import Spool
+from loadtower.protocol.lines import EventLine, HelloLine
+from loadtower.protocol.phase_spec import PhaseMessage
+from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 
 DEFAULT_GRACE_S = 30.0
 PR_SET_PDEATHSIG = 1
@@ -62,6 +65,16 @@ def _connect(env: Any, host: str, port: int, handlers: dict[str, Any], ref: dict
     return env._create_runner(Worker, master_host=host, master_port=port)
 
 
+def phase_refusal(agent: str, data: PhaseMessage) -> EventLine | None:
+    """The error event a worker sends instead of starting a phase message of another
+    protocol version; None when the versions match."""
+    problem = mismatch("the Locust master", data.get("protocol"))
+    if problem is None:
+        return None
+    return {"type": "event", "kind": "error", "ts": time.time(),
+            "message": f"agent {agent}: {problem}"}
+
+
 def run_worker(
     master: str,
     host_name: str,
@@ -93,12 +106,17 @@ def run_worker(
             pass
 
     def on_phase(environment: Any, msg: Any, **_kw: Any) -> None:
+        data: PhaseMessage = msg.data
+        refusal = phase_refusal(agent, data)
+        if refusal is not None:  # the phase is not started: its fields may mean otherwise
+            engine.out(refusal)
+            return
         pending = ref.get("configuring")
         if pending is not None and not pending[1].done() and pending[0] == msg.data:
             return  # the master sent it again while this one is still being prepared
         if ref["runner"].user_count:  # users of a phase whose stop was lost on a dropped link
             ref["runner"].stop()
-        cfg = PhaseConfig(**msg.data)
+        cfg = PhaseConfig.from_message(data)
         future = engine.submit(engine.configure(cfg))
         ref["configuring"] = (msg.data, future)
 
@@ -126,7 +144,9 @@ def run_worker(
         engine.submit(engine.stop_phase((msg.data or {}).get("id")))
 
     runner = _connect(env, host, int(port), {"lt_phase": on_phase, "lt_stop": on_stop}, ref)
-    send({"type": "hello", "agent": agent, "pid": os.getpid()})
+    hello: HelloLine = {"type": "hello", "agent": agent, "pid": os.getpid(),
+                        "protocol": PROTOCOL_VERSION}
+    send(dict(hello))
     exit_reason = {"reason": "stopped by the master"}
 
     def pump() -> None:
@@ -136,7 +156,7 @@ def run_worker(
             except Exception:  # noqa: BLE001 - queue.Empty
                 ls.gevent.sleep(0.05)
                 continue
-            send(line)
+            send(dict(line))
 
     def watchdog() -> None:
         """Stop the load when the master (the orchestrator) has been silent for `grace`."""
@@ -169,7 +189,7 @@ def run_worker(
         guard.kill()
         engine.shutdown()
         while not engine.out_queue.empty():
-            send(engine.out_queue.get_nowait())
+            send(dict(engine.out_queue.get_nowait()))
         pumper.kill()
         if spool is not None:
             spool.exited(exit_reason["reason"])

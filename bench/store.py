@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 from hdrh.histogram import HdrHistogram
 
-from loadtower.agents.measure import encode
+from loadtower.protocol.hdr_encoding import encode
 from loadtower.store import StoreReader, StoreWriter
 
 OPS = [f"op{i}" for i in range(8)]

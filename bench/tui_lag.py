@@ -29,7 +29,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from loadtower.agents.measure import encode
+from loadtower.protocol.hdr_encoding import encode
 
 AGENTS, OPS, NODES = 256, [f"op{i}" for i in range(8)], 64
 AGENTS_PER_HOST = 4

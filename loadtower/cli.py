@@ -8,47 +8,104 @@ that ``loadtower --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
+import importlib.util
 import sys
 from collections.abc import Sequence
 
-from loadtower.build import version_line
+from loadtower.build import agent_version_line, version_line
 from loadtower.errors import ConfigError, LoadtowerError
 
-# command name -> module implementing it
-COMMANDS: dict[str, str] = {
-    "sandbox": "loadtower.sandbox.commands",
-    "check": "loadtower.scenarios.check_command",
-    "run": "loadtower.scenarios.run_command",
-    "agent": "loadtower.agents.commands",
-    "runs": "loadtower.store.commands.runs",
-    "sql": "loadtower.store.commands.sql",
-    "compare": "loadtower.store.commands.compare",
-    "export": "loadtower.store.commands.export",
-    "report": "loadtower.store.commands.report",
-    "cleanup": "loadtower.agents.cleanup_command",
-    "tui": "loadtower.tui.command",
-    "demo": "loadtower.sandbox.demo_command",
+# Every command-line entry point, registered here and only here. A command module exposes
+# ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``; each entry
+# names the room it needs, and a command whose room is not installed (the agent install
+# set has only `agents` and `protocol`) is left out of the parser.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "sandbox": ("loadtower.sandbox.commands", "sandbox"),
+    "check": ("loadtower.scenarios.check_command", "scenarios"),
+    "run": ("loadtower.run_with_tui", "scenarios"),  # composes scenarios' run and the tui
+    "agent": ("", "agents"),  # the AGENT_ACTIONS below
+    "runs": ("loadtower.store.commands.runs", "store"),
+    "sql": ("loadtower.store.commands.sql", "store"),
+    "compare": ("loadtower.store.commands.compare", "store"),
+    "export": ("loadtower.store.commands.export", "store"),
+    "report": ("loadtower.store.commands.report", "store"),
+    "cleanup": ("loadtower.scenarios.cleanup_command", "scenarios"),
+    "tui": ("loadtower.tui.command", "tui"),
+    "demo": ("loadtower.demo_command", "sandbox"),  # composes sandbox and run
 }
+# `loadtower agent ACTION`: the worker runs on a load host; master and run are the
+# orchestrator's side of the agent
+AGENT_ACTIONS: dict[str, tuple[str, str]] = {
+    "run": ("loadtower.scenarios.standalone_load_command", "scenarios"),
+    "master": ("loadtower.scenarios.agent_master_command", "scenarios"),
+    "worker": ("loadtower.agents.worker_command", "agents"),
+}
+AGENT_HELP = "Run the load agent on this host (interval lines as JSON on stdout)."
+AGENT_DESCRIPTION = """The load agent: Locust users whose ops run on a native-thread asyncio engine
+(acsylla or cassandra-driver), measured per second with HDR histograms of service
+time (from the actual send) and response time (from the intended start).
+
+examples:
+  loadtower agent run --contact-points 127.0.0.1 --username loadtower \\
+      --password-env PW --workload ycsb-a --records 10000 --load --rate 500 --duration 10 --json
+  loadtower agent master --bind 127.0.0.1:5557 --expect-workers 2   # commands on stdin
+  loadtower agent worker --master 127.0.0.1:5557 --processes 0 --host-name agent1"""
+AGENT_SET_NOTE = "this is the agent install set: only `loadtower agent worker` is here"
+
+
+@functools.cache
+def installed(room: str) -> bool:
+    """Whether `loadtower.<room>` is importable here."""
+    return importlib.util.find_spec(f"loadtower.{room}") is not None
+
+
+def _add(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, module_name: str,
+         help_text: str | None = None) -> None:
+    module = importlib.import_module(module_name)
+    cmd = sub.add_parser(
+        name,
+        help=help_text or module.HELP,
+        description=getattr(module, "DESCRIPTION", module.HELP),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    module.add_arguments(cmd)
+    cmd.set_defaults(_module=module)
+
+
+def _add_agent(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    description = AGENT_DESCRIPTION
+    if not installed("scenarios"):  # the examples of what is here
+        lines = description.splitlines()
+        description = "\n".join(
+            line for i, line in enumerate(lines)
+            if not ("agent run" in line or "agent master" in line
+                    or (i and "agent run" in lines[i - 1]))
+        ) + f"\n\n({AGENT_SET_NOTE})"
+    agent = sub.add_parser("agent", help=AGENT_HELP, description=description,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    agent.add_argument("--version", action="version", version=agent_version_line())
+    actions = agent.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for name, (module_name, room) in AGENT_ACTIONS.items():
+        if installed(room):
+            _add(actions, name, module_name)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="loadtower",
-        description="Orchestrate NoSQL benchmarks over SSH, watch them live, keep every sample.",
-    )
+    description = "Orchestrate NoSQL benchmarks over SSH, watch them live, keep every sample."
+    if not installed("scenarios"):
+        description += f" ({AGENT_SET_NOTE})"
+    parser = argparse.ArgumentParser(prog="loadtower", description=description)
     parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module_name in COMMANDS.items():
-        module = importlib.import_module(module_name)
-        cmd = sub.add_parser(
-            name,
-            help=module.HELP,
-            description=getattr(module, "DESCRIPTION", module.HELP),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        module.add_arguments(cmd)
-        cmd.set_defaults(_module=module)
+    for name, (module_name, room) in COMMANDS.items():
+        if not installed(room):
+            continue
+        if name == "agent":
+            _add_agent(sub)
+        else:
+            _add(sub, name, module_name)
     return parser
 
 
@@ -62,11 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _recover_runs(args)  # in the try: Ctrl-C while it holds the store is one line too
         return int(args._module.run(args) or 0)
     except LoadtowerError as exc:
-        from loadtower.store.terminal_text import visible
-
         # no control character reaches the terminal; a bad file's error is one line even
         # when it quotes a key with a newline in it (a few other errors show a tool's output)
-        text = visible(exc, keep_newlines=not isinstance(exc, ConfigError))
+        text = _visible(exc, keep_newlines=not isinstance(exc, ConfigError))
         print(f"loadtower {args.command}: {text}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -82,3 +137,14 @@ def _recover_runs(args: argparse.Namespace) -> None:
     from loadtower.store.admin import recover_runs
 
     recover_runs(store_path(args))
+
+
+def _visible(exc: BaseException, keep_newlines: bool) -> str:
+    """The error's text with no control character (the store's `visible`; the agent
+    install set has no store: there, control characters become `?`)."""
+    if installed("store"):
+        from loadtower.store.terminal_text import visible
+
+        return visible(exc, keep_newlines=keep_newlines)
+    keep = "\n" if keep_newlines else ""
+    return "".join(c if c.isprintable() or c in keep else "?" for c in str(exc))

@@ -49,7 +49,7 @@ def environment_warnings(plan: Plan) -> list[str]:
         if not Path(value).expanduser().is_file():
             warn(path, f"the SSH key file {value} does not exist (the run cannot log in)")
     if not inv.ssh.accept_new_host_keys:
-        from loadtower.agents.ssh_keys import known_hosts_path
+        from loadtower.scenarios.orchestrator.ssh_keys import known_hosts_path
 
         known = known_hosts_path(inv.ssh.known_hosts)
         if not known.is_file():

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loadtower.defaults import add_store_argument
+
+if TYPE_CHECKING:
+    from loadtower.scenarios.plan import Plan
 
 HELP = "Run a scenario against an inventory and store every sample."
 DESCRIPTION = """Run a scenario (a file or a built-in name) against an inventory: connect to every
@@ -57,11 +62,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+LiveRun = Callable[["Plan", Path, argparse.Namespace], "int | None"]
+
+
+def run(args: argparse.Namespace, live: LiveRun | None = None) -> int:
+    """Run headless, or through `live` (the TUI's launcher, which the CLI room passes in:
+    this room does not import the TUI) unless --headless; `live` returning None (no
+    terminal for it) falls back to headless."""
     import asyncio
 
     from loadtower.defaults import store_path
-    from loadtower.scenarios.orchestrator.headless_run import run_headless
+    from loadtower.scenarios.orchestrator.headless_session import run_headless
     from loadtower.scenarios.plan import load_plan
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
@@ -69,13 +80,8 @@ def run(args: argparse.Namespace) -> int:
         from loadtower.scenarios.private_dir import check_socket_folder
 
         check_socket_folder()  # a /tmp/loadtower-UID made by someone else is refused
-    if not args.headless:
-        try:
-            from loadtower.tui.launch import run_live
-        except ImportError:
-            run_live = None
-        if run_live is not None:
-            code = run_live(plan, store_path(args), args)
-            if code is not None:
-                return int(code)
+    if not args.headless and live is not None:
+        code = live(plan, store_path(args), args)
+        if code is not None:
+            return int(code)
     return asyncio.run(run_headless(plan, store_path(args), args))

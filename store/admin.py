@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.process_identity import ProcessId, verdict
 from loadtower.store.connection import connect
-from loadtower.store.liveness import ProcessId, verdict
 from loadtower.store.schema import RUN_TABLES
 
 # a writer refreshes its run's heartbeat at least every HEARTBEAT_S (writer.py); a run

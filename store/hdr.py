@@ -17,11 +17,14 @@ import binascii
 import struct
 import zlib
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
+from hdrh.histogram import HdrHistogram
 
-from loadtower.store.hdr_format import (  # noqa: F401 - re-exported for the store's modules
+from loadtower.protocol.hdr_encoding import new_hist
+from loadtower.protocol.hdr_format import (  # noqa: F401 - re-exported for the store's modules
     COUNTS_LEN,
     DIGITS,
     HIGHEST,
@@ -31,7 +34,7 @@ from loadtower.store.hdr_format import (  # noqa: F401 - re-exported for the sto
     SUB_HALF_MAG,
     pack_header,
 )
-from loadtower.store.hdr_format import ENCODING_COOKIE as _ENCODING_COOKIE
+from loadtower.protocol.hdr_format import ENCODING_COOKIE as _ENCODING_COOKIE
 
 _COMPRESSION_COOKIE = 0x1C849304 | 0x10
 _EXTERNAL_HEADER = struct.Struct(">II")
@@ -68,7 +71,7 @@ def v2(encoded: str | bytes, b64: bool = True) -> bytes:
     Raises ValueError when it is not an HDR histogram over the agent protocol's range.
     """
     try:
-        raw = binascii.a2b_base64(encoded) if b64 else bytes(encoded)
+        raw = binascii.a2b_base64(encoded) if b64 else bytes(cast(bytes, encoded))  # raw: BLOBs
         if raw[:4] == V2_COOKIE_BYTES and raw[8:32] == V2_FIELDS:  # the agents' form
             if PAYLOAD_HEADER.size + int.from_bytes(raw[4:8], "big") <= len(raw):
                 return raw
@@ -120,6 +123,17 @@ def decode_many(encoded: Sequence[str | bytes | None], b64: bool = True) -> tupl
     return hist_no, idx, cnt
 
 
+def decode(encoded: str) -> HdrHistogram:
+    """One histogram from either the agents' encoding or hdrh's compressed one."""
+    hist = new_hist()
+    _no, index, count = decode_many([encoded])
+    np.ctypeslib.as_array(hist.counts)[index] = count  # a view of hdrh's counts array
+    hist.set_internal_tacking_values(
+        int(index[0]) if index.size else -1, int(index[-1]) if index.size else -1, int(count.sum())
+    )
+    return hist
+
+
 def payload(encoded: str | bytes, b64: bool = True) -> bytes:
     """The varint counts payload of any of the three envelopes."""
     raw = v2(encoded, b64)
@@ -137,7 +151,9 @@ def _v2_encoding(varints: bytes | memoryview) -> bytes:
 def stored(varints: bytes | memoryview) -> bytes:
     """The store's BLOB for a varint payload."""
     plain = _v2_encoding(varints)
-    return _STORED_HEADER.pack(STORED_MAGIC, len(plain)) + _ZSTD.compress(plain, asbytes=True)
+    return _STORED_HEADER.pack(STORED_MAGIC, len(plain)) + cast(
+        bytes, _ZSTD.compress(plain, asbytes=True)  # pyarrow is untyped: asbytes gives bytes
+    )
 
 
 def standard(blob: bytes) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from loadtower.store.hdr import DIGITS, HIGHEST, LOWEST
+from loadtower.protocol.hdr_format import DIGITS, HIGHEST, LOWEST
 from loadtower.store.hdr import PERCENTILES as _PERCENTILES
 
 PERCENTILES = np.array(_PERCENTILES)
@@ -297,7 +297,7 @@ def ingest(
 def warm() -> None:
     """Compile every loop once (numba caches the machine code next to this file, or in
     its user-wide cache), so the first flush of a run does not wait for the compiler."""
-    from loadtower.agents.measure import encode, new_hist
+    from loadtower.protocol.hdr_encoding import encode, new_hist
     from loadtower.store import hdr
     from loadtower.store.rollups import Rollups, level_rows
 

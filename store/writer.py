@@ -28,10 +28,10 @@ import duckdb
 import pyarrow as pa
 
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.process_identity import this_process
 from loadtower.store import hdr
 from loadtower.store.admin import mark_interrupted_runs
 from loadtower.store.connection import connect, is_busy
-from loadtower.store.liveness import this_process
 from loadtower.store.redact import MASK, mask_url_passwords, redact
 from loadtower.store.rollups import Level, Rollups, level_rows
 from loadtower.store.schema import migrate

@@ -18,7 +18,7 @@ import pytest
 from loadtower.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOMS = ("tui", "agents", "scenarios", "store", "sandbox")
+ROOMS = ("protocol", "tui", "agents", "scenarios", "store", "sandbox")
 OFFLINE = {"PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONNOUSERSITE": "1"}
 
 

@@ -13,6 +13,7 @@ from loadtower.agents.backends import PREPARE_TIMEOUT_S
 from loadtower.agents.clickhouse.ops import ClickhouseOps
 from loadtower.agents.clickhouse.schemas import ddl, default_table, statements
 from loadtower.agents.clickhouse.session import ClickhouseOverloaded, ClickhouseSession
+from loadtower.protocol.phase_spec import TargetSpec
 
 if TYPE_CHECKING:
     from loadtower.agents.cql.schemas import CqlOps
@@ -26,7 +27,7 @@ class ClickhouseBackend:
     default_port = 8123
 
     @staticmethod
-    def _target(cfg: PhaseConfig) -> dict[str, Any]:
+    def _target(cfg: PhaseConfig) -> TargetSpec:
         return cfg.spec["target"]
 
     def _settings(self, cfg: PhaseConfig) -> dict[str, Any]:

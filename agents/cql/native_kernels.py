@@ -19,7 +19,7 @@ from llvmlite import ir
 from numba import carray, cfunc, njit, types
 from numba.extending import intrinsic
 
-from loadtower.store.hdr_format import HIGHEST, SUB_HALF, SUB_HALF_MAG
+from loadtower.protocol.hdr_format import HIGHEST, SUB_HALF, SUB_HALF_MAG
 
 # -- the context array: function addresses, then shared state -------------------------
 FN_CLOCK, FN_SLEEP, FN_EXECUTE, FN_EXECUTE_BATCH = 0, 1, 2, 3

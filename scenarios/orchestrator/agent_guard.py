@@ -26,9 +26,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadtower.agents.cleanup import marker_prefix
 from loadtower.agents.spool import parse_read
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.orchestrator.cleanup_script import marker_prefix
 
 SILENT_LINK_S = 8.0  # a watcher that printed nothing (it ticks every second) this long: link lost
 REFORWARD_FOR_S = 15.0

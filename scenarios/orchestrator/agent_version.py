@@ -27,7 +27,7 @@ CHECK_TIMEOUT_S = 60.0
 UPLOAD_TIMEOUT_S = 300.0  # the wheel over SFTP
 INSTALL_TIMEOUT_S = 900.0
 PACKAGING_FILES = ("pyproject.toml", "setup.py", "README.md")
-ROOM_DIRS = ("loadtower", "tui", "agents", "scenarios", "store", "sandbox")
+ROOM_DIRS = ("loadtower", "protocol", "tui", "agents", "scenarios", "store", "sandbox")
 
 
 def remote_version_command(python: str) -> str:

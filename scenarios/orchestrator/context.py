@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+from loadtower.protocol.phase_spec import DatasetSpec, PhaseSpec, TargetSpec, WorkloadSpec
 from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import as_plain
 from loadtower.scenarios.orchestrator.control import RunControl
@@ -20,7 +21,7 @@ class Load(Protocol):
     async def start(
         self,
         phase: str,
-        spec: dict[str, Any],
+        spec: PhaseSpec,
         *,
         mode: str,
         rate: float | None = None,
@@ -39,7 +40,7 @@ class Load(Protocol):
 class Actions(Protocol):
     """Runs an inventory-declared action on a host; returns (exit status, stdout, stderr).
 
-    Raises agents.hosts.CommandTimeout when it runs longer than `timeout` seconds."""
+    Raises orchestrator.ssh_pool.CommandTimeout when it runs longer than `timeout` seconds."""
 
     async def run_action(
         self, name: str, action: str, *, timeout: float | None = None, **placeholders: str
@@ -97,15 +98,15 @@ class PhaseContext:
         began = self.phase_started or start
         return self.stats.phase(self.current_phase, clock=(began, self.phase_ended))
 
-    def spec(self, index: int) -> dict[str, Any]:
+    def spec(self, index: int) -> PhaseSpec:
         """What the agents need to generate load for phase `index`."""
         sc = self.plan.scenario
         name = workload_of(sc, index) or next(iter(sc.workloads))
         return {
             "engine": sc.engine,
-            "target": as_plain(sc.target),
-            "dataset": as_plain(sc.dataset),
-            "workload": as_plain(sc.workloads[name]),
+            "target": cast(TargetSpec, as_plain(sc.target)),
+            "dataset": cast(DatasetSpec, as_plain(sc.dataset)),
+            "workload": cast(WorkloadSpec, as_plain(sc.workloads[name])),
             "workload_name": name,
         }
 
@@ -121,7 +122,7 @@ class PhaseContext:
     async def _run(
         self, host: str, action: str, timeout: float | None
     ) -> tuple[int, str, str]:
-        from loadtower.agents.hosts import CommandTimeout
+        from loadtower.scenarios.orchestrator.ssh_pool import CommandTimeout
 
         try:
             return await self.actions.run_action(

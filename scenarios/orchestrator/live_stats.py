@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
 
-from loadtower.agents.measure import decode
 from loadtower.store import phase_rate
+from loadtower.store.hdr import decode
 from loadtower.store.phase_rate import line_span
 
 LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3
@@ -186,7 +186,8 @@ class LiveStats:
             s for (p, _ts, o), s in self.cells.items() if p == label and (op is None or o == op)
         ]
         span = self.spans.get(label, PhaseSpan())
-        seconds = (span.last_ts - span.first_ts + 1) if span.first_ts is not None else 0
+        first, last = span.first_ts, span.last_ts
+        seconds = (last - first + 1) if first is not None and last is not None else 0
         return _summary(items, seconds or 0, self.duration(label, clock))
 
     def span(self, label: str) -> PhaseSpan:

@@ -20,10 +20,12 @@ import shlex
 import sys
 from typing import Any
 
-from loadtower.agents.cleanup import marker_env, marker_prefix
 from loadtower.agents.spool import spool_dir
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.phase_spec import PhaseSpec
+from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.orchestrator.agent_guard import AgentGuard
+from loadtower.scenarios.orchestrator.cleanup_script import marker_env, marker_prefix
 from loadtower.scenarios.orchestrator.secrets import db_password
 from loadtower.scenarios.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import Plan
@@ -209,7 +211,7 @@ class LocustLoad:
     async def start(
         self,
         phase: str,
-        spec: dict[str, Any],
+        spec: PhaseSpec,
         *,
         mode: str,
         rate: float | None = None,
@@ -227,6 +229,7 @@ class LocustLoad:
         await self._send(
             {
                 "cmd": "start",
+                "protocol": PROTOCOL_VERSION,
                 "phase": phase,
                 "spec": conn.pop("spec"),
                 "mode": mode,
@@ -279,7 +282,7 @@ class LocustLoad:
             return False
         return True
 
-    def _connection(self, spec: dict[str, Any]) -> dict[str, Any]:
+    def _connection(self, spec: PhaseSpec) -> dict[str, Any]:
         """Contact points, port and login of the spec's target (its engine, its hosts), and
         the spec with the connection options the workers need."""
         from loadtower.scenarios.orchestrator.targets import connection

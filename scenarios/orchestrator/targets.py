@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.scenarios.crossref import engines_match, target_hosts
 from loadtower.scenarios.models import DEFAULT_PORTS
 from loadtower.scenarios.plan import Plan
@@ -61,7 +62,7 @@ def _point(address: str, port: int | None, default: int) -> str:
     return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
 
 
-def connection(plan: Plan, spec: dict[str, Any]) -> dict[str, Any]:
+def connection(plan: Plan, spec: PhaseSpec) -> dict[str, Any]:
     """What the Locust master's ``start`` command needs to reach the spec's target:
     contact points (``address`` or ``address:port`` for a host with its own port), the
     engine's port and login, the password when the engine is not the one whose password

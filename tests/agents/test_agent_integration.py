@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from loadtower.agents.measure import decode, new_hist
+from loadtower.protocol.hdr_encoding import new_hist
+from loadtower.store.hdr import decode
 from tests.agents.agent_cli import intervals, op_totals, run_agent
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,8 @@ import pytest
 from loadtower.agents.cql import native_api as api
 from loadtower.agents.cql import native_kernels as k
 from loadtower.agents.cql.native_sender import RING_SECONDS, NativeSender, NativeSession
-from loadtower.agents.measure import IntervalRecorder, decode, new_hist
+from loadtower.agents.measure import IntervalRecorder, new_hist
+from loadtower.store.hdr import decode
 
 
 def test_hdr_index_is_hdrh_layout() -> None:

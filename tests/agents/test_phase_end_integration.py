@@ -1,5 +1,5 @@
 """The end of a phase through the real path: a Locust master and two worker processes
-(`agents/agent_run.LocalLoad`, as `loadtower agent run` starts them) against the real
+(`scenarios/orchestrator/standalone_load.LocalLoad`, as `loadtower agent run` starts them) against the real
 ClickHouse engine (chdb over HTTP, no sandbox needed). The master's `phase_done` and
 `stopped` must come after every interval line of the phase and every worker's drain
 event, and no line of the phase after them."""
@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents.agent_run import LocalLoad
+from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
+from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -62,7 +63,7 @@ def test_acks_come_after_every_line_of_the_phase(endpoint: tuple[str, int]) -> N
         "workload": as_plain(Workload.model_validate({"preset": "recipes"})),
         "workload_name": "w",
     }
-    base = {"cmd": "start", "spec": spec, "contact_points": [f"{host}:{port}"],
+    base = {"cmd": "start", "protocol": PROTOCOL_VERSION, "spec": spec, "contact_points": [f"{host}:{port}"],
             "port": None, "username": "bench", "password": PASSWORD}
     lines: list[dict[str, Any]] = []
     local = LocalLoad(WORKERS, lines.append)

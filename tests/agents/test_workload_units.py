@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from loadtower.agents.measure import IntervalRecorder, decode
+from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix, Zipfian, chooser
+from loadtower.store.hdr import decode
 
 
 def test_op_mix_follows_weights() -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from loadtower.scenarios.orchestrator import headless
-from loadtower.scenarios.orchestrator.runner import Orchestrator, RunOptions
+from loadtower.scenarios.orchestrator import headless_display
+from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunOptions
 from loadtower.scenarios.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreWriter
@@ -49,8 +49,8 @@ def _orchestrator(tmp_path: Path) -> tuple[Orchestrator, StoreWriter]:
 def test_piped_output_has_phase_lines_and_progress_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(headless, "PROGRESS_EVERY_S", 0.0)  # a progress line every poll
-    monkeypatch.setattr(headless, "POLL_S", 0.01)
+    monkeypatch.setattr(headless_display, "PROGRESS_EVERY_S", 0.0)  # a progress line every poll
+    monkeypatch.setattr(headless_display, "POLL_S", 0.01)
     orch, writer = _orchestrator(tmp_path)
     out = io.StringIO()
     console = Console(file=out, width=80)  # a file: not a terminal
@@ -88,7 +88,7 @@ def test_piped_output_has_phase_lines_and_progress_lines(
         done.set()
 
     async def both() -> None:
-        await asyncio.gather(headless.show_progress(orch, console, done), drive())
+        await asyncio.gather(headless_display.show_progress(orch, console, done), drive())
 
     asyncio.run(both())
     writer.close()
@@ -125,7 +125,7 @@ def test_the_result_table_keeps_every_name_whole_when_piped() -> None:
          "p50_ms": None, "p90_ms": None, "p99_ms": None, "max_ms": None, "errors": 0},
     ]
     out = io.StringIO()
-    print_table(headless.result_table(rows, "Run x: results per phase and op"),
+    print_table(headless_display.result_table(rows, "Run x: results per phase and op"),
                 table_console(file=out))
     text = out.getvalue()
     assert long_phase in text and "insert_batch_with_long_name" in text and "2,628.4" in text
@@ -140,7 +140,7 @@ def test_a_ramp_gets_a_table_with_a_row_per_step() -> None:
          "errors": 0, "passed": p99 < 5, "why": None if p99 < 5 else "p99 9.00 ms > 5 ms"}
         for level, p99 in ((40, 1.0), (50, 9.0))
     ]
-    [table] = headless.ramp_tables({"saturation": {"steps": steps}, "load": {"ops": 3}})
+    [table] = headless_display.ramp_tables({"saturation": {"steps": steps}, "load": {"ops": 3}})
     out = io.StringIO()
     print_table(table, table_console(file=out))
     text = out.getvalue()
@@ -151,5 +151,5 @@ def test_a_ramp_gets_a_table_with_a_row_per_step() -> None:
 def test_notes_say_no_load_ran_instead_of_zero_latencies() -> None:
     result = {"hosts": {"db1": {"compaction_s": 2.7}}, "p99_ms_before": None,
               "p99_ms_during": 4.5, "load_ran": {"before": False, "during": True}}
-    [note] = headless.phase_notes({"compact": result})
+    [note] = headless_display.phase_notes({"compact": result})
     assert note == "compact: compaction on db1 took 2.7 s; no load ran before, p99 4.50 ms during"

@@ -66,8 +66,8 @@ def test_clock_format() -> None:
 
 
 def test_the_headless_line_shows_elapsed_over_the_expected_total(tmp_path: Path) -> None:
-    from loadtower.scenarios.orchestrator.headless import _status
-    from loadtower.scenarios.orchestrator.runner import Orchestrator, RunOptions
+    from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunOptions
+    from loadtower.scenarios.orchestrator.headless_display import _status
 
     (tmp_path / "s.toml").write_text('name = "d"' + PHASES)
     (tmp_path / "i.toml").write_text(INVENTORY)

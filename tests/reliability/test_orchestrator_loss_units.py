@@ -15,9 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from loadtower.store import StoreReader, StoreWriter
-from loadtower.store.admin import STALE_AFTER_S, mark_interrupted_runs
-from loadtower.store.liveness import (
+from loadtower.protocol.process_identity import (
     ProcessId,
     boot_id,
     pid_alive,
@@ -25,6 +23,8 @@ from loadtower.store.liveness import (
     this_process,
     verdict,
 )
+from loadtower.store import StoreReader, StoreWriter
+from loadtower.store.admin import STALE_AFTER_S, mark_interrupted_runs
 from loadtower.store.schema import migrate
 from tests.reliability.helpers import cli
 

@@ -16,10 +16,10 @@ from loadtower.agents.clickhouse.schemas import sql_name
 from loadtower.agents.cql.schemas import cql_name
 from loadtower.agents.cql.schemas import ddl as cql_ddl
 from loadtower.agents.cql.schemas import statements as cql_statements
-from loadtower.agents.hosts import HostPool, action_command
 from loadtower.cli import main
 from loadtower.errors import ConfigError
 from loadtower.scenarios.loader import MAX_INPUT_BYTES, load_inventory, load_scenario
+from loadtower.scenarios.orchestrator.ssh_pool import HostPool, action_command
 from loadtower.scenarios.plan import load_plan
 
 from .conftest import INVENTORY, SCENARIO

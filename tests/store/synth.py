@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from hdrh.histogram import HdrHistogram
 
-from loadtower.agents.measure import encode
+from loadtower.protocol.hdr_encoding import encode
 
 OPS = ("read", "update", "insert")
 T0 = 1_763_812_800

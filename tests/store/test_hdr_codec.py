@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from hdrh.histogram import HdrHistogram
 
-from loadtower.agents.measure import decode, encode
+from loadtower.protocol.hdr_encoding import encode
 from loadtower.store import hdr
+from loadtower.store.hdr import decode
 from loadtower.store.rollups import Rollups
 
 

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from loadtower.agents.proc_stats import PROC_CMD, ProcReading, parse_proc, rates
 from loadtower.scenarios.models import Inventory
+from loadtower.scenarios.orchestrator.proc_stats import PROC_CMD, ProcReading, parse_proc, rates
 
 WarningCallback = Callable[[str, str], None]
 QUERY_TIMEOUT_S = 5.0  # one Prometheus query (HTTP read), one /proc reading over SSH

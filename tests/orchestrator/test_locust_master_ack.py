@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from loadtower.agents import locust_setup as ls
-from loadtower.agents.agent_run import free_port
-from loadtower.agents.master_main import Master
+from loadtower.scenarios.orchestrator.locust_master import Master
+from loadtower.scenarios.orchestrator.standalone_load import free_port
 
 WAIT_S = 20.0
 

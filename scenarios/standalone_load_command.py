@@ -1,26 +1,21 @@
-"""`loadtower agent`: the load agent (run stand-alone, or as Locust master/worker)."""
+"""`loadtower agent run`: one host's load, stand-alone, through a local Locust master
+and workers (scenarios/orchestrator/standalone_load.py); the workload is a preset or
+a scenario file's first workload. Registered by the CLI room beside the agents' own
+`worker` (loadtower/cli.py)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 from pathlib import Path
+from typing import cast
 
-HELP = "Run the load agent on this host (interval lines as JSON on stdout)."
-DESCRIPTION = """The load agent: Locust users whose ops run on a native-thread asyncio engine
-(acsylla or cassandra-driver), measured per second with HDR histograms of service
-time (from the actual send) and response time (from the intended start).
+from loadtower.protocol.phase_spec import DatasetSpec, PhaseSpec, TargetSpec, WorkloadSpec
 
-examples:
-  loadtower agent run --contact-points 127.0.0.1 --username loadtower \\
-      --password-env PW --workload ycsb-a --records 10000 --load --rate 500 --duration 10 --json
-  loadtower agent master --bind 127.0.0.1:5557 --expect-workers 2   # commands on stdin
-  loadtower agent worker --master 127.0.0.1:5557 --processes 0 --host-name agent1"""
+HELP = "generate load stand-alone; interval lines and a summary"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    run = sub.add_parser("run", help="generate load stand-alone; interval lines and a summary")
+def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--engine", default="cassandra", choices=["cassandra", "scylla"])
     run.add_argument("--driver", default="auto", choices=["auto", "acsylla", "cassandra-driver"])
     run.add_argument("--native-io", default="wire", choices=["wire", "driver"],
@@ -49,26 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--duration", type=float, default=10.0, help="seconds of the run phase")
     run.add_argument("--processes", type=int, default=1, help="worker processes (0 = per core)")
     run.add_argument("--json", action="store_true", help="JSON lines (the agent protocol)")
-    master = sub.add_parser("master", help="the Locust master; JSON commands on stdin")
-    master.add_argument("--bind", required=True, help="HOST:PORT to listen on")
-    master.add_argument("--expect-workers", type=int, default=1)
-    master.add_argument("--lt-run", default="", help="run id (for process listings)")
-    master.add_argument(
-        "--grace", type=float, default=30.0, help="seconds a silent worker is still counted"
-    )
-    worker = sub.add_parser("worker", help="Locust worker processes running the load engine")
-    worker.add_argument("--master", required=True, help="HOST:PORT of the master")
-    worker.add_argument("--processes", type=int, default=1, help="worker processes (0 = per core)")
-    worker.add_argument("--host-name", default=os.uname().nodename, help="inventory host name")
-    worker.add_argument("--index", type=int, help=argparse.SUPPRESS)
-    worker.add_argument("--lt-run", default="", help="run id (for process listings)")
-    worker.add_argument("--spool-dir", help="write every interval line to DIR/INDEX.jsonl first")
-    worker.add_argument(
-        "--grace",
-        type=float,
-        default=30.0,
-        help="stop the load after this many seconds without the master",
-    )
 
 
 def _password(args: argparse.Namespace) -> str | None:
@@ -87,7 +62,7 @@ def _password(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _spec(args: argparse.Namespace) -> dict:
+def _spec(args: argparse.Namespace) -> PhaseSpec:
     from loadtower.scenarios.models import Dataset, Target, Workload
 
     path = Path(args.workload)
@@ -106,25 +81,15 @@ def _spec(args: argparse.Namespace) -> dict:
         dataset = Dataset(records=args.records, fields=args.fields, field_size=args.field_size)
     return {
         "engine": args.engine,
-        "target": target.model_dump(mode="json"),
-        "dataset": dataset.model_dump(mode="json"),
-        "workload": workload.model_dump(mode="json"),
+        "target": cast(TargetSpec, target.model_dump(mode="json")),
+        "dataset": cast(DatasetSpec, dataset.model_dump(mode="json")),
+        "workload": cast(WorkloadSpec, workload.model_dump(mode="json")),
         "workload_name": name,
     }
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.action == "master":
-        from loadtower.agents.master_main import Master
-
-        return Master(args.bind, args.expect_workers, args.grace).serve()
-    if args.action == "worker":
-        from loadtower.agents.worker_main import run_workers
-
-        return run_workers(
-            args.master, args.host_name, args.processes, args.index, args.spool_dir, args.grace
-        )
-    from loadtower.agents.agent_run import run_agent
+    from loadtower.scenarios.orchestrator.standalone_load import run_agent
 
     conn = {
         "contact_points": args.contact_points.split(","),

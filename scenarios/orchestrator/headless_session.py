@@ -11,13 +11,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from loadtower.scenarios.orchestrator.headless import (
+from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunOptions
+from loadtower.scenarios.orchestrator.headless_display import (
     phase_notes,
     ramp_tables,
     result_table,
     show_progress,
 )
-from loadtower.scenarios.orchestrator.runner import Orchestrator, RunOptions
 from loadtower.scenarios.plan import Plan
 
 EXIT = {"completed": 0, "failed": 2, "interrupted": 3}

@@ -13,8 +13,11 @@ import threading
 import time
 from typing import Any
 
-from loadtower.agents.measure import decode, new_hist
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.hdr_encoding import new_hist
+from loadtower.protocol.phase_spec import PhaseSpec
+from loadtower.protocol.version import PROTOCOL_VERSION
+from loadtower.store.hdr import decode
 
 JOIN_TIMEOUT_S = 60.0
 
@@ -148,7 +151,7 @@ class Summary:
 
 def run_agent(
     conn: dict[str, Any],
-    spec: dict[str, Any],
+    spec: PhaseSpec,
     *,
     processes: int,
     load: bool,
@@ -163,7 +166,7 @@ def run_agent(
     local = LocalLoad(processes, summary.line)
     try:
         local.wait_for("worker_joined", JOIN_TIMEOUT_S, count=processes)
-        base = {"cmd": "start", "spec": spec, **conn}
+        base = {"cmd": "start", "protocol": PROTOCOL_VERSION, "spec": spec, **conn}
         if load:
             summary.phase = "load"
             local.send(

@@ -62,9 +62,9 @@ class Orchestrator:
         self.sinks: Sinks | None = None
 
     async def run(self) -> RunState:
-        from loadtower.agents.hosts import HostPool
         from loadtower.scenarios.orchestrator.load_controller import create_load
         from loadtower.scenarios.orchestrator.secrets import known_secrets
+        from loadtower.scenarios.orchestrator.ssh_pool import HostPool
         from loadtower.store import StoreWriter
 
         plan = self.plan
@@ -230,7 +230,7 @@ class Orchestrator:
 
     async def _metrics(self, pool: Any, sinks: Sinks, hosts: list[str]) -> None:
         """Node samples of the DB hosts that are up (a scaled-out host joins the list)."""
-        from loadtower.agents.metrics import NodeMetricsSampler
+        from loadtower.scenarios.orchestrator.node_metrics import NodeMetricsSampler
 
         sampler = NodeMetricsSampler(
             self.plan.inventory,

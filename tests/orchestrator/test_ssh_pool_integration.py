@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.agents.hosts import HostPool
-from loadtower.agents.metrics import NodeMetricsSampler
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.loader import load_inventory
 from loadtower.scenarios.models import Inventory
+from loadtower.scenarios.orchestrator.node_metrics import NodeMetricsSampler
+from loadtower.scenarios.orchestrator.ssh_pool import HostPool
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

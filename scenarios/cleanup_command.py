@@ -50,8 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from loadtower.agents.cleanup_run import CleanupOptions, cleanup
     from loadtower.scenarios.loader import load_inventory
+    from loadtower.scenarios.orchestrator.cleanup_hosts import CleanupOptions, cleanup
 
     inventory, _ = load_inventory(args.inventory)
     options = CleanupOptions(

@@ -3,7 +3,7 @@
 Every process the orchestrator starts for a run (the Locust master here, the load
 workers on the agent hosts, and whatever they start in turn) inherits two environment
 variables: LOADTOWER_RUN (the run id) and LOADTOWER_ORCHESTRATOR (host:pid:start:boot
-id of the orchestrator process, see store/liveness.py). A shell script run over SSH
+id of the orchestrator process, see protocol/process_identity.py). A shell script run over SSH
 lists the processes carrying them (/proc/PID/environ), with their start times and,
 when the orchestrator ran on that same machine, the orchestrator's start time there.
 A process is a leftover when its orchestrator is gone; one whose orchestrator is alive
@@ -18,7 +18,7 @@ import shlex
 import socket
 from dataclasses import dataclass
 
-from loadtower.store.liveness import ProcessId, Verdict, this_process, verdict
+from loadtower.protocol.process_identity import ProcessId, Verdict, this_process, verdict
 
 RUN_ENV = "LOADTOWER_RUN"
 ORCHESTRATOR_ENV = "LOADTOWER_ORCHESTRATOR"

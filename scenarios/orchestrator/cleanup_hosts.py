@@ -9,7 +9,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from loadtower.agents.cleanup import (
+from loadtower.errors import LoadtowerError
+from loadtower.scenarios.models import Inventory
+from loadtower.scenarios.orchestrator.cleanup_script import (
     LIST_SCRIPT,
     Found,
     MachineId,
@@ -19,11 +21,9 @@ from loadtower.agents.cleanup import (
     parse_stop,
     stop_script,
 )
-from loadtower.errors import LoadtowerError
-from loadtower.scenarios.models import Inventory
 
 if TYPE_CHECKING:
-    from loadtower.agents.hosts import Endpoint, HostPool
+    from loadtower.scenarios.orchestrator.ssh_pool import Endpoint, HostPool
 
 LIST_TIMEOUT_S = 60.0
 Runner = Callable[[str, float], Awaitable[tuple[int, str, str]]]
@@ -146,7 +146,7 @@ async def _handle(machine: Machine, options: CleanupOptions) -> bool:
 
 
 async def cleanup(inventory: Inventory, options: CleanupOptions) -> int:
-    from loadtower.agents.hosts import HostPool
+    from loadtower.scenarios.orchestrator.ssh_pool import HostPool
 
     pool = HostPool(inventory, accept_new_host_keys=options.accept_new_host_keys)
     try:

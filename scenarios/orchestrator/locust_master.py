@@ -19,10 +19,13 @@ import queue
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S
+from loadtower.protocol.commands import FailedAck, StartCommand
+from loadtower.protocol.phase_spec import PhaseMessage
+from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 
 OPEN_LANES_PER_WORKER = 4
 CONFIGURE_TIMEOUT_S = 120.0
@@ -75,7 +78,7 @@ class Master:
         self.failed = False
         self.commands: queue.Queue[dict | None] = queue.Queue()
         self.agents: dict[str, str] = {}  # agent name (HOST/INDEX) -> Locust worker id
-        self.phase_msgs: dict[str, dict[str, Any]] = {}
+        self.phase_msgs: dict[str, PhaseMessage] = {}
         self.last_seen: dict[str, float] = {}  # worker id -> its last heartbeat
         self.first_seen: dict[str, float] = {}  # worker id -> when the master first saw it
         self.silent: set[str] = set()
@@ -97,6 +100,11 @@ class Master:
         if line.get("agent"):
             self.agents[str(line["agent"])] = msg.node_id
         if kind == "hello":
+            problem = mismatch(f"load worker {line.get('agent') or msg.node_id}",
+                               line.get("protocol"))
+            if problem is not None:
+                self.failed = True
+                emit({"type": "event", "kind": "error", "ts": time.time(), "message": problem})
             return
         if kind == "load_done":
             self.load_done.add(msg.node_id)
@@ -185,7 +193,7 @@ class Master:
 
                 self.runner.server.send_to_client(Message("stop", None, wid))
         elif wid in self.phase_workers and wid not in self.configured and wid in self.phase_msgs:
-            self.runner.send_message("lt_phase", self.phase_msgs[wid], client_id=wid)
+            self.runner.send_message("lt_phase", dict(self.phase_msgs[wid]), client_id=wid)
         elif self.runner.state in ("running", "spawning") and self.runner.spawning_completed:
             self.runner.start(self.runner.target_user_count, self.runner.spawn_rate)
 
@@ -247,7 +255,12 @@ class Master:
                     emit({"type": "event", "kind": "error", "message": f"bad command: {raw[:200]}"})
         self.commands.put(None)
 
-    def _start(self, cmd: dict[str, Any]) -> None:
+    def _start(self, cmd: StartCommand) -> None:
+        problem = mismatch("the orchestrator", cmd.get("protocol"))
+        if problem is not None:
+            failed: FailedAck = {"type": "failed", "ts": time.time(), "message": problem}
+            emit(dict(failed))
+            return
         workers = sorted(c.id for c in self.runner.clients.all if c.state != "missing")
         if not workers:
             emit({"type": "event", "kind": "error", "message": "no load worker connected"})
@@ -266,11 +279,12 @@ class Master:
         self.phase_msgs = {}
         for index, wid in enumerate(workers):
             self.phase_msgs[wid] = {
+                "protocol": PROTOCOL_VERSION,
                 "phase": cmd.get("phase", ""),
                 "mode": mode,
                 "spec": spec,
                 "contact_points": cmd["contact_points"],
-                "port": int(cmd["port"]) if cmd.get("port") else None,  # None: engine's
+                "port": int(port) if (port := cmd.get("port")) else None,  # None: engine's
                 "username": cmd.get("username"),
                 "password": cmd["password"]  # a second target's engine: its own
                 if "password" in cmd
@@ -284,7 +298,7 @@ class Master:
                 "max_in_flight": int(cmd.get("max_in_flight") or 128),
                 "seed": cmd.get("seed"),
             }
-            self.runner.send_message("lt_phase", self.phase_msgs[wid], client_id=wid)
+            self.runner.send_message("lt_phase", dict(self.phase_msgs[wid]), client_id=wid)
         self.configured, self.failed = set(), False
         self.mode, self.phase_workers, self.load_done = mode, set(workers), set()
         ls.gevent.spawn(self._start_users, users, len(workers))
@@ -298,7 +312,7 @@ class Master:
                 resend_at = time.monotonic() + PHASE_RESEND_S
                 for wid in self.phase_workers - self.configured:
                     if wid in self.phase_msgs and wid not in self.silent:
-                        self.runner.send_message("lt_phase", self.phase_msgs[wid], client_id=wid)
+                        self.runner.send_message("lt_phase", dict(self.phase_msgs[wid]), client_id=wid)
             if self.failed or time.monotonic() > deadline:
                 missing = sorted(self._name(w) for w in self.phase_workers - self.configured)
                 emit(
@@ -369,7 +383,7 @@ class Master:
                     threading.Thread(target=_exit_after, args=(EOF_EXIT_S,), daemon=True).start()
                 break
             if cmd.get("cmd") == "start":
-                self._start(cmd)
+                self._start(cast(StartCommand, cmd))  # JSON from stdin: the `cmd` tag
             elif cmd.get("cmd") == "stop":
                 self.stop_command()
             elif cmd.get("cmd") == "drop":

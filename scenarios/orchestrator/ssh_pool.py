@@ -12,9 +12,9 @@ from typing import Any
 
 import asyncssh
 
-from loadtower.agents.ssh_keys import KeyPolicyClient, known_hosts_path, refusal
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.models import Host, Inventory
+from loadtower.scenarios.orchestrator.ssh_keys import KeyPolicyClient, known_hosts_path, refusal
 from loadtower.store.redact import mask_command_secrets
 
 RECONNECT_FOR_S = 30.0
@@ -187,7 +187,7 @@ class HostPool:
                          **placeholders: str) -> tuple[int, str, str]:
         """Run the host's declared `action` (CommandTimeout after `timeout` seconds,
         ACTION_TIMEOUT_S when None); placeholders are quoted for the shell."""
-        template = self._host(name).actions.get(action)  # type: ignore[call-overload]
+        template = self._host(name).actions.get(action)
         if template is None:
             raise LoadtowerError(f"host {name} has no '{action}' action in the inventory")
         try:

@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.cli import main as cli_main
+    from loadtower.cli import main as cli_main  # the CLI room composes sandbox and run
     from loadtower.defaults import store_path
     from loadtower.sandbox import Sandbox
 

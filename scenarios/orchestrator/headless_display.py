@@ -17,9 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from loadtower.scenarios.durations import format_duration
+from loadtower.scenarios.orchestrator.benchmark import Orchestrator
 from loadtower.scenarios.orchestrator.phases.impact import p99_text
 from loadtower.scenarios.orchestrator.plan_duration import clock, expected_total
-from loadtower.scenarios.orchestrator.runner import Orchestrator
 from loadtower.store.terminal_text import cell, visible
 
 PROGRESS_EVERY_S = 10.0  # piped output: a progress line this often

@@ -1,0 +1,77 @@
+"""The Locust master's commands (orchestrator -> master, one JSON object a line on its
+stdin) and its acks (master -> orchestrator, on its stdout beside the agents' lines)."""
+
+# no `from __future__ import annotations`: TypedDict needs the real NotRequired
+# at run time for __required_keys__ (checked by tests/protocol)
+from typing import Literal, NotRequired, TypedDict
+
+from loadtower.protocol.phase_spec import PhaseSpec
+
+
+class StartCommand(TypedDict):
+    """Start a phase on every connected worker."""
+
+    cmd: Literal["start"]
+    protocol: NotRequired[int]  # missing: version 1
+    phase: str
+    spec: PhaseSpec
+    mode: Literal["load", "run"]
+    rate: float | None  # open model: total ops/s
+    users: int | None  # closed model
+    think_time: NotRequired[float | None]
+    duration: NotRequired[float | None]
+    records: int | None
+    concurrency: NotRequired[int | None]  # load phases: concurrent inserts
+    contact_points: list[str]
+    port: NotRequired[int | None]
+    username: NotRequired[str | None]
+    database: NotRequired[str | None]
+    password: NotRequired[str]  # a second target's engine: its own password
+    driver: NotRequired[str]
+    max_in_flight: NotRequired[int]
+    seed: NotRequired[int | None]
+
+
+class StopCommand(TypedDict):
+    cmd: Literal["stop"]
+
+
+class DropCommand(TypedDict):
+    """Agents the orchestrator found gone: their users are re-split over the others."""
+
+    cmd: Literal["drop"]
+    agents: list[str]
+
+
+class QuitCommand(TypedDict):
+    cmd: Literal["quit"]
+
+
+MasterCommand = StartCommand | StopCommand | DropCommand | QuitCommand
+
+
+class StartedAck(TypedDict):
+    type: Literal["started"]
+    ts: float
+    users: int
+
+
+class FailedAck(TypedDict):
+    type: Literal["failed"]
+    ts: float
+    message: str
+
+
+class StoppedAck(TypedDict):
+    type: Literal["stopped"]
+    ts: float
+
+
+class PhaseDoneAck(TypedDict):
+    """A load phase inserted everything."""
+
+    type: Literal["phase_done"]
+    ts: float
+
+
+MasterAck = StartedAck | FailedAck | StoppedAck | PhaseDoneAck

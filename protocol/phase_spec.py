@@ -1,0 +1,83 @@
+"""The phase spec: what a load agent needs to generate one phase's load.
+
+The orchestrator builds it from the scenario (scenarios/orchestrator/context.py
+``spec()``, ``targets.connection()``); the Locust master wraps it in each worker's
+`PhaseMessage`; the agents read it only through these types.
+"""
+
+# no `from __future__ import annotations`: TypedDict needs the real NotRequired
+# at run time for __required_keys__ (checked by tests/protocol)
+from typing import Any, Literal, TypedDict
+
+
+class TargetSpec(TypedDict, total=False):
+    keyspace: str
+    table: str | None
+    replication_factor: int
+    consistency: str
+    driver: str
+    native_io: Literal["wire", "driver"]
+    settings: dict[str, str | int | float | bool]
+    table_engine: str | None
+    order_by: list[str] | None
+    skip_indexes: dict[str, Any] | None
+    delete_mode: str | None
+    update_mode: str | None
+    engine: str
+    hosts: list[str] | None
+
+
+class DatasetSpec(TypedDict):
+    records: int
+    fields: int
+    field_size: int
+
+
+class WorkloadSpec(TypedDict, total=False):
+    preset: str
+    mix: dict[str, float]
+    distribution: str | None
+    schema: str | None  # the scenario file's name (the orchestrator dumps by alias)
+    schema_: str | None  # the model's field name (`loadtower agent run`)
+    table: str | None
+    batch_size: int
+    scan_length: int
+    ttl: float | None
+    hotspot_data_fraction: float
+    hotspot_op_fraction: float
+
+
+class ConnectionOptions(TypedDict, total=False):
+    secure: bool
+
+
+class PhaseSpec(TypedDict, total=False):
+    engine: str
+    target: TargetSpec
+    dataset: DatasetSpec
+    workload: WorkloadSpec
+    workload_name: str
+    connection: ConnectionOptions
+    start_key: int
+
+
+class PhaseMessage(TypedDict):
+    """The master's ``lt_phase`` message to one worker (the fields of the agents'
+    ``PhaseConfig``) plus the protocol version."""
+
+    protocol: int
+    phase: str
+    mode: Literal["load", "run"]
+    spec: PhaseSpec
+    contact_points: list[str]
+    port: int | None
+    username: str | None
+    password: str | None
+    driver: str
+    worker_index: int
+    worker_count: int
+    lane_rate: float | None
+    think_time: float
+    records: int
+    max_in_flight: int
+    seed: int | None
