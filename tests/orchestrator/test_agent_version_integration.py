@@ -1,4 +1,5 @@
-"""Agent hosts must run the orchestrator's exact loadtower: checked, or bootstrapped."""
+"""Agent hosts must run the orchestrator's exact agent code (`loadtower agent --version`):
+checked, or bootstrapped from the loadtower-agent wheel."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.build import version_line
+from loadtower.build import agent_build_id, agent_version_line
 from loadtower.store import StoreReader
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
@@ -45,7 +46,7 @@ def test_agent_without_loadtower_fails_the_run_naming_the_host(
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert "agent host agent1" in done.stderr and "--bootstrap-agents" in done.stderr
-    assert version_line() in done.stderr
+    assert agent_version_line() in done.stderr
     run = only_run(store)
     assert run["status"] == "failed" and "agent host agent1" in run["reason"]
 
@@ -60,11 +61,17 @@ def test_bootstrap_installs_this_loadtower_over_sftp_and_runs_from_it(
                         "phases[1].duration=4s", timeout=800)
     assert done.returncode == 0, done.stdout + done.stderr
     run = only_run(store)
-    venv_python = boot / f"venv-{version_line().split('build ')[1].rstrip(')')}" / "bin" / "python"
+    venv_python = boot / f"venv-{agent_build_id()}" / "bin" / "python"
     assert venv_python.exists()
-    probe = subprocess.run([str(venv_python), "-m", "loadtower", "--version"], capture_output=True,
-                           text=True, timeout=120, cwd="/")
-    assert probe.stdout.strip() == version_line()
+    probe = subprocess.run([str(venv_python), "-m", "loadtower", "agent", "--version"],
+                           capture_output=True, text=True, timeout=120, cwd="/")
+    assert probe.stdout.strip() == agent_version_line()
+    # the agent install set only: the orchestrator's rooms and libraries are not there
+    rooms = subprocess.run(
+        [str(venv_python), "-c", "import importlib.util as u\n"
+         "print(*[m for m in ('loadtower.store', 'loadtower.tui', 'duckdb', 'textual')"
+         " if u.find_spec(m)])"], capture_output=True, text=True, timeout=120, cwd="/")
+    assert rooms.returncode == 0 and rooms.stdout.strip() == "", rooms.stdout + rooms.stderr
     reader = StoreReader(store)
     events = [e["message"] for e in reader.events(run["id"])]
     assert any("bootstrapped" in m and str(boot) in m for m in events), events
