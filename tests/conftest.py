@@ -15,7 +15,6 @@ is then the fixture's value, and it is left running.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import shutil
@@ -28,36 +27,15 @@ import pytest
 
 UP_TIMEOUT_S = 480  # the CLI waits up to 240 s per service itself
 DOWN_TIMEOUT_S = 180
-# Modules whose warm() compiles their numba loops (what scripts/install.sh runs as
-# `python -m MODULE` to fill numba's cache). Looked up by name: one that is not there
-# (moved while the rooms are reorganised) is skipped, not an error.
-NUMBA_KERNEL_MODULES = (
-    "loadtower.store.hdr_kernels",
-    "loadtower.agents.cql.native_sender",
-    "loadtower.agents.cql.wire_sender",
-)
-
-
-def _warm(module_name: str) -> bool:
-    """Compile (or load from numba's cache) one module's loops; False if it is not there."""
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
-            return False  # the module (or its package) is not there
-        raise  # the module is there but one of its own imports is missing: a real error
-    warm = getattr(module, "warm", None)
-    if warm is None:
-        return False
-    warm()
-    return True
 
 
 @pytest.fixture(scope="session", autouse=True)
 def numba_kernels() -> list[str]:
     """The kernel modules warmed in this process (and in numba's on-disk cache, which the
     worker processes tests start load from) before any test runs."""
-    return [name for name in NUMBA_KERNEL_MODULES if _warm(name)]
+    from loadtower.numba_warm import warm_all
+
+    return warm_all()
 
 
 def live_pids(info: dict) -> list[int]:
