@@ -57,6 +57,7 @@ class AgentVersions:
         self.expected = agent_version_line()
         self._wheel_dir: tempfile.TemporaryDirectory[str] | None = None
         self._wheel: Path | None = None
+        self._wheel_lock = asyncio.Lock()  # hosts bootstrapped at once share one build
 
     async def ensure(self) -> dict[str, str]:
         """The Python to run loadtower with, per agent host."""
@@ -88,10 +89,12 @@ class AgentVersions:
         return await self._bootstrap(name, host, found)
 
     async def _local_wheel(self) -> Path:
-        if self._wheel is None:
-            self._wheel_dir = tempfile.TemporaryDirectory(prefix="loadtower-wheel-")
-            self._wheel = await asyncio.to_thread(build_agent_wheel, Path(self._wheel_dir.name))
-        return self._wheel
+        async with self._wheel_lock:
+            if self._wheel is None:
+                self._wheel_dir = tempfile.TemporaryDirectory(prefix="loadtower-agent-wheel-")
+                self._wheel = await asyncio.to_thread(build_agent_wheel,
+                                                      Path(self._wheel_dir.name))
+            return self._wheel
 
     async def _bootstrap(self, name: str, host: Any, found: str | None) -> str:
         started = time.monotonic()
