@@ -8,13 +8,18 @@ STAMP := $(VENV)/.installed
 SANDBOX ?= .sandbox
 NODES ?= 1
 
-.PHONY: install demo test lint unit integration sandbox-up sandbox-down bench-peers clean
+.PHONY: install agent-wheel demo test lint unit integration sandbox-up sandbox-down bench-peers clean
 
 $(STAMP): pyproject.toml setup.py loadtower/install_sets.py scripts/install.sh
 	bash scripts/install.sh
 	touch $@
 
 install: $(STAMP)
+
+# The agent install set as a wheel (dist/loadtower_agent-*.whl), for a load host:
+# pip install dist/loadtower_agent-*.whl (or let `loadtower run --bootstrap-agents` do it).
+agent-wheel: $(STAMP)
+	$(VENV)/bin/python -m loadtower.scenarios.orchestrator.agent_wheel dist
 
 demo: $(STAMP)
 	$(LT) demo --dir $(SANDBOX) --cassandra-nodes $(NODES)

@@ -88,3 +88,11 @@ def build_agent_wheel(directory: Path) -> Path:
         _write(archive, f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode())
     partial.replace(wheel)
     return wheel
+
+
+if __name__ == "__main__":  # `make agent-wheel`: python -m ... [DIR] (default dist/)
+    import sys
+
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "dist")
+    out.mkdir(parents=True, exist_ok=True)
+    print(build_agent_wheel(out))
