@@ -1,7 +1,7 @@
 """The agent install set on its own: a fresh venv with only the `loadtower-agent` wheel
-(and its dependencies from the package index) runs a Locust worker's --help and a real
-agent run against the sandbox's Cassandra, and has none of the orchestrator's
-libraries. Prints the installed sizes (site-packages) of the agent set and of the full
+(and its dependencies from the package index) answers `loadtower agent --version` and
+`loadtower agent worker --help`, has none of the orchestrator's libraries, and is the
+agent host of a real run against the sandbox (its Locust workers make the load). Prints the installed sizes (site-packages) of the agent set and of the full
 set (this interpreter's), and how long the install took (pip's cache helps).
 
 Needs the network to the package index (as CI has) for the wheel's dependencies.
@@ -9,7 +9,6 @@ Needs the network to the package index (as CI has) for the wheel's dependencies.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -24,6 +23,9 @@ import pytest
 from loadtower.build import agent_version_line
 from loadtower.install_sets import NOT_ON_AGENTS
 from loadtower.scenarios.orchestrator.agent_wheel import build_agent_wheel
+from loadtower.store import StoreReader
+from tests.orchestrator.agent_inventory import agent_inventory
+from tests.orchestrator.run_helpers import only_run, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
@@ -102,23 +104,19 @@ def test_agent_version_and_worker_help(agent_venv: Path, tmp_path: Path) -> None
     assert helped.stdout.startswith("usage: loadtower agent worker")
 
 
-def test_a_real_agent_run_from_the_agent_set(agent_venv: Path, sandbox: dict, tmp_path: Path
-                                             ) -> None:
-    cass = sandbox["cassandra"]
-    done = _run(
-        agent_venv, "-m", "loadtower", "agent", "run", "--driver", "cassandra-driver",
-        "--contact-points", ",".join(cass["contact_points"]), "--port", str(cass["port"]),
-        "--username", cass["username"], "--password-env", "LT_TEST_PW",
-        "--keyspace", "lt_agent_set", "--workload", "ycsb-a", "--records", "500", "--load",
-        "--rate", "100", "--duration", "3", "--json",
-        timeout=RUN_TIMEOUT_S, env=_env(LT_TEST_PW=cass["password"]), cwd=tmp_path,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = [json.loads(raw) for raw in done.stdout.splitlines() if raw.strip()]
-    summary = lines[-1].get("summary") if lines else None
-    assert summary is not None, done.stderr[-3000:]
-    assert summary["ops"] > 0 and summary["errors"] == 0, summary
-    run_ops = sum(stats["ops"] for line in lines
-                  if line.get("type") == "interval" and line.get("phase") == "run"
-                  for stats in line["ops"].values())  # fmt: skip
-    assert run_ops == summary["ops"]
+def test_a_real_run_whose_agent_host_has_only_the_agent_set(
+    agent_venv: Path, sandbox: dict, tmp_path: Path
+) -> None:
+    """The orchestrator (this install) runs a scenario whose agent host's Python is the
+    agent venv: the version check passes (same agent build) and its Locust workers,
+    started over SSH from the agent set, produce the load."""
+    python = agent_venv / "bin" / "python"
+    store = tmp_path / "runs.duckdb"
+    done = run_scenario("quickstart", agent_inventory(sandbox, tmp_path, str(python)), store,
+                        "dataset.records=500", "phases[1].duration=3s", timeout=RUN_TIMEOUT_S)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    run = only_run(store)
+    reader = StoreReader(store)
+    events = [e["message"] for e in reader.events(run["id"])]
+    assert any(f"agent host agent1 runs {agent_version_line()}" in m for m in events), events
+    assert sum(r["ops"] for r in reader.op_seconds(run["id"], "ycsb-a")) > 0

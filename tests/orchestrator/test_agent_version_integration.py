@@ -3,7 +3,6 @@ checked, or bootstrapped from the loadtower-agent wheel."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,23 +11,13 @@ import pytest
 
 from loadtower.build import agent_build_id, agent_version_line
 from loadtower.store import StoreReader
+from tests.orchestrator.agent_inventory import agent_inventory
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 # An interpreter without loadtower: the base Python under the test venv.
 BARE_PYTHON = getattr(sys, "_base_executable", None) or "/usr/bin/python3"
-
-
-def agent_inventory(sandbox: dict, tmp_path: Path, extra: str) -> Path:
-    """The sandbox inventory with agent1's python swapped for a bare interpreter."""
-    text = (Path(sandbox["dir"]) / "inventory.toml").read_text()
-    section = re.search(r"\[hosts\.agent1\]\n(?:(?!\n\[).)*", text, re.S)
-    assert section, "the sandbox inventory has no [hosts.agent1]"
-    body = re.sub(r'(?m)^python = ".*"$', f'python = "{BARE_PYTHON}"{extra}', section.group(0))
-    out = tmp_path / "inventory.toml"
-    out.write_text(text.replace(section.group(0), body))
-    return out
 
 
 def test_bare_python_has_no_loadtower() -> None:
@@ -41,7 +30,7 @@ def test_agent_without_loadtower_fails_the_run_naming_the_host(
     sandbox: dict, tmp_path: Path
 ) -> None:
     store = tmp_path / "runs.duckdb"
-    done = run_scenario("quickstart", agent_inventory(sandbox, tmp_path, ""), store,
+    done = run_scenario("quickstart", agent_inventory(sandbox, tmp_path, BARE_PYTHON), store,
                         "phases[1].duration=3s", timeout=300)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
@@ -55,7 +44,8 @@ def test_bootstrap_installs_this_loadtower_over_sftp_and_runs_from_it(
     sandbox: dict, tmp_path: Path
 ) -> None:
     boot = tmp_path / "boot"
-    inventory = agent_inventory(sandbox, tmp_path, f'\nbootstrap = true\nbootstrap_dir = "{boot}"')
+    inventory = agent_inventory(sandbox, tmp_path, BARE_PYTHON,
+                                f'\nbootstrap = true\nbootstrap_dir = "{boot}"')
     store = tmp_path / "runs.duckdb"
     done = run_scenario("quickstart", inventory, store, "dataset.records=500",
                         "phases[1].duration=4s", timeout=800)
