@@ -1,19 +1,25 @@
 # loadtower: `make demo` (sandbox + quick-start scenario + live TUI), `make test`.
 # Every target that needs the venv depends on $(STAMP): scripts/install.sh runs on a
-# fresh clone and again only when pyproject.toml, setup.py or the script change.
+# fresh clone and again only when pyproject.toml, setup.py, the install sets
+# (loadtower/install_sets.py, the dependency lists setup.py reads) or the script change.
 VENV ?= .venv
 LT := $(VENV)/bin/loadtower
 STAMP := $(VENV)/.installed
 SANDBOX ?= .sandbox
 NODES ?= 1
 
-.PHONY: install demo test lint unit integration sandbox-up sandbox-down bench-peers clean
+.PHONY: install agent-wheel demo test lint unit integration sandbox-up sandbox-down bench-peers clean
 
-$(STAMP): pyproject.toml setup.py scripts/install.sh
+$(STAMP): pyproject.toml setup.py loadtower/install_sets.py scripts/install.sh
 	bash scripts/install.sh
 	touch $@
 
 install: $(STAMP)
+
+# The agent install set as a wheel (dist/loadtower_agent-*.whl), for a load host:
+# pip install dist/loadtower_agent-*.whl (or let `loadtower run --bootstrap-agents` do it).
+agent-wheel: $(STAMP)
+	$(VENV)/bin/python -m loadtower.scenarios.orchestrator.agent_wheel dist
 
 demo: $(STAMP)
 	$(LT) demo --dir $(SANDBOX) --cassandra-nodes $(NODES)
@@ -22,8 +28,13 @@ test: lint
 	$(VENV)/bin/pytest -m "not integration" -q
 	$(VENV)/bin/pytest -m integration -q
 
+# The contracts: ruff; import-linter (.importlinter: which room may import which, see
+# docs/architecture.md); mypy (pyproject.toml: the whole product, strict for protocol
+# and store). Run from the repository root: loadtower/<room> links to the rooms.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest -m "not integration" -q

@@ -3,8 +3,10 @@ same code (a version number alone does not change between edits).
 
 - ``build_id()``: every room (the orchestrator's whole product).
 - ``agent_build_id()``: only what runs on a load host (the agent install set: the
-  package root's shared modules, ``agents`` and ``protocol``), so an edit of the TUI
-  or the store does not ask for agents to be bootstrapped again.
+  package root's shared modules ``AGENT_ROOT_MODULES``, ``agents`` and ``protocol``),
+  so an edit of the TUI or the store does not ask for agents to be bootstrapped again.
+  The `loadtower-agent` wheel ships exactly ``agent_files()``, so a load host that
+  installed it computes the same id as the orchestrator that built it.
 """
 
 from __future__ import annotations
@@ -19,25 +21,33 @@ from loadtower import __version__
 ROOMS = ("loadtower", "loadtower.tui", "loadtower.agents", "loadtower.scenarios",
          "loadtower.store", "loadtower.sandbox", "loadtower.protocol")
 AGENT_ROOMS = ("loadtower", "loadtower.agents", "loadtower.protocol")
+# The package root's modules a load host gets (the rest of the root is the orchestrator's).
+AGENT_ROOT_MODULES = ("__init__.py", "__main__.py", "errors.py", "build.py", "cli.py")
 SUFFIXES = (".py", ".toml")
+SKIPPED = ("__pycache__",)
 
 
 def _package_files(name: str, directory: Path) -> list[tuple[str, Path]]:
-    """Files of a package and its sub-packages (directories with an __init__.py)."""
+    """Files of a package and its sub-packages (directories with an __init__.py), data
+    files included; the package root's sub-packages are rooms of their own."""
     found: list[tuple[str, Path]] = []
     for path in sorted(directory.iterdir()):
+        if path.name in SKIPPED or path.suffix == ".pyc":
+            continue
         if path.is_dir():
             if (path / "__init__.py").exists() and name != "loadtower":
                 found += _package_files(f"{name}/{path.name}", path)
-        elif path.suffix in SUFFIXES:
+        elif path.is_file():
             found.append((f"{name}/{path.name}", path))
     return found
 
 
-def _digest(rooms: tuple[str, ...]) -> str:
-    """12 hex digits over the relative paths and contents of the rooms' source files
-    (a room that is not installed here, e.g. on an agent host, is left out)."""
-    digest = hashlib.sha256()
+def room_files(rooms: tuple[str, ...], root_modules: tuple[str, ...] | None = None
+               ) -> list[tuple[str, Path]]:
+    """(path in the wheel, file here) of the rooms that are installed here (a room that
+    is not, e.g. the orchestrator's on an agent host, is left out). `root_modules` keeps
+    only those files of the package root (None: all of them)."""
+    files: list[tuple[str, Path]] = []
     for module_name in rooms:
         try:
             module = importlib.import_module(module_name)
@@ -45,18 +55,35 @@ def _digest(rooms: tuple[str, ...]) -> str:
             continue
         directory = Path(next(iter(module.__path__)))
         for rel, path in _package_files(module_name.replace(".", "/"), directory):
+            if module_name == "loadtower" and root_modules is not None \
+                    and path.name not in root_modules:
+                continue
+            files.append((rel, path))
+    return files
+
+
+def agent_files() -> list[tuple[str, Path]]:
+    """What the `loadtower-agent` wheel ships, and what the agent build id covers."""
+    return room_files(AGENT_ROOMS, AGENT_ROOT_MODULES)
+
+
+def _digest(files: list[tuple[str, Path]]) -> str:
+    """12 hex digits over the relative paths and contents of the source files."""
+    digest = hashlib.sha256()
+    for rel, path in files:
+        if path.suffix in SUFFIXES:
             digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
 
 
 @functools.cache
 def build_id() -> str:
-    return _digest(ROOMS)
+    return _digest(room_files(ROOMS))
 
 
 @functools.cache
 def agent_build_id() -> str:
-    return _digest(AGENT_ROOMS)
+    return _digest(agent_files())
 
 
 def version_line() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def default_sandbox_dir() -> Path:
     return Path(os.environ.get("LOADTOWER_SANDBOX", ".sandbox"))
 
 
-def add_store_argument(parser) -> None:  # noqa: ANN001 - argparse parser
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
         type=Path,
@@ -33,9 +34,9 @@ def add_store_argument(parser) -> None:  # noqa: ANN001 - argparse parser
     )
 
 
-def add_force_argument(parser, help: str) -> None:  # noqa: ANN001 - argparse parser
+def add_force_argument(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--force", action="store_true", help=help)
 
 
-def store_path(args) -> Path:  # noqa: ANN001 - argparse namespace
+def store_path(args: argparse.Namespace) -> Path:
     return args.store if getattr(args, "store", None) else default_store_path()

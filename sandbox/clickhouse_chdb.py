@@ -84,11 +84,17 @@ def _decode(data: bytes, encoding: str | None) -> bytes:
         return data
     decompress: Callable[[bytes], bytes]
     if enc == "lz4":
-        from lz4.frame import decompress
+        import lz4.frame
+
+        decompress = lz4.frame.decompress
     elif enc == "zstd":
-        from backports.zstd import decompress  # clickhouse-connect's own dependency
+        import backports.zstd  # clickhouse-connect's own dependency
+
+        decompress = backports.zstd.decompress
     elif enc == "br":
-        from brotli import decompress
+        import brotli
+
+        decompress = brotli.decompress
     elif enc in ("gzip", "deflate"):
         decompress = gzip.decompress if enc == "gzip" else zlib.decompress
     else:

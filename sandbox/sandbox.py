@@ -321,7 +321,8 @@ class Sandbox:
                 "jmx_port": n.jmx_port,
                 "standby": n.standby,
                 "state": self.node_status(state, i),
-                "pid": n.process.pid if procs.is_alive(n.process) else None,
+                "pid": n.process.pid if n.process is not None and procs.is_alive(n.process)
+                else None,
                 "log": str(self.dir / "cassandra" / f"node{i}" / "logs" / "system.log"),
             }
             for i, n in sorted(state.nodes.items())

@@ -69,9 +69,7 @@ if [ ! -e .venv ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[dev]"
-.venv/bin/python -m loadtower.store.hdr_kernels  # compile the store's loops once (numba cache)
-.venv/bin/python -m loadtower.agents.cql.native_sender  # and the agents' native senders
-.venv/bin/python -m loadtower.agents.cql.wire_sender
+.venv/bin/python -m loadtower.numba_warm  # compile the store's and agents' loops once (numba cache)
 
 .venv/bin/loadtower sandbox fetch
 echo "install: done in $(($(date +%s) - start)) s"

@@ -1,4 +1,6 @@
-"""Shared fixtures. `sandbox`: one real sandbox for the whole test session.
+"""Shared fixtures. `numba_kernels` (autouse): the store's and the agents' numba loops
+compiled once, before the first test, so no test's own wait pays for the compiler.
+`sandbox`: one real sandbox for the whole test session.
 
 The session brings it up and down through the real CLI, as a user would:
 `loadtower sandbox up --dir DIR --json` (its JSON is the fixture's value) and
@@ -25,6 +27,15 @@ import pytest
 
 UP_TIMEOUT_S = 480  # the CLI waits up to 240 s per service itself
 DOWN_TIMEOUT_S = 180
+
+
+@pytest.fixture(scope="session", autouse=True)
+def numba_kernels() -> list[str]:
+    """The kernel modules warmed in this process (and in numba's on-disk cache, which the
+    worker processes tests start load from) before any test runs."""
+    from loadtower.numba_warm import warm_all
+
+    return warm_all()
 
 
 def live_pids(info: dict) -> list[int]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from loadtower.build import build_id, version_line
+from loadtower import __version__
+from loadtower.build import agent_build_id, agent_files, agent_version_line, build_id, version_line
 from loadtower.scenarios.orchestrator.agent_version import _shell_path, parse_version
 
 
@@ -16,10 +17,22 @@ def test_version_line_is_what_the_cli_prints() -> None:
     assert len(build_id()) == 12 and int(build_id(), 16) >= 0
 
 
-def test_parse_version_takes_the_last_version_line() -> None:
-    noise = "some warning\nloadtower 0.1.0 (build abc)\n"
-    assert parse_version(noise) == "loadtower 0.1.0 (build abc)"
+def test_parse_version_takes_the_last_agent_version_line() -> None:
+    noise = "some warning\nloadtower-agent 0.1.0 (build abc)\n"
+    assert parse_version(noise) == "loadtower-agent 0.1.0 (build abc)"
     assert parse_version("bash: python9: command not found\n") is None
+    # the orchestrator's full version line is not an agent's
+    assert parse_version("loadtower 0.1.0 (build abc)\n") is None
+
+
+def test_agent_build_id_covers_only_the_agent_files() -> None:
+    files = [rel for rel, _path in agent_files()]
+    assert "loadtower/agents/__init__.py" in files and "loadtower/build.py" in files
+    assert not any(rel.startswith(("loadtower/store/", "loadtower/tui/", "loadtower/scenarios/",
+                                   "loadtower/sandbox/")) for rel in files)
+    assert "loadtower/defaults.py" not in files and "loadtower/install_sets.py" not in files
+    assert agent_version_line() == f"loadtower-agent {__version__} (build {agent_build_id()})"
+    assert agent_build_id() != build_id()
 
 
 def test_shell_path_keeps_home_expandable_and_quotes_the_rest() -> None:

@@ -8,6 +8,7 @@ Offline: the wheel is built without build isolation and installed with --no-deps
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -19,6 +20,7 @@ from loadtower.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOMS = ("protocol", "tui", "agents", "scenarios", "store", "sandbox")
+PACKAGING_FILES = ("pyproject.toml", "setup.py", "README.md")
 OFFLINE = {"PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONNOUSERSITE": "1"}
 
 
@@ -41,12 +43,25 @@ def _run(argv: list[str | Path], cwd: Path | None = None, timeout: float = 60) -
     return result.stdout
 
 
+def _clean_copy(into: Path) -> Path:
+    """The packaging files and the rooms (protocol/ too once it is there): setuptools
+    writes build/ and *.egg-info next to what it builds, so not in the source tree."""
+    for name in PACKAGING_FILES:
+        shutil.copy2(ROOT / name, into / name)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+    for room in ("loadtower", "protocol", *ROOMS):
+        if (ROOT / room).is_dir():
+            shutil.copytree(ROOT / room, into / room, symlinks=True, ignore=skip)
+    return into
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    source = _clean_copy(tmp_path_factory.mktemp("source"))
     _run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "-q", "-w", out, ROOT],
+         "--no-index", "-q", "-w", out, source],
         timeout=300,
     )  # fmt: skip
     return next(out.glob("loadtower-*.whl"))

@@ -1,10 +1,13 @@
-"""Agent hosts run exactly the orchestrator's loadtower, or the run does not start.
+"""Agent hosts run exactly the orchestrator's agent code, or the run does not start.
 
-Each agent host's Python is asked for `loadtower --version` (version and build id, a
-digest of the source). On a mismatch the run fails with a line naming the host, unless
-bootstrapping is asked for (`--bootstrap-agents` or `bootstrap = true` on the host):
-then a wheel of this loadtower is copied over SFTP and installed into a venv on the
-host (its dependencies come from the host's package index), and that venv is used.
+Each agent host's Python is asked for `loadtower agent --version`: the agent install
+set's version and build id (``loadtower.build.agent_version_line()``, a digest of the
+code that runs on a load host and the protocol, nothing of the orchestrator's). On a
+mismatch the run fails with a line naming the host, unless bootstrapping is asked for
+(`--bootstrap-agents` or `bootstrap = true` on the host): then the `loadtower-agent`
+wheel (the agent install set, ``agent_wheel.build_agent_wheel``) is copied over SFTP
+and installed into a venv on the host (its dependencies come from the host's package
+index), and that venv is used.
 """
 
 from __future__ import annotations
@@ -12,30 +15,29 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import shlex
-import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from loadtower.build import build_id, version_line
+from loadtower.build import agent_build_id, agent_version_line
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.orchestrator.agent_wheel import build_agent_wheel
 
 CHECK_TIMEOUT_S = 60.0
 UPLOAD_TIMEOUT_S = 300.0  # the wheel over SFTP
 INSTALL_TIMEOUT_S = 900.0
-PACKAGING_FILES = ("pyproject.toml", "setup.py", "README.md")
-ROOM_DIRS = ("loadtower", "protocol", "tui", "agents", "scenarios", "store", "sandbox")
+VERSION_PREFIX = "loadtower-agent "
 
 
 def remote_version_command(python: str) -> str:
-    return f"{shlex.quote(python)} -m loadtower --version 2>&1"
+    return f"{shlex.quote(python)} -m loadtower agent --version 2>&1"
 
 
 def parse_version(output: str) -> str | None:
-    lines = [line.strip() for line in output.splitlines() if line.strip().startswith("loadtower ")]
+    """The last `loadtower-agent VERSION (build ID)` line of the output, if any."""
+    lines = [line.strip() for line in output.splitlines()
+             if line.strip().startswith(VERSION_PREFIX)]
     return lines[-1] if lines else None
 
 
@@ -46,53 +48,16 @@ def _shell_path(path: str) -> str:
     return shlex.quote(path)
 
 
-def source_root() -> Path:
-    import loadtower
-
-    root = Path(loadtower.__file__).resolve().parent.parent
-    if not (root / "pyproject.toml").exists():
-        raise LoadtowerError(
-            "bootstrapping agents needs loadtower's source tree (pyproject.toml next to the "
-            f"loadtower package; looked in {root}); install loadtower on the agent hosts instead"
-        )
-    return root
-
-
-def _clean_copy(root: Path, into: Path) -> Path:
-    """The packaging files and packages only: a stale build/ there could leak into the wheel."""
-    for name in PACKAGING_FILES:
-        if (root / name).exists():
-            shutil.copy2(root / name, into / name)
-    for room in ROOM_DIRS:
-        shutil.copytree(root / room, into / room,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    return into
-
-
-def build_wheel(directory: Path) -> Path:
-    """A wheel of the running loadtower (no dependencies), built from a clean copy of its source."""
-    source = _clean_copy(source_root(), Path(tempfile.mkdtemp(dir=directory, prefix="src-")))
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(directory), str(source)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )
-    wheels = sorted(directory.glob("loadtower-*.whl"))
-    if result.returncode != 0 or not wheels:
-        tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no wheel"]
-        raise LoadtowerError(f"could not build a loadtower wheel to bootstrap agents: {tail[0]}")
-    return wheels[-1]
-
-
 class AgentVersions:
     """Checks (and, when asked, bootstraps) loadtower on every agent host."""
 
     def __init__(self, pool: Any, inventory: Any, sinks: Any, bootstrap: bool = False) -> None:
         self.pool, self.inventory, self.sinks = pool, inventory, sinks
         self.bootstrap = bootstrap
-        self.expected = version_line()
+        self.expected = agent_version_line()
         self._wheel_dir: tempfile.TemporaryDirectory[str] | None = None
         self._wheel: Path | None = None
+        self._wheel_lock = asyncio.Lock()  # hosts bootstrapped at once share one build
 
     async def ensure(self) -> dict[str, str]:
         """The Python to run loadtower with, per agent host."""
@@ -115,19 +80,21 @@ class AgentVersions:
             self.sinks.event("agents", f"agent host {name} runs {found}", host=name)
             return str(host.python)
         if not (self.bootstrap or host.bootstrap):
-            have = found or f"no loadtower ({host.python} -m loadtower failed)"
+            have = found or f"no loadtower agent ({host.python} -m loadtower agent failed)"
             raise LoadtowerError(
                 f"agent host {name}: {host.python} has {have}, the orchestrator runs "
-                f"{self.expected}; install the same loadtower there, or bootstrap it with "
+                f"{self.expected}; install the same loadtower-agent there, or bootstrap it with "
                 "--bootstrap-agents (or bootstrap = true on the host)"
             )
         return await self._bootstrap(name, host, found)
 
     async def _local_wheel(self) -> Path:
-        if self._wheel is None:
-            self._wheel_dir = tempfile.TemporaryDirectory(prefix="loadtower-wheel-")
-            self._wheel = await asyncio.to_thread(build_wheel, Path(self._wheel_dir.name))
-        return self._wheel
+        async with self._wheel_lock:
+            if self._wheel is None:
+                self._wheel_dir = tempfile.TemporaryDirectory(prefix="loadtower-agent-wheel-")
+                self._wheel = await asyncio.to_thread(build_agent_wheel,
+                                                      Path(self._wheel_dir.name))
+            return self._wheel
 
     async def _bootstrap(self, name: str, host: Any, found: str | None) -> str:
         started = time.monotonic()
@@ -152,7 +119,7 @@ class AgentVersions:
         except TimeoutError:
             raise LoadtowerError(f"agent host {name}: copying {wheel.name} over SFTP took over "
                                  f"{UPLOAD_TIMEOUT_S:g} s") from None
-        venv = f"{base}/venv-{build_id()}"
+        venv = f"{base}/venv-{agent_build_id()}"
         extra = "[fast]" if importlib.util.find_spec("acsylla") else ""
         install = (
             f"test -x {shlex.quote(venv)}/bin/python || {shlex.quote(host.python)} -m venv "
@@ -162,7 +129,8 @@ class AgentVersions:
         status, out, err = await self.pool.run(name, install, timeout=INSTALL_TIMEOUT_S)
         if status != 0:
             last = ((err or out).strip().splitlines() or ["(no output)"])[-1]
-            raise LoadtowerError(f"agent host {name}: installing loadtower into {venv} failed: {last}")
+            raise LoadtowerError(
+                f"agent host {name}: installing loadtower-agent into {venv} failed: {last}")
         python = f"{venv}/bin/python"
         now = await self._found(name, python)
         if now != self.expected:

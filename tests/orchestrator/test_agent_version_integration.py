@@ -1,33 +1,23 @@
-"""Agent hosts must run the orchestrator's exact loadtower: checked, or bootstrapped."""
+"""Agent hosts must run the orchestrator's exact agent code (`loadtower agent --version`):
+checked, or bootstrapped from the loadtower-agent wheel."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from loadtower.build import version_line
+from loadtower.build import agent_build_id, agent_version_line
 from loadtower.store import StoreReader
+from tests.orchestrator.agent_inventory import agent_inventory
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 # An interpreter without loadtower: the base Python under the test venv.
 BARE_PYTHON = getattr(sys, "_base_executable", None) or "/usr/bin/python3"
-
-
-def agent_inventory(sandbox: dict, tmp_path: Path, extra: str) -> Path:
-    """The sandbox inventory with agent1's python swapped for a bare interpreter."""
-    text = (Path(sandbox["dir"]) / "inventory.toml").read_text()
-    section = re.search(r"\[hosts\.agent1\]\n(?:(?!\n\[).)*", text, re.S)
-    assert section, "the sandbox inventory has no [hosts.agent1]"
-    body = re.sub(r'(?m)^python = ".*"$', f'python = "{BARE_PYTHON}"{extra}', section.group(0))
-    out = tmp_path / "inventory.toml"
-    out.write_text(text.replace(section.group(0), body))
-    return out
 
 
 def test_bare_python_has_no_loadtower() -> None:
@@ -40,12 +30,12 @@ def test_agent_without_loadtower_fails_the_run_naming_the_host(
     sandbox: dict, tmp_path: Path
 ) -> None:
     store = tmp_path / "runs.duckdb"
-    done = run_scenario("quickstart", agent_inventory(sandbox, tmp_path, ""), store,
+    done = run_scenario("quickstart", agent_inventory(sandbox, tmp_path, BARE_PYTHON), store,
                         "phases[1].duration=3s", timeout=300)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert "agent host agent1" in done.stderr and "--bootstrap-agents" in done.stderr
-    assert version_line() in done.stderr
+    assert agent_version_line() in done.stderr
     run = only_run(store)
     assert run["status"] == "failed" and "agent host agent1" in run["reason"]
 
@@ -54,17 +44,24 @@ def test_bootstrap_installs_this_loadtower_over_sftp_and_runs_from_it(
     sandbox: dict, tmp_path: Path
 ) -> None:
     boot = tmp_path / "boot"
-    inventory = agent_inventory(sandbox, tmp_path, f'\nbootstrap = true\nbootstrap_dir = "{boot}"')
+    inventory = agent_inventory(sandbox, tmp_path, BARE_PYTHON,
+                                f'\nbootstrap = true\nbootstrap_dir = "{boot}"')
     store = tmp_path / "runs.duckdb"
     done = run_scenario("quickstart", inventory, store, "dataset.records=500",
                         "phases[1].duration=4s", timeout=800)
     assert done.returncode == 0, done.stdout + done.stderr
     run = only_run(store)
-    venv_python = boot / f"venv-{version_line().split('build ')[1].rstrip(')')}" / "bin" / "python"
+    venv_python = boot / f"venv-{agent_build_id()}" / "bin" / "python"
     assert venv_python.exists()
-    probe = subprocess.run([str(venv_python), "-m", "loadtower", "--version"], capture_output=True,
-                           text=True, timeout=120, cwd="/")
-    assert probe.stdout.strip() == version_line()
+    probe = subprocess.run([str(venv_python), "-m", "loadtower", "agent", "--version"],
+                           capture_output=True, text=True, timeout=120, cwd="/")
+    assert probe.stdout.strip() == agent_version_line()
+    # the agent install set only: the orchestrator's rooms and libraries are not there
+    rooms = subprocess.run(
+        [str(venv_python), "-c", "import importlib.util as u\n"
+         "print(*[m for m in ('loadtower.store', 'loadtower.tui', 'duckdb', 'textual')"
+         " if u.find_spec(m)])"], capture_output=True, text=True, timeout=120, cwd="/")
+    assert rooms.returncode == 0 and rooms.stdout.strip() == "", rooms.stdout + rooms.stderr
     reader = StoreReader(store)
     events = [e["message"] for e in reader.events(run["id"])]
     assert any("bootstrapped" in m and str(boot) in m for m in events), events

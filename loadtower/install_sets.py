@@ -1,0 +1,52 @@
+"""The install sets, in one place: what a load host needs (the agent set) and what the
+orchestrator adds on top of it (the full set). setup.py reads this file for the
+`loadtower` distribution's dependencies and extras; the agent wheel builder
+(`loadtower.scenarios.orchestrator.agent_wheel`) reads it for `loadtower-agent`'s.
+
+Pure data, no imports: setup.py runs it before anything is installed.
+"""
+
+# A Locust worker driving a database and measuring it (loadtower.agents, loadtower.protocol).
+AGENT_REQUIRES: tuple[str, ...] = (
+    "locust>=2.20",
+    "cassandra-driver>=3.29",
+    "clickhouse-connect>=0.7",
+    "hdrhistogram>=0.10",
+    "numpy>=1.24",
+    "numba>=0.60",
+    "psutil>=5.9",
+)
+# Optional on a load host: the C++ CQL driver for the native open-model sender.
+AGENT_EXTRAS: dict[str, tuple[str, ...]] = {"fast": ("acsylla>=1.0",)}
+
+# What the orchestrator, the store and the TUI add (never installed on a load host).
+ORCHESTRATOR_REQUIRES: tuple[str, ...] = (
+    "textual>=0.80",
+    "rich>=13",
+    "asyncssh>=2.14",
+    "prometheus-api-client>=0.5",
+    "duckdb>=1.0",
+    "pydantic>=2.5",
+    "pyarrow>=14",
+)
+# Import names that must never be importable from the agent set alone.
+NOT_ON_AGENTS: tuple[str, ...] = ("duckdb", "pyarrow", "pandas", "textual", "asyncssh", "rich")
+
+FULL_REQUIRES: tuple[str, ...] = AGENT_REQUIRES + ORCHESTRATOR_REQUIRES
+FULL_EXTRAS: dict[str, tuple[str, ...]] = {
+    **AGENT_EXTRAS,
+    "clickhouse-test": ("chdb-core>=25",),
+    "dev": (
+        "acsylla>=1.0",
+        "chdb-core>=25",
+        "pytest>=8",
+        "pytest-asyncio>=0.23",
+        "pytest-timeout>=2.2",
+        "pytest-textual-snapshot>=1.0",
+        "hypothesis>=6",
+        "ruff>=0.5",
+        "pyarrow>=14",
+        "mypy>=1.10",
+        "import-linter>=2.0",
+    ),
+}
