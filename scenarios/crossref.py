@@ -66,10 +66,10 @@ def check_targets(scenario: Scenario, source: str, file: str) -> None:
             raise sc.fail(("run_targets",), "run_targets needs [targets.NAME] tables")
         if not scenario.run_targets:
             raise sc.fail(("run_targets",), "name at least one target")
-        for j, name in enumerate(scenario.run_targets):
-            if name not in scenario.targets:
+        for j, wanted in enumerate(scenario.run_targets):
+            if wanted not in scenario.targets:
                 known = ", ".join(scenario.targets)
-                raise sc.fail(("run_targets", j), f"unknown target '{name}' (defined: {known})")
+                raise sc.fail(("run_targets", j), f"unknown target '{wanted}' (defined: {known})")
     from loadtower.agents.clickhouse.schemas import columns, unique_column
 
     for name in scenario.targets or [None]:
@@ -253,14 +253,14 @@ def _check_phases(
                     )
         action: str | None = None
         if isinstance(phase, ScaleOutPhase):
-            host = inventory.hosts[phase.host]
-            if host.engine not in CQL_ENGINES:
+            joining = inventory.hosts[phase.host]
+            if joining.engine not in CQL_ENGINES:
                 raise sc.fail(
                     ("phases", i, "host"),
                     f"scale_out waits for a node to join a Cassandra/Scylla ring; host "
-                    f"'{phase.host}' runs {host.engine}",
+                    f"'{phase.host}' runs {joining.engine}",
                 )
-            if not host.standby:
+            if not joining.standby:
                 raise sc.fail(
                     ("phases", i, "host"),
                     f"host '{phase.host}' is not a standby host (set standby = true in "

@@ -268,7 +268,8 @@ class Scenario(Strict):
     def _merge_targets(cls, data: Any) -> Any:
         if not isinstance(data, dict) or not isinstance(data.get("targets"), dict):
             return data
-        base = data.get("target") if isinstance(data.get("target"), dict) else {}
+        raw = data.get("target")
+        base: dict[str, Any] = raw if isinstance(raw, dict) else {}
         engine = data.get("engine", "cassandra")
         merged = {
             name: {**base, "engine": engine, **t} if isinstance(t, dict) else t

@@ -24,17 +24,17 @@ import pyarrow as pa
 from hdrh.histogram import HdrHistogram
 
 from loadtower.protocol.hdr_encoding import new_hist
-from loadtower.protocol.hdr_format import (  # noqa: F401 - re-exported for the store's modules
-    COUNTS_LEN,
-    DIGITS,
-    HIGHEST,
-    LOWEST,
-    PAYLOAD_HEADER,
-    SUB_HALF,
-    SUB_HALF_MAG,
-    pack_header,
-)
+
+# the HDR format's names, re-exported for the store's modules (protocol/hdr_format.py)
+from loadtower.protocol.hdr_format import COUNTS_LEN as COUNTS_LEN
+from loadtower.protocol.hdr_format import DIGITS as DIGITS
 from loadtower.protocol.hdr_format import ENCODING_COOKIE as _ENCODING_COOKIE
+from loadtower.protocol.hdr_format import HIGHEST as HIGHEST
+from loadtower.protocol.hdr_format import LOWEST as LOWEST
+from loadtower.protocol.hdr_format import PAYLOAD_HEADER as PAYLOAD_HEADER
+from loadtower.protocol.hdr_format import SUB_HALF as SUB_HALF
+from loadtower.protocol.hdr_format import SUB_HALF_MAG as SUB_HALF_MAG
+from loadtower.protocol.hdr_format import pack_header as pack_header
 
 _COMPRESSION_COOKIE = 0x1C849304 | 0x10
 _EXTERNAL_HEADER = struct.Struct(">II")

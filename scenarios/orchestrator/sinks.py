@@ -64,7 +64,8 @@ class Sinks:
     def drain(self, line: dict[str, Any]) -> None:
         """An agent's drain event (at a phase's end it waited for its in-flight ops) as a
         stored event of kind ``drain`` in the phase it drained."""
-        data = line.get("data") if isinstance(line.get("data"), dict) else {}
+        raw = line.get("data")
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
         phase = str(data.get("phase") or line.get("phase") or self.phase or "")
         agent = str(line.get("agent") or line.get("worker") or "?")
         host = line.get("host") or (agent.split("/")[0] if "/" in agent else None)

@@ -9,6 +9,7 @@ where nothing ran would read as a measurement.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from loadtower.scenarios.orchestrator.context import PhaseContext
@@ -25,7 +26,7 @@ def _value(window: WindowSummary, metric: str) -> Any:
 
 def impact(
     ctx: PhaseContext,
-    windows: dict[str, tuple[float, float]],
+    windows: Mapping[str, tuple[float, float]],
     metrics: dict[str, tuple[str, ...]],
 ) -> dict[str, Any]:
     """``{METRIC_WINDOW: value}`` for each window name -> [t0, t1) and the metrics
