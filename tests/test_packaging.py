@@ -44,12 +44,12 @@ def _run(argv: list[str | Path], cwd: Path | None = None, timeout: float = 60) -
 
 
 def _clean_copy(into: Path) -> Path:
-    """The packaging files and the rooms (protocol/ too once it is there): setuptools
+    """The packaging files and the rooms: setuptools
     writes build/ and *.egg-info next to what it builds, so not in the source tree."""
     for name in PACKAGING_FILES:
         shutil.copy2(ROOT / name, into / name)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
-    for room in ("loadtower", "protocol", *ROOMS):
+    for room in ("loadtower", *ROOMS):
         if (ROOT / room).is_dir():
             shutil.copytree(ROOT / room, into / room, symlinks=True, ignore=skip)
     return into
