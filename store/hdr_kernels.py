@@ -10,7 +10,10 @@ Histograms are rows of int64 count matrices of width hdr.COUNTS_LEN.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from loadtower.protocol.hdr_format import DIGITS, HIGHEST, LOWEST
@@ -18,12 +21,16 @@ from loadtower.store.hdr import PERCENTILES as _PERCENTILES
 
 PERCENTILES = np.array(_PERCENTILES)
 
+I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
+F64 = npt.NDArray[np.float64]
+
 
 HEADER = 40  # uncompressed V2: cookie, payload length, offset, digits, lowest, highest, ratio
 
 
 @njit(cache=True, nogil=True)
-def _be(buf, pos, size):  # noqa: ANN001, ANN202
+def _be(buf: U8, pos: int, size: int) -> np.int64:
     value = np.int64(0)
     for i in range(size):
         value = (value << 8) | np.int64(buf[pos + i])
@@ -31,13 +38,25 @@ def _be(buf, pos, size):  # noqa: ANN001, ANN202
 
 
 @njit(cache=True, nogil=True)
-def decode_sparse(buf, starts, ends, lowest, highest, limit, out_idx, out_cnt, out_off):  # noqa: ANN001, ANN201
+def decode_sparse(
+    buf: U8,
+    starts: I64,
+    ends: I64,
+    lowest: int,
+    highest: int,
+    limit: int,
+    out_idx: npt.NDArray[np.int32] | I64,
+    out_cnt: I64,
+    out_off: I64,
+) -> int:
     """Decode uncompressed V2 encodings buf[starts[h]:ends[h]] into (index, count) pairs of
     non-empty buckets; histogram h's land in out_idx/out_cnt[out_off[h]:out_off[h + 1]], in
     index order. An empty range is an empty histogram. Returns the number of pairs, or
     -(h + 1) for the first histogram h whose header is not V2 over [lowest, highest] or
     whose counts run past bucket `limit` (out_idx/out_cnt hold at least limit + 1)."""
-    n = 0
+    # numba types these int64; mypy sees numpy scalars mixed with ints
+    n: int | np.integer[Any] = 0
+    index: int | np.integer[Any]
     for h in range(starts.size):
         out_off[h] = n
         pos, end, index = starts[h], ends[h], 0
@@ -78,11 +97,13 @@ def decode_sparse(buf, starts, ends, lowest, highest, limit, out_idx, out_cnt, o
             if index > limit:  # past the last bucket: malformed, and unsafe to go on
                 return -(h + 1)
     out_off[starts.size] = n
-    return n
+    return int(n)  # a no-op in numba (int64 either way)
 
 
 @njit(cache=True, nogil=True)
-def sparse_stats(idx, cnt, off, first, step, high_values, stats):  # noqa: ANN001, ANN201
+def sparse_stats(
+    idx: I64, cnt: I64, off: I64, first: int, step: int, high_values: I64, stats: F64
+) -> None:
     """For histograms first, first + step, ...: p50, p90, p99, p99.9 and max in ms into
     stats[0], stats[1], ... (hdrh's percentile rule; NaN when empty)."""
     for s in range(stats.shape[0]):
@@ -107,16 +128,16 @@ def sparse_stats(idx, cnt, off, first, step, high_values, stats):  # noqa: ANN00
 
 
 @njit(cache=True, nogil=True)
-def _targets(total):  # noqa: ANN001, ANN202
+def _targets(total: np.int64) -> I64:
     """The cumulative counts at which each percentile is reached (hdrh's rounding)."""
     out = np.empty(PERCENTILES.size, np.int64)
     for j in range(PERCENTILES.size):
-        out[j] = max(np.int64(PERCENTILES[j] * total / 100.0 + 0.5), 1)
+        out[j] = max(np.int64(PERCENTILES[j] * total / 100.0 + 0.5), np.int64(1))
     return out
 
 
 @njit(cache=True, nogil=True)
-def _put_varint(out, n, value):  # noqa: ANN001, ANN202
+def _put_varint(out: U8, n: int, value: int | np.integer[Any]) -> int:
     v = (value << 1) ^ (value >> 63)  # ZigZag
     while v >= 0x80:
         out[n] = (v & 0x7F) | 0x80
@@ -127,7 +148,9 @@ def _put_varint(out, n, value):  # noqa: ANN001, ANN202
 
 
 @njit(cache=True, nogil=True)
-def encode_rows(mat, rows, lo, hi, high_values, out, out_off, stats):  # noqa: ANN001, ANN201
+def encode_rows(
+    mat: I64, rows: I64, lo: I64, hi: I64, high_values: I64, out: U8, out_off: I64, stats: F64
+) -> int:
     """V2 payloads of mat[rows[i], k] into out[out_off[2i + k]:out_off[2i + k + 1]], and
     the response (k = 1) percentiles of each row into stats[i] (NaN when empty).
     lo[r, k]..hi[r, k] bounds the non-empty buckets of mat[r, k]."""
@@ -149,7 +172,7 @@ def encode_rows(mat, rows, lo, hi, high_values, out, out_off, stats):  # noqa: A
                     continue
                 if zeros:
                     n = _put_varint(out, n, -zeros if zeros > 1 else 0)
-                    zeros = 0
+                    zeros = np.int64(0)
                 n = _put_varint(out, n, c)
         out_off[2 * i + 2] = n
         first, last = lo[r, 1], hi[r, 1]
@@ -175,7 +198,7 @@ def encode_rows(mat, rows, lo, hi, high_values, out, out_off, stats):  # noqa: A
 
 
 @njit(cache=True, nogil=True)
-def clear_rows(mat, rows, lo, hi, empty_lo, empty_hi):  # noqa: ANN001, ANN201
+def clear_rows(mat: I64, rows: I64, lo: I64, hi: I64, empty_lo: int, empty_hi: int) -> None:
     """Zero the used ranges of rows (freed for reuse) and reset their [lo, hi]."""
     for r in rows:
         for k in range(2):
@@ -185,7 +208,7 @@ def clear_rows(mat, rows, lo, hi, empty_lo, empty_hi):  # noqa: ANN001, ANN201
             hi[r, k] = empty_hi
 
 
-def _b64_table() -> np.ndarray:
+def _b64_table() -> U8:
     table = np.full(256, 255, np.uint8)
     alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
     for value, char in enumerate(alphabet):
@@ -197,7 +220,7 @@ B64 = _b64_table()
 
 
 @njit(cache=True, nogil=True)
-def b64_decode(text, start, end, out):  # noqa: ANN001, ANN201
+def b64_decode(text: U8, start: int, end: int, out: U8) -> int:
     """Base64 text[start:end] (ASCII bytes, '=' padded) into out; byte count, or -1."""
     n, acc, bits = 0, np.int64(0), 0
     for i in range(start, end):
@@ -217,7 +240,7 @@ def b64_decode(text, start, end, out):  # noqa: ANN001, ANN201
 
 
 @njit(cache=True, nogil=True)
-def _widen(lo, hi, r, k, a, b):  # noqa: ANN001, ANN202
+def _widen(lo: I64, hi: I64, r: int, k: int, a: int, b: int) -> None:
     if a < lo[r, k]:
         lo[r, k] = a
     if b > hi[r, k]:
@@ -226,24 +249,24 @@ def _widen(lo, hi, r, k, a, b):  # noqa: ANN001, ANN202
 
 @njit(cache=True, nogil=True)
 def ingest(
-    text,
-    starts,
-    ends,
-    kind,
-    rows,
-    m0,
-    m1,
-    m2,
-    lo0,
-    hi0,
-    lo1,
-    hi1,
-    lo2,
-    hi2,
-    high_values,
-    stats,
-    bad,
-):  # noqa: ANN001, ANN201, E501
+    text: U8,
+    starts: I64,
+    ends: I64,
+    kind: int,
+    rows: I64,
+    m0: I64,
+    m1: I64,
+    m2: I64,
+    lo0: I64,
+    hi0: I64,
+    lo1: I64,
+    hi1: I64,
+    lo2: I64,
+    hi2: I64,
+    high_values: I64,
+    stats: npt.NDArray[Any],  # float64 (and bad: bool_); Any as rollups passes m0..hi2 as
+    bad: npt.NDArray[Any],  # one *list, which mypy maps onto every later parameter too
+) -> int:
     """The store's hot path: each histogram's text is read once.
 
     Histogram h is base64 text[starts[h]:ends[h]] of an uncompressed V2 encoding; it

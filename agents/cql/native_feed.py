@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from loadtower.agents.measure import IntervalRecorder, new_hist
 
@@ -88,13 +88,15 @@ class NativeFeed:
             return
         await self._close_session()
         if cfg.spec["target"].get("native_io", "wire") == "wire":
-            from loadtower.agents.cql import wire_sender as impl
-            session: Any = impl.WireSession()
-            make_sender: Any = impl.WireSender
+            from loadtower.agents.cql import wire_sender
+            warm: Callable[[], None] = wire_sender.warm
+            session: Any = wire_sender.WireSession()
+            make_sender: Any = wire_sender.WireSender
         else:
-            from loadtower.agents.cql import native_sender as impl  # type: ignore[no-redef]
-            session, make_sender = impl.NativeSession(), impl.NativeSender
-        await asyncio.to_thread(impl.warm)  # compiled now, not when the first op is due
+            from loadtower.agents.cql import native_sender
+            warm = native_sender.warm
+            session, make_sender = native_sender.NativeSession(), native_sender.NativeSender
+        await asyncio.to_thread(warm)  # compiled now, not when the first op is due
         await asyncio.to_thread(session.connect, cfg.contact_points, cfg.port or 9042,
                                 cfg.username, cfg.password, cfg.spec["target"]["consistency"])
         self.session, self.session_key = session, key
@@ -139,7 +141,7 @@ class NativeFeed:
         self._refresh_at = time.monotonic() + REFRESH_S  # prepare() has just read it
         repairing: asyncio.Future | None = None
         try:
-            next_t = time.monotonic_ns()
+            next_t: float = time.monotonic_ns()
             while self.lanes > 0:
                 if self.rate > 0:
                     next_t = self._fill(sender, choose, next_t)
@@ -177,9 +179,10 @@ class NativeFeed:
     def _repair(self) -> asyncio.Future | None:
         """Reconnect broken connections (every REPAIR_S) and take in topology changes
         (every REFRESH_S), in a thread: the wire sender's; the driver does its own."""
-        session, now = self.session, time.monotonic()
-        if not hasattr(session, "maintain"):
+        now = time.monotonic()
+        if not hasattr(self.session, "maintain"):
             return None
+        session = cast("WireSession", self.session)  # the one session type that has maintain()
         refresh = now >= self._refresh_at
         if not refresh and not (now >= self._repair_at and session.down()):
             return None

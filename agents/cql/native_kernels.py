@@ -14,12 +14,20 @@ that two threads may touch are updated atomically.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
-from llvmlite import ir
+from llvmlite import ir  # type: ignore[import-untyped]  # llvmlite ships no type stubs
 from numba import carray, cfunc, njit, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic as _numba_intrinsic
 
 from loadtower.protocol.hdr_format import HIGHEST, SUB_HALF, SUB_HALF_MAG
+
+# numba's stub types a call of an intrinsic with its typing function's signature
+# (typingctx first) and as never returning; inside @njit code it is called without
+# typingctx and returns a value. The same decorator, typed so its results are Any.
+intrinsic: Callable[[Callable[..., Any]], Any] = _numba_intrinsic
 
 # -- the context array: function addresses, then shared state -------------------------
 FN_CLOCK, FN_SLEEP, FN_EXECUTE, FN_EXECUTE_BATCH = 0, 1, 2, 3
@@ -218,7 +226,7 @@ def _finish(future, slot_addr):  # noqa: ANN001, ANN201
     _atomic_add(ctx[CTX_ADDR] + 8 * COMPLETED, 1)
 
 
-@cfunc(types.void(types.int64, types.int64), cache=True, nopython=True)
+@cfunc(types.void(types.int64, types.int64), cache=True, nopython=True)  # type: ignore[call-arg]  # numba's stub omits the nopython option cfunc accepts
 def on_done(future, slot_addr):  # noqa: ANN001, ANN201
     """CassFutureCallback: (CassFuture*, void* data = the op's slot)."""
     _finish(future, slot_addr)

@@ -192,6 +192,7 @@ class NativeSender(SenderCore):
                            (k.FN_ERROR_CODE, "cass_future_error_code"),
                            (k.FN_FUTURE_FREE, "cass_future_free")):
             ctx[slot] = api.address(name)
+        assert k.on_done.address is not None  # a cfunc is compiled when decorated
         ctx[k.CALLBACK] = k.on_done.address
         ctx[k.SESSION] = session.session
         self.slots[:, k.S_CTX] = ctx.ctypes.data

@@ -8,6 +8,7 @@ https://github.com/apache/cassandra/blob/trunk/doc/native_protocol_v4.spec
 
 from __future__ import annotations
 
+import builtins
 import struct
 import uuid
 from collections.abc import Callable
@@ -116,20 +117,20 @@ class Reader:
         self.at += n
         return out
 
-    def int(self) -> int:
+    def int(self) -> builtins.int:
         return struct.unpack(">i", self.take(4))[0]
 
-    def short(self) -> int:
+    def short(self) -> builtins.int:
         return struct.unpack(">H", self.take(2))[0]
 
     def string(self) -> str:
         return self.take(self.short()).decode()
 
-    def bytes(self) -> bytes | None:
+    def bytes(self) -> builtins.bytes | None:
         n = self.int()
         return None if n < 0 else self.take(n)
 
-    def short_bytes(self) -> bytes:
+    def short_bytes(self) -> builtins.bytes:
         return self.take(self.short())
 
     def option(self) -> tuple:

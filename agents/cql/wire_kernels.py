@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, types
-from numba.extending import intrinsic
 
 from loadtower.agents.cql import native_kernels as k
 from loadtower.agents.cql.native_kernels import (
@@ -25,6 +24,7 @@ from loadtower.agents.cql.native_kernels import (
     _call3_i32,
     _cas,
     _codegen,
+    intrinsic,
     load,
     now_ns,
     record,

@@ -46,7 +46,9 @@ class WireSession:
         self.ring = Ring({})
         self.cql: dict[str, str] = {}
         self.statements: dict[str, w.Statement] = {}
-        self.port, self.username, self.password, self.consistency = 9042, None, None, 1
+        self.port, self.consistency = 9042, 1
+        self.username: str | None = None
+        self.password: str | None = None
 
     def connect(self, contact_points: list[str], port: int, username: str | None,
                 password: str | None, consistency: str) -> None:
@@ -95,7 +97,7 @@ class WireSession:
         else:
             raise WireConnError("; ".join(problems) or "no node to ask")
         known, added = {h: i for i, h in enumerate(self.hosts)}, 0
-        by_row = [[] for _ in self.hosts]
+        by_row: list[list[str]] = [[] for _ in self.hosts]
         for host, ts in zip(hosts, tokens, strict=True):
             if host not in known:
                 if len(self.hosts) >= self.table.shape[0]:
