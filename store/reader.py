@@ -248,42 +248,27 @@ class StoreReader:
         ops_per_s (phase_rate.py: the figure of its live result and of phase_summary),
         p50/p90/p99/p999/max ms from the merged op histograms, first_ts. A ramp's steps
         are labels of their own (``saturation@40``)."""
-        from loadtower.store.engine_compare import has_span_columns
-        from loadtower.store.phase_rate import measured_duration, ops_per_s, round_duration
+        from loadtower.store.engine_compare import phase_durations
+        from loadtower.store.phase_rate import ops_per_s, round_duration
 
         if kind not in ("response", "service"):
             raise LoadtowerError(f"kind must be 'response' or 'service', not '{kind}'")
         with connect(self.path, read_only=True, wait_s=self.wait_s) as con:
             if not con.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchall():
                 raise LoadtowerError(f"no run '{run_id}' in {self.path} (see 'loadtower runs')")
-            span = "first_start, last_done" if has_span_columns(con) else "NULL, NULL"
             rows = con.execute(
-                f"SELECT phase, ops, errors, late, first_ts, last_ts, {span}, {kind}_hist "
+                f"SELECT phase, ops, errors, late, first_ts, {kind}_hist "
                 "FROM op_phase WHERE run_id = ? ORDER BY first_ts, phase, op",
                 [run_id],
             ).fetchall()
-            clocks = {
-                name: (started, ended)
-                for name, started, ended in con.execute(
-                    "SELECT name, min(started), max(ended) FROM phases WHERE run_id = ? "
-                    "GROUP BY name",
-                    [run_id],
-                ).fetchall()
-            }
+            durations = phase_durations(con, run_id)  # the one measured duration per phase
         grouped: dict[str, list[tuple[Any, ...]]] = {}
         for row in rows:
             grouped.setdefault(str(row[0]), []).append(row)
         out: dict[str, dict[str, Any]] = {}
         for phase, items in grouped.items():
-            starts = [r[6] for r in items if r[6] is not None]
-            dones = [r[7] for r in items if r[7] is not None]
-            duration = measured_duration(
-                min(starts) if starts else None,
-                max(dones) if dones else None,
-                clocks.get(phase),
-                (min(r[4] for r in items), max(r[5] for r in items)),
-            )
-            blobs = [bytes(r[8]) for r in items if r[8] is not None]
+            duration = durations.get(phase)
+            blobs = [bytes(r[5]) for r in items if r[5] is not None]
             _no, idx, cnt = hdr.decode_many(blobs, b64=False)
             counts = np.bincount(idx, weights=cnt, minlength=hdr.COUNTS_LEN).astype(np.int64)
             stats = hdr.dense_stats(counts[None, :])[0]

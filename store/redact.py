@@ -19,6 +19,7 @@ The value of every key whose name contains password, passwd, secret or token bec
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 MASK = "*****"
 _KEY = r"""["']?[\w.-]*(?:password|passwd|secret|token)[\w.-]*["']?"""
@@ -69,11 +70,11 @@ def mask_command_secrets(text: str) -> str:
     return text
 
 
-def _comment_start(line: str) -> int:
-    """Where a line's `#` comment starts (outside quoted strings), or -1."""
+def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+    """(index, character) of `text`'s characters outside TOML quoted strings."""
     quote = ""
     escaped = False
-    for i, ch in enumerate(line):
+    for i, ch in enumerate(text):
         if quote:
             if escaped:
                 escaped = False
@@ -83,9 +84,13 @@ def _comment_start(line: str) -> int:
                 quote = ""
         elif ch in "\"'":
             quote = ch
-        elif ch == "#":
-            return i
-    return -1
+        else:
+            yield i, ch
+
+
+def _comment_start(line: str) -> int:
+    """Where a line's `#` comment starts (outside quoted strings), or -1."""
+    return next((i for i, ch in _unquoted(line) if ch == "#"), -1)
 
 
 def _mask_comment(line: str) -> str:
@@ -111,19 +116,8 @@ def _indent(line: str) -> int:
 
 def _open_brackets(text: str, depth: int = 0) -> int:
     """Bracket depth after `text` (quoted strings skipped), starting from `depth`."""
-    quote = ""
-    escaped = False
-    for ch in text:
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\" and quote == '"':
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "[{":
+    for _i, ch in _unquoted(text):
+        if ch in "[{":
             depth += 1
         elif ch in "]}":
             depth -= 1
