@@ -96,15 +96,11 @@ class Zipfian:
         self.half_pow = 1 + 0.5**theta  # zeta(2, theta)
 
     def next(self) -> int:
-        u = self.rng.random()
-        uz = u * self.zetan
-        if uz < 1.0:
-            return 0
-        if uz < self.half_pow:
-            return 1
-        return int(self.n * (self.eta * u - self.eta + 1) ** self.alpha)
+        return self.next_of(self.n)
 
     def next_of(self, count: int) -> int:
+        """A draw over `count` items (YCSB's nextLong(itemcount)): zetan follows a count
+        that grew since the last draw, eta keeps the item count it was built with."""
         if count > self.counted:
             self.zetan = zeta(count, self.theta)
             self.counted = count
