@@ -28,6 +28,7 @@ examples:
   loadtower sandbox fetch                       # Cassandra jars into ~/.cache/loadtower
   loadtower sandbox up --dir .sandbox --cassandra-nodes 2 --json
   loadtower sandbox up --dir .sandbox --no-clickhouse   # without the ClickHouse host
+  loadtower sandbox up --dir /tmp/tls --tls --first-address 127.0.0.21  # CQL over TLS
   loadtower sandbox status --dir .sandbox --json   # exit 1 when not up
   loadtower sandbox node stop --dir .sandbox 2
   loadtower sandbox clickhouse restart --dir .sandbox
@@ -82,6 +83,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the ClickHouse host (chdb endpoint; its timings mean nothing); "
         "default: when chdb is importable. --no-clickhouse stops a running one",
     )
+    up.add_argument(
+        "--tls",
+        action="store_true",
+        help="Cassandra with TLS: a CA, node and client certificates in DIR/tls/, client "
+        "encryption required, internode encryption between DCs; the inventory carries "
+        "the tls keys",
+    )
     up.add_argument("--json", action="store_true", help="print one JSON object")
     status = sub.add_parser("status", help="show what runs; exit 1 when the sandbox is not up")
     _dir_arg(status)
@@ -128,6 +136,9 @@ def _print_info(info: dict) -> None:
             f"{'up' if ssh['up'] else 'down'}"
         )
         print(f"  login          {cass['username']} / password in {cass['password_file']}")
+        if cass.get("tls"):
+            print(f"  tls            CA {cass['tls']['ca']}, client certificate "
+                  f"{cass['tls']['cert']} (client encryption required)")
         ch = info.get("clickhouse") or {}
         if ch.get("enabled"):
             print(
@@ -155,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
             first_address=args.first_address,
             heap=args.heap,
             clickhouse=args.clickhouse,
+            tls=args.tls,
         )
         info = sandbox.up(timeout=args.timeout)
         if args.json and info.get("clickhouse", {}).get("enabled"):

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from loadtower.sandbox import clickhouse_service as ch
+from loadtower.sandbox import tls_certs
 from loadtower.sandbox.auth import USERNAME, password_file
 from loadtower.sandbox.state import SandboxState
 
@@ -80,6 +81,20 @@ def clickhouse_lines(directory: Path, state: SandboxState) -> list[str]:
     ]
 
 
+def tls_lines(directory: Path, state: SandboxState) -> list[str]:
+    """``[cassandra]``'s TLS keys when the sandbox runs Cassandra with TLS."""
+    if not state.tls:
+        return []
+    ca, cert, key = tls_certs.client_files(directory)
+    return [
+        "tls = true",
+        f"tls_ca_file = {q(str(ca))}",
+        f"tls_cert_file = {q(str(cert))}",
+        f"tls_key_file = {q(str(key))}",
+        "tls_verify_hostname = true",
+    ]
+
+
 def render(directory: Path, state: SandboxState) -> str:
     ssh = state.ssh
     lines = [
@@ -97,6 +112,7 @@ def render(directory: Path, state: SandboxState) -> str:
         f"port = {state.ports['native']}",
         f"username = {q(USERNAME)}",
         f"password_file = {q(str(password_file(directory)))}",
+        *tls_lines(directory, state),
         "",
     ]
     for index, node in sorted(state.nodes.items()):
