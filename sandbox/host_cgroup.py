@@ -75,7 +75,7 @@ def wrap(name: str, argv: list[str], mounts_text: str | None = None) -> list[str
     if not argv:
         raise LoadtowerError(f"nothing to run on cluster host {name!r}")
     joins = "; ".join(f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d in directories(name, mounts_text))
-    script = f'set -e; {joins}; exec {netns.tool("ip")} netns exec {netns.namespace(name)} "$@"'
+    script = f'set -e; {joins}; exec {shlex.quote(netns.tool("ip"))} netns exec {netns.namespace(name)} "$@"'
     return ["/bin/sh", "-c", script, "sh", *argv]
 
 

@@ -11,7 +11,6 @@ SIGCONT, SIGTERM, then SIGKILL after the timeout.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from loadtower.errors import LoadtowerError
@@ -99,12 +98,3 @@ def leftovers() -> list[str]:
         found.append(f"file {netns.ROOT_NET}")
     return found
 
-
-def wait_gone(timeout: float = 10.0) -> list[str]:
-    """``leftovers()`` once it is empty, or what is left after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        left = leftovers()
-        if not left or time.monotonic() >= deadline:
-            return left
-        time.sleep(0.2)

@@ -177,9 +177,9 @@ def add_host(name: str) -> None:
     if ns not in namespaces():
         ip("netns", "add", ns)
     # before any link exists inside: no IPv6 on links made in this namespace
-    sysctl = [tool("sysctl"), "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
-              "net.ipv6.conf.default.disable_ipv6=1"]
-    run([tool("ip"), "netns", "exec", ns, *sysctl], check=False)
+    conf = "/proc/sys/net/ipv6/conf"
+    no_ipv6 = f"[ ! -d {conf} ] || {{ echo 1 > {conf}/default/disable_ipv6; echo 1 > {conf}/all/disable_ipv6; }}"
+    run([tool("ip"), "netns", "exec", ns, "/bin/sh", "-c", no_ipv6])
     inside = links(ns)
     present = links()
     pairs = (

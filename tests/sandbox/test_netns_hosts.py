@@ -27,6 +27,7 @@ import pytest
 
 from loadtower.sandbox import host_cgroup, host_sshd, host_teardown, host_user, netns
 from loadtower.sandbox.processes import spawn, wait_until
+from tests.leftovers import cluster_leftovers
 
 pytestmark = pytest.mark.integration
 
@@ -123,7 +124,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     for tool in ("ip", "sshd", "sudo", "visudo", "ssh", "nsenter"):
         if not (shutil.which(tool) or Path("/usr/sbin", tool).exists()):
             pytest.skip(f"{tool} is not installed (scripts/install.sh installs it)")
-    present = host_teardown.leftovers()
+    present = cluster_leftovers()
     if present:
         pytest.fail(f"a cluster sandbox is already up on this machine (`loadtower sandbox down`): {present}")
     box = Cluster(tmp_path_factory.mktemp("cluster"))
@@ -132,7 +133,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield box
     finally:
         host_teardown.remove_all()
-        left = host_teardown.wait_gone()
+        left = cluster_leftovers()
         assert left == [], f"left behind: {left}"
 
 
@@ -147,6 +148,10 @@ def test_hosts_reach_each_other_on_data_and_nothing_outside(cluster: Cluster) ->
         capture_output=True, text=True, timeout=30, check=True,
     ).stdout  # fmt: skip
     assert "default" not in routes and "198.18.0.0/24" in routes and "198.19.0.0/24" in routes
+    # no IPv6 on any of our links, inside or out: not even link-local solicitations
+    for where in ([netns.tool("ip"), "-n", netns.namespace("db1")], [netns.tool("ip")]):
+        addresses = subprocess.run([*where, "-6", "-o", "addr", "show"], capture_output=True, text=True, timeout=30, check=True).stdout
+        assert not [line for line in addresses.splitlines() if any(f" {link} " in line for link in ("data0", "mgmt0", "ltcd-db1", "ltcm-db1", "ltc-data", "ltc-mgmt"))]
 
 
 def test_sshd_per_host_as_ltsandbox_in_the_hosts_cgroup(cluster: Cluster) -> None:
@@ -243,6 +248,6 @@ def test_remove_all_after_sigkill_of_the_creator_leaves_nothing(cluster: Cluster
     removed = host_teardown.remove_all()
     assert f"namespace {netns.namespace('agent1')}" in removed
     assert f"user {host_user.USER}" in removed
-    assert host_teardown.leftovers() == []
+    assert cluster_leftovers() == []
     assert not any(host_cgroup.alive(pid) for pid in orphans)
     cluster.up()  # the other tests' hosts again, whatever order the tests run in
