@@ -75,7 +75,7 @@ fi
 .venv/bin/loadtower sandbox fetch
 # the agent wheelhouse for Debian's python3 (what the cluster sandbox's agent hosts run),
 # so `--bootstrap-agents` in the tests copies it without downloading (about 110 MB;
-# 3 s from pip's cache, longer on a cold one); a failure here is not fatal
+# 3 s from pip's cache, 4-5 s with an empty one here); a failure here is not fatal
 if [ -x /usr/bin/python3 ]; then
   .venv/bin/python -m loadtower.scenarios.orchestrator.agent_wheelhouse /usr/bin/python3 ||
     echo "install: the agent wheelhouse was not prebuilt (a run with --bootstrap-agents builds it)"
