@@ -60,3 +60,20 @@ def test_a_partition_template_with_a_typo_fails_check(write) -> None:
     message = load_error(write, with_db1("", 'partition = "down {adress}"\n'))
     assert message.startswith("inv.toml:20: key 'hosts.db1.actions.partition': unknown "
                               "placeholder {adress} (did you mean {address}?)"), message
+
+
+def test_fault_phases_partition_and_heal_a_host(write) -> None:
+    from loadtower.scenarios.models import FaultPhase
+    from loadtower.scenarios.plan import load_plan
+
+    from .conftest import SCENARIO
+
+    actions = 'partition = "sudo ip link set data0 down"\nheal = "sudo ip link set data0 up"\n'
+    scenario = SCENARIO.replace('action = "kill"', 'action = "partition"') + (
+        '\n[[phases]]\ntype = "fault"\nhost = "db1"\naction = "heal"\nrate = 100\n')
+    plan = load_plan(write("s.toml", scenario), write("inv.toml", with_db1("", actions)))
+    faults = [p for p in plan.scenario.phases if isinstance(p, FaultPhase)]
+    assert [p.action for p in faults] == ["partition", "heal"]
+    # a host that does not declare them: `check` names the action and the host
+    with pytest.raises(ConfigError, match="action 'partition' is not declared for host 'db1'"):
+        load_plan(write("s2.toml", scenario), write("inv2.toml", INVENTORY))
