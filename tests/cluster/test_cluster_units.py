@@ -68,10 +68,6 @@ def test_inventory_names_data_and_mgmt_addresses_and_sudo_actions(tmp_path: Path
     assert "ch1" not in data["hosts"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the [cassandra] tls keys are not in scenarios/models.py until wt-cql-tls adds them",
-)
 def test_inventory_is_a_valid_loadtower_inventory(tmp_path: Path) -> None:
     from loadtower.scenarios.models import Inventory
 

@@ -20,6 +20,7 @@ name = "partition-db3"
 [target]
 keyspace = "lt_partition"
 local_dc = "dc1"
+consistency = "ONE"
 [dataset]
 records = 2000
 [workloads.reads]

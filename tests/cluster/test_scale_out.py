@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from loadtower.store import StoreReader
-from tests.cluster.conftest import FirstRun
+from tests.cluster.conftest import BUILTIN_SETS, FirstRun
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
@@ -25,6 +25,7 @@ def test_scale_out_of_the_standby_under_load(
         "scale-out-compaction",
         Path(cluster["dir"]) / "inventory.toml",
         store,
+        *BUILTIN_SETS,
         "phases[1].duration=8s",
         timeout=1000,
     )
