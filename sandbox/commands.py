@@ -278,7 +278,7 @@ def _print_cluster(info: dict) -> None:
             f"  cassandra node {n['index']} {n['host']} {n['address']}:{cass['port']} "
             f"{n['dc']}/{n['rack']}  {n['state']}"
         )
-    if "prometheus" in info:
+    if info.get("up"):
         print(f"  prometheus     {info['prometheus']['url']}")
         print(f"  inventory      {info['inventory']}")
     for line in info.get("leftovers", []):

@@ -31,12 +31,13 @@ DOWN_TIMEOUT_S = 300
 
 
 def cluster_leftovers(directory: Path) -> list[str]:
-    """Everything a cluster sandbox makes, by name, plus processes naming DIR."""
-    from loadtower.sandbox import host_teardown
+    """Everything a cluster sandbox makes, found by name (tests/leftovers.py), plus the
+    file naming the directory whose cluster is up and any process naming DIR."""
     from loadtower.sandbox.cluster_layout import OWNER_FILE
+    from tests.leftovers import cluster_leftovers as by_name
     from tests.leftovers import mentioning
 
-    left = list(host_teardown.leftovers())
+    left = by_name()
     if OWNER_FILE.exists():
         left.append(f"file {OWNER_FILE}")
     left += [f"process {p.pid}: {' '.join(p.cmdline())[:160]}" for p in mentioning(directory)]
