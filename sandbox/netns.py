@@ -82,6 +82,9 @@ def mgmt_link(name: str) -> str:
     return f"ltcm-{name}"
 
 
+PACKAGES = {"ip": "iproute2", "sudo": "sudo", "visudo": "sudo", "useradd": "passwd", "userdel": "passwd"}
+
+
 def tool(name: str) -> str:
     """Absolute path of a system tool (sudo rules need absolute paths)."""
     for directory in ("/usr/sbin", "/usr/bin", "/sbin", "/bin"):
@@ -90,7 +93,7 @@ def tool(name: str) -> str:
             return str(path)
     found = shutil.which(name)
     if not found:
-        raise LoadtowerError(f"{name} is not installed (apt-get install iproute2 util-linux)")
+        raise LoadtowerError(f"{name} is not installed (apt-get install {PACKAGES.get(name, 'util-linux')})")
     return found
 
 
