@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what loadtower needs on a fresh Debian machine: system packages (Java,
-# Maven, sshd, Prometheus, node_exporter, tmux, and python3-venv when Python lacks
+# Maven, sshd, Prometheus, node_exporter, tmux, sudo, and python3-venv when Python lacks
 # ensurepip), a Python venv with loadtower and its dev dependencies (.venv), and the
 # Cassandra 5.0.6 jars (cached in ~/.cache/loadtower). Idempotent: skips what is
 # already there. `make` runs it when pyproject.toml, setup.py or this script changed
@@ -37,6 +37,7 @@ command -v prometheus >/dev/null || need+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
 command -v tmux >/dev/null || need+=(tmux)
 command -v ip >/dev/null || need+=(iproute2)
+[ -x /usr/bin/sudo ] || need+=(sudo) # the cluster sandbox's sudo rules for ltsandbox
 # Debian ships ensurepip (which `python3 -m venv` needs) in python3.X-venv
 venv_ready() { "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1 && "$PYTHON" -m ensurepip --version >/dev/null 2>&1; }
 venv_pkg=""
