@@ -61,6 +61,7 @@ def directories(name: str, text: str | None = None) -> list[Path]:
 
 
 def controller_dir(name: str, controller: str) -> Path:
+    netns.check_name(name)
     return mounts()[controller] / PARENT / name
 
 

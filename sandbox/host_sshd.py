@@ -81,11 +81,10 @@ def _authorize(public_key: str) -> None:
     dot_ssh.mkdir(mode=0o700, exist_ok=True)
     authorized = dot_ssh / "authorized_keys"
     authorized.write_text(public_key)
-    for path, mode in ((dot_ssh, 0o700), (authorized, 0o600)):
+    # a home left by an earlier user of that name belongs to this one now
+    for path, mode in ((home, 0o750), (dot_ssh, 0o700), (authorized, 0o600)):
         os.chown(path, account.pw_uid, account.pw_gid)
-        os.chmod(path, mode)
-    if home.stat().st_mode & 0o022:
-        os.chmod(home, 0o750)  # StrictModes refuses a group- or world-writable home
+        os.chmod(path, mode)  # StrictModes refuses group- or world-writable ones
 
 
 def prepare(directory: Path, names: list[str]) -> SshdPaths:

@@ -55,9 +55,12 @@ def remove_all(timeout: float = 20.0) -> list[str]:
     the root-side veths, both bridges, the cgroups, the user and its sudo rules, the
     root-namespace handle. Idempotent; returns what it removed."""
     removed: list[str] = []
-    found = processes()
-    removed += [_describe(pid) for pid in sorted(found)]
-    host_cgroup.kill_all(found, timeout)
+    for _ in range(3):  # again, for what started meanwhile (a new SSH session's sshd)
+        found = processes()
+        if not found:
+            break
+        removed += [_describe(pid) for pid in sorted(found)]
+        host_cgroup.kill_all(found, timeout)
     for ns in netns.namespaces():
         netns.ip("netns", "delete", ns)
         removed.append(f"namespace {ns}")

@@ -85,6 +85,7 @@ def install_sudoers(rules: list[str]) -> None:
     The temporary file lies in /etc/sudoers.d but its name holds a dot, which sudo
     skips, so half-written rules are never in force."""
     text = sudoers_text(rules)
+    netns.tool("visudo")  # one clear line when sudo is not installed
     fd, tmp = tempfile.mkstemp(prefix=".loadtower-sandbox.", dir=SUDOERS.parent)
     try:
         with os.fdopen(fd, "w") as out:

@@ -82,6 +82,9 @@ def mgmt_link(name: str) -> str:
     return f"ltcm-{name}"
 
 
+PACKAGES = {"ip": "iproute2", "sudo": "sudo", "visudo": "sudo", "useradd": "passwd", "userdel": "passwd"}
+
+
 def tool(name: str) -> str:
     """Absolute path of a system tool (sudo rules need absolute paths)."""
     for directory in ("/usr/sbin", "/usr/bin", "/sbin", "/bin"):
@@ -90,7 +93,7 @@ def tool(name: str) -> str:
             return str(path)
     found = shutil.which(name)
     if not found:
-        raise LoadtowerError(f"{name} is not installed (apt-get install iproute2 util-linux)")
+        raise LoadtowerError(f"{name} is not installed (apt-get install {PACKAGES.get(name, 'util-linux')})")
     return found
 
 
@@ -155,15 +158,25 @@ def unmount_root_net() -> bool:
     return found
 
 
+def mac(network: int, octet: int, inside: bool) -> str:
+    """A fixed, locally administered MAC per link: DATA is network 0, MGMT 1; a bridge
+    is octet 1 (outside). A host's links made again (``add_host`` repairing a crash)
+    get the same MACs, so no peer's neighbour entry goes stale, and a bridge keeps its
+    address whatever ports come and go."""
+    return f"02:4c:54:{network:02x}:{0 if inside else 1:02x}:{octet:02x}"
+
+
 def create_fabric() -> None:
     """Both bridges with their root-namespace addresses, up. Idempotent."""
     if os.geteuid() != 0:
         raise LoadtowerError("the cluster sandbox needs root (network namespaces, cgroups)")
     _mount_root_net()
     present = links()
-    for bridge, net in ((DATA_BRIDGE, DATA_NET), (MGMT_BRIDGE, MGMT_NET)):
+    for network, (bridge, net) in enumerate(((DATA_BRIDGE, DATA_NET), (MGMT_BRIDGE, MGMT_NET))):
+        address = mac(network, ROOT_OCTET, inside=False)
         if bridge not in present:
-            ip("link", "add", "name", bridge, "type", "bridge")
+            ip("link", "add", "name", bridge, "address", address, "type", "bridge")
+        ip("link", "set", "dev", bridge, "address", address)
         _no_ipv6(bridge)
         ip("addr", "replace", f"{net}.{ROOT_OCTET}/24", "dev", bridge)
         ip("link", "set", "dev", bridge, "up")
@@ -186,14 +199,18 @@ def add_host(name: str) -> None:
         (data_link(name), DATA_INSIDE, DATA_BRIDGE, data_address(name)),
         (mgmt_link(name), MGMT_INSIDE, MGMT_BRIDGE, mgmt_address(name)),
     )
-    for outer, inner, bridge, address in pairs:
+    for network, (outer, inner, bridge, address) in enumerate(pairs):
+        outer_mac, inner_mac = (mac(network, HOSTS[name], inside) for inside in (False, True))
         if outer in present and inner not in inside:  # a pair half-made by a crash
             ip("link", "delete", "dev", outer)
             del present[outer]
         if outer not in present:
             if inner in inside:  # an inside end whose outer end is gone
                 ip("link", "delete", "dev", inner, netns=ns)
-            ip("link", "add", "name", outer, "type", "veth", "peer", "name", inner, "netns", ns)
+            ip("link", "add", "name", outer, "address", outer_mac, "type", "veth",
+               "peer", "name", inner, "address", inner_mac, "netns", ns)
+        ip("link", "set", "dev", outer, "address", outer_mac)
+        ip("link", "set", "dev", inner, "address", inner_mac, netns=ns)
         _no_ipv6(outer)
         ip("link", "set", "dev", outer, "master", bridge, "up")
         ip("addr", "replace", f"{address}/24", "dev", inner, netns=ns)

@@ -36,6 +36,15 @@ def test_addresses_and_names_follow_the_cluster_design() -> None:
         assert len(netns.mgmt_link(name)) <= netns.IFNAMSIZ
 
 
+def test_macs_are_fixed_locally_administered_and_distinct() -> None:
+    macs = [netns.mac(network, octet, inside) for network in (0, 1) for octet in [1, *netns.HOSTS.values()] for inside in (False, True)]
+    assert len(set(macs)) == len(macs)
+    for address in macs:
+        first = int(address.split(":")[0], 16)
+        assert first & 0b10 and not first & 0b1  # locally administered, unicast
+    assert netns.mac(0, 11, inside=True) == "02:4c:54:00:00:0b"
+
+
 @pytest.mark.parametrize("name", ["db9", "", "DB1", "db1; reboot", "agent1x"])
 def test_unknown_host_names_are_one_clear_line(name: str) -> None:
     with pytest.raises(LoadtowerError, match=r"unknown cluster host .*db1, db2, db3, agent1, agent2, ch1$") as info:

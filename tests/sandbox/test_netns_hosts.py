@@ -213,6 +213,19 @@ def test_partition_cuts_data_keeps_mgmt_and_heal_over_ssh_restores(cluster: Clus
     assert probe_until("db2", db1, ECHO_PORT, "echo:ping") == "echo:ping"
 
 
+def test_create_again_is_idempotent_and_repairs_a_half_made_host(cluster: Cluster) -> None:
+    netns.create_fabric()
+    netns.add_host("db1")
+    assert sorted(netns.namespaces()) == [netns.namespace(n) for n in sorted(HOSTS)]
+    # a crash between the two ends: the root side gone takes its peer data0 with it
+    netns.ip("link", "delete", "dev", netns.data_link("db2"))
+    assert netns.DATA_INSIDE not in netns.links(netns.namespace("db2"))
+    assert not netns.data_link_up("db2")
+    netns.add_host("db2")
+    assert netns.data_link_up("db2")
+    assert probe_until("db1", netns.data_address("db2"), ECHO_PORT, "echo:ping") == "echo:ping"
+
+
 CRASHING_UP = textwrap.dedent(
     """
     import subprocess, sys, time
