@@ -5,8 +5,6 @@
   (``ACTION_PLACEHOLDERS``, the keys of ``PhaseContext.placeholders``), so a typo such
   as ``{keyspac}`` fails ``loadtower check`` instead of the run. The orchestrator
   quotes every value it puts in for the shell (scenarios/orchestrator/ssh_pool.py ``run_action``).
-- The TLS files of ``[cassandra]`` / ``[scylla]`` (``tls_ca_file``, ``tls_cert_file``,
-  ``tls_key_file``; relative to the inventory's folder) exist and can be read.
 - Host names are one host each: two that differ only in case (``db1``, ``DB1``) are the
   same host written twice; so are two DB hosts on one address and port.
 """
@@ -14,14 +12,12 @@
 from __future__ import annotations
 
 import difflib
-import os
 import re
 import string
-from pathlib import Path as FilePath
 from urllib.parse import urlsplit
 
 from loadtower.errors import ConfigError
-from loadtower.scenarios.models import DEFAULT_PORTS, TLS_FILE_KEYS, Inventory
+from loadtower.scenarios.models import DEFAULT_PORTS, Inventory
 from loadtower.scenarios.toml_lines import LineIndex, Path, format_path
 
 ACTION_PLACEHOLDERS = ("address", "host", "keyspace", "table")
@@ -86,14 +82,6 @@ def check_inventory_values(inventory: Inventory, source: str, file: str) -> None
             from loadtower.store.redact import mask_url_passwords
 
             raise fail(("metrics", "prometheus_url"), mask_url_passwords(problem))
-    for engine in ("cassandra", "scylla"):
-        creds = inventory.credentials(engine)
-        for key in TLS_FILE_KEYS:
-            value = getattr(creds, key)
-            if value is not None:
-                problem = file_problem(tls_path(value, file))
-                if problem:
-                    raise fail((engine, key), problem)
     seen: dict[str, str] = {}
     for name in inventory.hosts:
         other = seen.setdefault(name.casefold(), name)
@@ -119,20 +107,3 @@ def check_inventory_values(inventory: Inventory, source: str, file: str) -> None
             problem = template_problem(template)
             if problem:
                 raise fail(("hosts", name, "actions", action), problem)
-
-
-def tls_path(value: str, inventory_file: str) -> FilePath:
-    """A TLS file named in the inventory: ``~`` expanded, relative to its folder."""
-    path = FilePath(value).expanduser()
-    return path if path.is_absolute() else FilePath(inventory_file).parent / path
-
-
-def file_problem(path: FilePath) -> str | None:
-    """Why ``path`` is not a readable regular file, or None."""
-    if not path.exists():
-        return f"file {path} does not exist"
-    if not path.is_file():
-        return f"{path} is not a regular file"
-    if not os.access(path, os.R_OK):
-        return f"file {path} cannot be read (permissions)"
-    return None

@@ -9,7 +9,7 @@ from typing import Any
 
 from loadtower.agents.cql.tls import TlsOptions
 from loadtower.errors import LoadtowerError
-from loadtower.scenarios.inventory_checks import file_problem, tls_path
+from loadtower.scenarios.environment_checks import file_problem, tls_path
 from loadtower.scenarios.models import CQL_ENGINES
 from loadtower.scenarios.plan import Plan
 

@@ -167,3 +167,20 @@ def test_every_cql_driver_connects_with_tls_and_a_local_dc(tls_box: dict) -> Non
         native.prepare({"dc": "SELECT data_center FROM system.local"})
     finally:
         native.close()
+
+
+def test_standalone_agent_run_over_tls_with_a_local_dc(tls_box: dict) -> None:
+    """`loadtower agent run` (no orchestrator): the --tls-* files and --local-dc."""
+    from tests.agents.agent_cli import run_agent
+
+    tls = tls_box["cassandra"]["tls"]
+    lines, summary, status = run_agent(
+        tls_box, "--tls-ca-file", tls["ca"], "--tls-cert-file", tls["cert"],
+        "--tls-key-file", tls["key"], "--local-dc", "datacenter1", "--keyspace", "lt_agent_tls",
+        "--load", "--records", "300", "--rate", "100", "--duration", "2", timeout=180,
+    )
+    assert status == 0, lines[-5:]
+    assert summary["ops"] > 0 and summary["errors"] == 0
+    if HAS_ACSYLLA:
+        paths = [x["message"] for x in lines if x.get("kind") == "cql_path"]
+        assert paths and "no TLS and local_dc datacenter1" in paths[0]

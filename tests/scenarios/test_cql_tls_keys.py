@@ -10,8 +10,10 @@ import pytest
 
 from loadtower.agents.cql.schemas import ddl
 from loadtower.agents.cql.tls import TlsOptions, failure_line, split_point
+from loadtower.cli import main
 from loadtower.errors import ConfigError
 from loadtower.sandbox import tls_certs
+from loadtower.scenarios.environment_checks import check_tls_files, environment_warnings
 from loadtower.scenarios.loader import load_inventory, load_scenario_text
 from loadtower.scenarios.orchestrator.cql_tls import tls_options
 from loadtower.scenarios.orchestrator.targets import connection
@@ -38,15 +40,27 @@ def _error(write, text: str) -> str:
     return str(info.value).replace(str(path.parent) + "/", "")
 
 
-def test_missing_tls_file_is_named_with_its_key_and_line(write, tmp_path: Path) -> None:
-    assert _error(write, _with_tls()) == (
-        "inv.toml:13: key 'cassandra.tls_ca_file': file tls/ca.pem does not exist"
-    )
+def test_missing_tls_file_is_a_check_warning_and_refused_by_run(write, tmp_path: Path,
+                                                                 monkeypatch, capsys) -> None:
+    monkeypatch.setenv("LT_PW", "pw")
+    inv = write("inv.toml", _with_tls())
+    plan = load_plan(write("sc.toml", SCENARIO), inv)
+    missing = f"file {tmp_path}/tls/ca.pem does not exist"
+    assert f"{inv}:13: key 'cassandra.tls_ca_file': {missing}" in environment_warnings(plan)
+    with pytest.raises(ConfigError) as info:
+        check_tls_files(plan)
+    assert str(info.value) == f"{inv}:13: key 'cassandra.tls_ca_file': {missing}"
+    # the CLI: one line, exit 2, before anything starts
+    assert main(["run", str(tmp_path / "sc.toml"), "--inventory", str(inv), "--headless",
+                 "--store", str(tmp_path / "s.duckdb")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"{inv}:13: key 'cassandra.tls_ca_file': {missing}")
+    assert len(err.splitlines()) == 1
+    assert not (tmp_path / "s.duckdb").exists()
     tls_certs.make(tmp_path, {"db1": ["127.0.0.1"]})
     (tmp_path / "tls" / "client.key").unlink()
-    assert _error(write, _with_tls()) == (
-        "inv.toml:15: key 'cassandra.tls_key_file': file tls/client.key does not exist"
-    )
+    with pytest.raises(ConfigError, match="inv.toml:15: key 'cassandra.tls_key_file': file "):
+        check_tls_files(load_plan(tmp_path / "sc.toml", inv))
 
 
 def test_tls_keys_that_contradict_each_other(write) -> None:
