@@ -229,7 +229,9 @@ class AgentVersions:
                                   pip_wheel_of(house).name, wheel.name + ("[fast]" if fast else "")),
             timeout=INSTALL_TIMEOUT_S)
         if status != 0:
-            last = ((err or out).strip().splitlines() or ["(no output)"])[-1]
+            lines = [ln.strip() for ln in (err or out).splitlines() if ln.strip()]
+            errors = [ln for ln in lines if ln.startswith("ERROR")]
+            last = (errors or lines or ["(no output)"])[0 if errors else -1]
             raise LoadtowerError(
                 f"agent host {name}: installing loadtower-agent into {venv} (no index) "
                 f"failed: {last}")
