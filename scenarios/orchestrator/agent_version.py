@@ -203,7 +203,7 @@ class AgentVersions:
                                  ) from None
         took = time.monotonic() - started
         self.sinks.event("agents", f"agent host {name}: copied {copied} of {len(files)} files "
-                         f"({sent / 1e6:.1f} MB of {total / 1e6:.1f} MB, the rest was there) "
+                         f"({sent / 1e6:.1f} MB; {len(files) - copied} were there already) "
                          f"to {remote_dir} in {took:.1f} s", host=name,
                          data={"files": copied, "bytes": sent, "seconds": round(took, 2)})
 
