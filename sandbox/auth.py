@@ -87,11 +87,13 @@ def ensure_role(
     """Create the loadtower role (once) and lock the default superuser; over TLS (the
     CA, the client certificate, the node's address checked) when ``tls`` is given."""
     pwd = password(directory)
-    if can_login(address, port, pwd, tls):
-        return
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     while time.monotonic() < deadline:
+        # the role may exist already but not be readable yet: after a restart of several
+        # nodes, its row can live on a node this one does not yet see as up
+        if can_login(address, port, pwd, tls):
+            return
         try:
             cluster, session = _session(address, port, "cassandra", "cassandra", tls)
         except Exception as exc:  # noqa: BLE001 - default role appears a little after start

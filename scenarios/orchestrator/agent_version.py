@@ -203,7 +203,7 @@ class AgentVersions:
                                  ) from None
         took = time.monotonic() - started
         self.sinks.event("agents", f"agent host {name}: copied {copied} of {len(files)} files "
-                         f"({sent / 1e6:.1f} MB of {total / 1e6:.1f} MB, the rest was there) "
+                         f"({sent / 1e6:.1f} MB; {len(files) - copied} were there already) "
                          f"to {remote_dir} in {took:.1f} s", host=name,
                          data={"files": copied, "bytes": sent, "seconds": round(took, 2)})
 
@@ -229,7 +229,9 @@ class AgentVersions:
                                   pip_wheel_of(house).name, wheel.name + ("[fast]" if fast else "")),
             timeout=INSTALL_TIMEOUT_S)
         if status != 0:
-            last = ((err or out).strip().splitlines() or ["(no output)"])[-1]
+            lines = [ln.strip() for ln in (err or out).splitlines() if ln.strip()]
+            errors = [ln for ln in lines if ln.startswith("ERROR")]
+            last = (errors or lines or ["(no output)"])[0 if errors else -1]
             raise LoadtowerError(
                 f"agent host {name}: installing loadtower-agent into {venv} (no index) "
                 f"failed: {last}")

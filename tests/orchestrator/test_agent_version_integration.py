@@ -84,6 +84,7 @@ def test_bootstrap_installs_with_no_index_from_a_copied_wheelhouse(
     assert rooms.returncode == 0 and rooms.stdout.strip() == "", rooms.stdout + rooms.stderr
     reader = StoreReader(store)
     events = [e["message"] for e in reader.events(run["id"])]
+    print(*(m for m in events if "agent host agent1" in m), sep="\n")  # the figures, with -s
     assert any("bootstrapped" in m and str(boot) in m for m in events), events
     assert any("installed with no index" in m for m in events), events
     copied = [m for m in events if " copied " in m]

@@ -95,6 +95,8 @@ def test_a_busy_cgroup_shows_more_cpu_than_an_idle_one(sandbox: dict, cgroups: s
     samples, warnings, notes = asyncio.run(_collect(inv, list(hosts)))
     busy = [s for s in samples if s.host == "busy"]
     idle = [s for s in samples if s.host == "idle"]
+    print("cpu % busy:", [s.cpu_pct for s in busy], "idle:", [s.cpu_pct for s in idle],
+          "MB busy:", [s.mem_used_bytes >> 20 for s in busy])  # the figures, with -s
     assert all(s.source == "cgroup" for s in busy + idle)
     assert min(s.cpu_pct for s in busy) > max(s.cpu_pct for s in idle), (busy, idle)
     mem_total = int(Path("/proc/meminfo").read_text().split()[1]) * 1024
