@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what loadtower needs on a fresh Debian machine: system packages (Java,
 # Maven, sshd, Prometheus, node_exporter, tmux, sudo, and python3-venv when Python lacks
-# ensurepip), a Python venv with loadtower and its dev dependencies (.venv), and the
-# Cassandra 5.0.6 jars (cached in ~/.cache/loadtower). Idempotent: skips what is
+# ensurepip), a Python venv with loadtower and its dev dependencies (.venv), the
+# Cassandra 5.0.6 jars and the agent wheelhouse for /usr/bin/python3 (both cached in
+# ~/.cache/loadtower). Idempotent: skips what is
 # already there. `make` runs it when pyproject.toml, setup.py or this script changed
 # (stamp file .venv/.installed); run it by hand to repair an installation.
 set -euo pipefail
@@ -73,4 +74,11 @@ fi
 .venv/bin/python -m loadtower.numba_warm  # compile the store's and agents' loops once (numba cache)
 
 .venv/bin/loadtower sandbox fetch
+# the agent wheelhouse for Debian's python3 (what the cluster sandbox's agent hosts run),
+# so `--bootstrap-agents` in the tests copies it without downloading (about 110 MB;
+# 3 s from pip's cache, 4-5 s with an empty one here); a failure here is not fatal
+if [ -x /usr/bin/python3 ]; then
+  .venv/bin/python -m loadtower.scenarios.orchestrator.agent_wheelhouse /usr/bin/python3 ||
+    echo "install: the agent wheelhouse was not prebuilt (a run with --bootstrap-agents builds it)"
+fi
 echo "install: done in $(($(date +%s) - start)) s"

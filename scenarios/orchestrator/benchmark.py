@@ -237,6 +237,7 @@ class Orchestrator:
             pool,
             hosts=lambda: list(hosts),
             on_warning=lambda host, message: sinks.event("warning", message, host=host or None),
+            on_note=lambda host, message: sinks.event("node_metrics", message, host=host),
         )
         try:
             async for sample in sampler.samples():
