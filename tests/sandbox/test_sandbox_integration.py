@@ -133,7 +133,8 @@ def test_status_json_and_inventory(sandbox: dict) -> None:
         assert info[section][key], f"{section}.{key} missing"
     inventory, inv_source = load_inventory(Path(info["inventory"]))
     with_clickhouse = {"ch1"} if info["clickhouse"]["enabled"] else set()
-    assert set(inventory.with_role("db")) == {"db1"} | with_clickhouse
+    with_mongodb = {"mongo1"} if info["mongodb"]["enabled"] else set()
+    assert set(inventory.with_role("db")) == {"db1"} | with_clickhouse | with_mongodb
     if with_clickhouse:
         ch = info["clickhouse"]
         for key in ("url", "port", "username", "password", "password_file", "warning"):
