@@ -156,8 +156,10 @@ def test_two_node_sandbox_forms_one_ring_and_down_leaves_nothing(tmp_path: Path)
         started = live_pids(info)
         clickhouse = info["clickhouse"]  # on when chdb is importable, on node 1's address
         assert not clickhouse["enabled"] or clickhouse["address"] == "127.0.1.1"
-        # 2 nodes, node_exporter, prometheus, sshd (and the ClickHouse host)
-        assert len(started) == 5 + clickhouse["enabled"]
+        mongodb = info["mongodb"]  # on when FerretDB is built, on node 1's address too
+        assert not mongodb["enabled"] or mongodb["address"] == "127.0.1.1"
+        # 2 nodes, node_exporter, prometheus, sshd (and the ClickHouse and MongoDB hosts)
+        assert len(started) == 5 + clickhouse["enabled"] + mongodb["enabled"]
         status = ""
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
