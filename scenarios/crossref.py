@@ -135,7 +135,7 @@ def _check_cql_names(scenario: Scenario, single: Scenario, where: Path, sc: _Rep
 
 
 def _check_inventory(inventory: Inventory, inv: _Reporter) -> None:
-    for engine in ("cassandra", "scylla", "clickhouse"):
+    for engine in ("cassandra", "scylla", "clickhouse", "mongodb"):
         creds = inventory.credentials(engine)
         given = [k for k in ("password", "password_env", "password_file") if getattr(creds, k)]
         if len(given) > 1:

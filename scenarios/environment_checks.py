@@ -21,7 +21,7 @@ from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.toml_lines import LineIndex, format_path
 from loadtower.scenarios.toml_lines import Path as KeyPath
 
-ENGINES = ("cassandra", "scylla", "clickhouse")
+ENGINES = ("cassandra", "scylla", "clickhouse", "mongodb")
 
 
 def _file(value: str, base: Path) -> Path:

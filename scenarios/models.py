@@ -26,8 +26,8 @@ from loadtower.scenarios.identifiers import (
 from loadtower.scenarios.presets import OPS, PRESETS, SCHEMAS
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
-Engine = Literal["cassandra", "scylla", "clickhouse"]
-DEFAULT_PORTS = {"cassandra": 9042, "scylla": 9042, "clickhouse": 8123}
+Engine = Literal["cassandra", "scylla", "clickhouse", "mongodb"]
+DEFAULT_PORTS = {"cassandra": 9042, "scylla": 9042, "clickhouse": 8123, "mongodb": 27017}
 CQL_ENGINES = frozenset({"cassandra", "scylla"})
 PositiveInt = Annotated[int, Field(gt=0)]
 
@@ -392,6 +392,7 @@ class Inventory(Strict):
     cassandra: Credentials = Field(default_factory=Credentials)
     scylla: Credentials = Field(default_factory=Credentials)
     clickhouse: Credentials = Field(default_factory=Credentials)
+    mongodb: Credentials = Field(default_factory=Credentials)
     hosts: Annotated[dict[HostName, Host], Field(min_length=1)]
 
     def with_role(self, role: str, include_standby: bool = False) -> dict[str, Host]:

@@ -18,7 +18,7 @@ from loadtower.errors import LoadtowerError
 from loadtower.scenarios.plan import Plan
 from loadtower.store.redact import command_secrets
 
-ENGINES = ("cassandra", "scylla", "clickhouse")
+ENGINES = ("cassandra", "scylla", "clickhouse", "mongodb")
 MIN_SECRET_LEN = 4  # shorter values would mask ordinary words and numbers
 MAX_PASSWORD_FILE_BYTES = 64 * 1024
 
