@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 from loadtower.sandbox import clickhouse_service as ch
-from loadtower.sandbox import tls_certs
 from loadtower.sandbox.auth import USERNAME, password_file
 from loadtower.sandbox.state import SandboxState
 
@@ -81,11 +80,18 @@ def clickhouse_lines(directory: Path, state: SandboxState) -> list[str]:
     ]
 
 
+def client_tls_files(directory: Path) -> tuple[Path, Path, Path]:
+    """(CA, client certificate, client key) that sandbox/tls_certs.py writes in DIR/tls/
+    (named here: that module needs cryptography, this one runs without it)."""
+    tls = directory / "tls"
+    return tls / "ca.pem", tls / "client.pem", tls / "client.key"
+
+
 def tls_lines(directory: Path, state: SandboxState) -> list[str]:
     """``[cassandra]``'s TLS keys when the sandbox runs Cassandra with TLS."""
     if not state.tls:
         return []
-    ca, cert, key = tls_certs.client_files(directory)
+    ca, cert, key = client_tls_files(directory)
     return [
         "tls = true",
         f"tls_ca_file = {q(str(ca))}",

@@ -14,14 +14,18 @@ import shutil
 import signal
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loadtower.errors import LoadtowerError
-from loadtower.sandbox import auth, inventory_file, metrics_services, ssh_server, tls_certs
+from loadtower.sandbox import auth, inventory_file, metrics_services, ssh_server
 from loadtower.sandbox import clickhouse_service as ch
 from loadtower.sandbox import processes as procs
 from loadtower.sandbox import state as st
 from loadtower.sandbox.cassandra_node import NodeSpec, NodeTls, check_java
 from loadtower.sandbox.jars import CASSANDRA_VERSION, fetch_jars
+
+if TYPE_CHECKING:  # cryptography is imported only by a sandbox with TLS
+    from loadtower.sandbox.tls_certs import TlsFiles
 
 SERVICES = ("node_exporter", "prometheus", "sshd")
 
@@ -69,8 +73,10 @@ class Sandbox:
             tls=self._node_tls(state, index),
         )
 
-    def tls_files(self, state: st.SandboxState) -> tls_certs.TlsFiles:
+    def tls_files(self, state: st.SandboxState) -> TlsFiles:
         """The CA, node and client certificates (made once, reused while valid)."""
+        from loadtower.sandbox import tls_certs
+
         return tls_certs.make(
             self.dir, {f"db{i}": [n.address] for i, n in sorted(state.nodes.items())}
         )
@@ -399,7 +405,7 @@ class Sandbox:
     def _tls_info(self, state: st.SandboxState) -> dict | None:
         if not state.tls:
             return None
-        ca, cert, key = tls_certs.client_files(self.dir)
+        ca, cert, key = inventory_file.client_tls_files(self.dir)
         return {"ca": str(ca), "cert": str(cert), "key": str(key)}
 
     def _clickhouse_info(self, state: st.SandboxState) -> dict:
