@@ -111,7 +111,7 @@ class Engine:
         self.total_ops = 0
         self.run: PhaseRun | None = None
         self.inflight = InFlight()
-        self.native = NativeFeed(self.recorder, self._warn, LATE_S)
+        self.native = NativeFeed(self.recorder, self._warn, LATE_S, self._event)
         self.native_on = False
 
     # ---- thread plumbing (called from the Locust side) --------------------------------
@@ -281,7 +281,10 @@ class Engine:
                 self._warn(advice)
 
     def _warn(self, message: str) -> None:
-        self.out({"type": "event", "kind": "warning", "ts": time.time(), "message": message})
+        self._event("warning", message)
+
+    def _event(self, kind: str, message: str) -> None:
+        self.out({"type": "event", "kind": kind, "ts": time.time(), "message": message})
 
     async def _timed(self, phase: str, op: str, intended: float, late: bool) -> None:
         """One op of `phase` (the phase it was scheduled in), counted in that phase and

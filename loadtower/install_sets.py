@@ -25,6 +25,7 @@ ORCHESTRATOR_REQUIRES: tuple[str, ...] = (
     "textual>=0.80",
     "rich>=13",
     "asyncssh>=2.14",
+    "cryptography>=42",  # the sandbox's TLS certificates (sandbox/tls_certs.py)
     "prometheus-api-client>=0.5",
     "duckdb>=1.0",
     "pydantic>=2.5",

@@ -25,6 +25,8 @@ class TargetSpec(TypedDict, total=False):
     update_mode: str | None
     engine: str
     hosts: list[str] | None
+    local_dc: str | None  # CQL: DC-aware routing with this local data centre
+    replication: dict[str, int] | None  # CQL: NetworkTopologyStrategy's replicas per DC
 
 
 class DatasetSpec(TypedDict):
@@ -47,8 +49,20 @@ class WorkloadSpec(TypedDict, total=False):
     hotspot_op_fraction: float
 
 
+class TlsSpec(TypedDict, total=False):
+    """CQL over TLS: PEM contents (a load host cannot read the orchestrator's files)."""
+
+    ca_pem: str  # the CA that signed the nodes' certificates
+    cert_pem: str | None  # the client certificate, when the nodes require one
+    key_pem: str | None  # its private key (written by the agent to a 0600 temp file)
+    verify_hostname: bool  # the node's certificate must name its address
+    ca_file: str  # the CA's path on the orchestrator, named in handshake errors
+
+
 class ConnectionOptions(TypedDict, total=False):
-    secure: bool
+    secure: bool  # ClickHouse: HTTPS
+    tls: TlsSpec  # CQL: TLS to every node
+    names: dict[str, str]  # CQL: node address -> inventory host name (for error lines)
 
 
 class PhaseSpec(TypedDict, total=False):

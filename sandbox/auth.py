@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import secrets
+import ssl
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from loadtower.errors import LoadtowerError
@@ -35,7 +37,24 @@ def secret(path: Path) -> str:
     return path.read_text().strip()
 
 
-def _session(address: str, port: int, username: str, pwd: str):  # noqa: ANN202
+@dataclass(frozen=True)
+class ClientTls:
+    """The sandbox's client side of TLS: the CA to trust and the client certificate."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+    def context(self, verify_hostname: bool = True) -> ssl.SSLContext:
+        context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(self.ca))
+        context.check_hostname = verify_hostname
+        context.load_cert_chain(str(self.cert), str(self.key))
+        return context
+
+
+def _session(  # noqa: ANN202
+    address: str, port: int, username: str, pwd: str, tls: ClientTls | None = None
+):
     from cassandra.auth import PlainTextAuthProvider
     from cassandra.cluster import Cluster
     from cassandra.policies import WhiteListRoundRobinPolicy
@@ -47,31 +66,36 @@ def _session(address: str, port: int, username: str, pwd: str):  # noqa: ANN202
         auth_provider=PlainTextAuthProvider(username, pwd),
         load_balancing_policy=WhiteListRoundRobinPolicy([address]),
         protocol_version=5,
+        ssl_context=tls.context() if tls else None,
     )
     return cluster, cluster.connect()
 
 
-def can_login(address: str, port: int, pwd: str) -> bool:
+def can_login(address: str, port: int, pwd: str, tls: ClientTls | None = None) -> bool:
     try:
-        cluster, _ = _session(address, port, USERNAME, pwd)
+        cluster, _ = _session(address, port, USERNAME, pwd, tls)
     except Exception:  # noqa: BLE001 - any failure means "not yet"
         return False
     cluster.shutdown()
     return True
 
 
-def ensure_role(address: str, port: int, directory: Path, timeout: float = 120.0) -> None:
-    """Create the loadtower role (once) and lock the default superuser."""
+def ensure_role(
+    address: str, port: int, directory: Path, timeout: float = 120.0,
+    tls: ClientTls | None = None,
+) -> None:
+    """Create the loadtower role (once) and lock the default superuser; over TLS (the
+    CA, the client certificate, the node's address checked) when ``tls`` is given."""
     pwd = password(directory)
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     while time.monotonic() < deadline:
         # the role may exist already but not be readable yet: after a restart of several
         # nodes, its row can live on a node this one does not yet see as up
-        if can_login(address, port, pwd):
+        if can_login(address, port, pwd, tls):
             return
         try:
-            cluster, session = _session(address, port, "cassandra", "cassandra")
+            cluster, session = _session(address, port, "cassandra", "cassandra", tls)
         except Exception as exc:  # noqa: BLE001 - default role appears a little after start
             last = exc
             time.sleep(1.0)
@@ -84,7 +108,7 @@ def ensure_role(address: str, port: int, directory: Path, timeout: float = 120.0
             )
         finally:
             cluster.shutdown()
-        cluster, session = _session(address, port, USERNAME, pwd)
+        cluster, session = _session(address, port, USERNAME, pwd, tls)
         try:
             session.execute("ALTER ROLE cassandra WITH LOGIN = false")
         finally:

@@ -1,5 +1,9 @@
 """One sandbox Cassandra node: its generated config, JVM command line and nodetool.
 
+Optionally in a data centre and rack (GossipingPropertyFileSnitch and
+conf/cassandra-rackdc.properties; SimpleSnitch otherwise) and with TLS from PEM files
+(``NodeTls``: client encryption required, internode encryption ``dc`` or ``all``).
+
 A node N lives in ``DIR/cassandra/nodeN`` and listens on its own loopback address
 (127.0.0.N by default). Cassandra runs from the cached cassandra-all jars with the
 machine's Java (11 or 17), in the foreground, as ``CassandraDaemon``.
@@ -89,7 +93,7 @@ rpc_address: {address}
 storage_port: {storage_port}
 native_transport_port: {native_port}
 start_native_transport: true
-endpoint_snitch: SimpleSnitch
+endpoint_snitch: {snitch}
 authenticator: PasswordAuthenticator
 authorizer: CassandraAuthorizer
 role_manager: CassandraRoleManager
@@ -107,7 +111,32 @@ disk_failure_policy: stop
 commit_failure_policy: stop
 auto_snapshot: false
 dynamic_snitch: true
+{tls}"""
+
+# Cassandra 5.0's PEM-based TLS: `keystore` is a PEM file holding the private key
+# (unencrypted PKCS#8 here, so no keystore_password) and its certificate, `truststore`
+# a PEM file of trusted certificates (the sandbox CA).
+TLS_YAML = """client_encryption_options:
+  enabled: true
+  optional: false
+  require_client_auth: {client_auth}
+  ssl_context_factory:
+    class_name: org.apache.cassandra.security.PEMBasedSslContextFactory
+  keystore: {combined}
+  truststore: {ca}
+server_encryption_options:
+  internode_encryption: {internode}
+  optional: false
+  legacy_ssl_storage_port_enabled: false
+  require_client_auth: {internode_auth}
+  require_endpoint_verification: false
+  ssl_context_factory:
+    class_name: org.apache.cassandra.security.PEMBasedSslContextFactory
+  keystore: {combined}
+  outbound_keystore: {combined}
+  truststore: {ca}
 """
+INTERNODE = ("none", "dc", "rack", "all")
 
 LOGBACK = """<configuration scan="false">
   <appender name="FILE" class="ch.qos.logback.core.FileAppender">
@@ -124,6 +153,36 @@ LOGBACK = """<configuration scan="false">
 
 
 @dataclass(frozen=True)
+class NodeTls:
+    """A node's TLS: ``combined`` is its key + certificate PEM, ``ca`` the trusted CA PEM.
+    Client encryption is always required (no plain CQL port); ``internode`` is
+    ``server_encryption_options.internode_encryption``; ``client_auth``: clients must
+    present a certificate signed by the CA."""
+
+    ca: Path
+    combined: Path
+    internode: str = "dc"
+    client_auth: bool = True
+
+    def __post_init__(self) -> None:
+        if self.internode not in INTERNODE:
+            raise LoadtowerError(
+                f"internode encryption '{self.internode}' is not one of {', '.join(INTERNODE)}"
+            )
+
+    def render(self) -> str:
+        return TLS_YAML.format(
+            client_auth="true" if self.client_auth else "false",
+            combined=self.combined,
+            ca=self.ca,
+            internode=self.internode,
+            # mutual internode TLS only with `all`: Cassandra warns that with dc/rack a
+            # peer could claim to be local and skip it
+            internode_auth="true" if self.internode == "all" else "false",
+        )
+
+
+@dataclass(frozen=True)
 class NodeSpec:
     index: int
     address: str
@@ -133,6 +192,28 @@ class NodeSpec:
     native_port: int
     jmx_port: int
     heap: str = "1G"
+    dc: str | None = None  # set: GossipingPropertyFileSnitch with this data centre
+    rack: str | None = None  # (default "rack1" when only dc is set)
+    tls: NodeTls | None = None
+
+    @property
+    def snitch(self) -> str:
+        return "GossipingPropertyFileSnitch" if self.dc or self.rack else "SimpleSnitch"
+
+    def render_yaml(self) -> str:
+        return YAML.format(
+            index=self.index,
+            seed=self.seed,
+            address=self.address,
+            home=self.home,
+            storage_port=self.storage_port,
+            native_port=self.native_port,
+            snitch=self.snitch,
+            tls=self.tls.render() if self.tls else "",
+        )
+
+    def render_rackdc(self) -> str:
+        return f"dc={self.dc or 'dc1'}\nrack={self.rack or 'rack1'}\n"
 
     @property
     def stdout_log(self) -> Path:
@@ -141,16 +222,13 @@ class NodeSpec:
     def write_config(self) -> None:
         for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw", "logs", "conf"):
             (self.home / sub).mkdir(parents=True, exist_ok=True)
-        (self.home / "conf" / "cassandra.yaml").write_text(
-            YAML.format(
-                index=self.index,
-                seed=self.seed,
-                address=self.address,
-                home=self.home,
-                storage_port=self.storage_port,
-                native_port=self.native_port,
-            )
-        )
+        conf = self.home / "conf"
+        (conf / "cassandra.yaml").write_text(self.render_yaml())
+        rackdc = conf / "cassandra-rackdc.properties"
+        if self.snitch == "GossipingPropertyFileSnitch":
+            rackdc.write_text(self.render_rackdc())
+        else:
+            rackdc.unlink(missing_ok=True)
         (self.home / "conf" / "logback.xml").write_text(LOGBACK.format(home=self.home))
 
     def command(self) -> list[str]:

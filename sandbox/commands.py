@@ -35,6 +35,7 @@ examples:
   loadtower sandbox fetch                       # Cassandra jars + FerretDB into ~/.cache/loadtower
   loadtower sandbox up --dir .sandbox --cassandra-nodes 2 --json
   loadtower sandbox up --dir .sandbox --no-clickhouse   # without the ClickHouse host
+  loadtower sandbox up --dir /tmp/tls --tls --first-address 127.0.0.21  # CQL over TLS
   loadtower sandbox status --dir .sandbox --json   # exit 1 when not up
   loadtower sandbox node stop --dir .sandbox 2
   loadtower sandbox clickhouse restart --dir .sandbox
@@ -110,6 +111,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the MongoDB host (FerretDB on SQLite; its timings are FerretDB's, not "
         "MongoDB's); default: when FerretDB is built. --no-mongodb stops a running one",
     )
+    up.add_argument(
+        "--tls",
+        action="store_true",
+        help="Cassandra with TLS: a CA, node and client certificates in DIR/tls/, client "
+        "encryption required, internode encryption between DCs; the inventory carries "
+        "the tls keys",
+    )
     up.add_argument("--json", action="store_true", help="print one JSON object")
     status = sub.add_parser("status", help="show what runs; exit 1 when the sandbox is not up")
     _dir_arg(status)
@@ -167,6 +175,9 @@ def _print_info(info: dict) -> None:
             f"{'up' if ssh['up'] else 'down'}"
         )
         print(f"  login          {cass['username']} / password in {cass['password_file']}")
+        if cass.get("tls"):
+            print(f"  tls            CA {cass['tls']['ca']}, client certificate "
+                  f"{cass['tls']['cert']} (client encryption required)")
         ch = info.get("clickhouse") or {}
         if ch.get("enabled"):
             print(
@@ -207,6 +218,7 @@ def run(args: argparse.Namespace) -> int:
             heap=args.heap,
             clickhouse=args.clickhouse,
             mongodb=args.mongodb,
+            tls=args.tls,
         )
         info = sandbox.up(timeout=args.timeout)
         if args.json:

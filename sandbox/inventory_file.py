@@ -113,6 +113,27 @@ def mongodb_lines(directory: Path, state: SandboxState) -> list[str]:
     ]
 
 
+def client_tls_files(directory: Path) -> tuple[Path, Path, Path]:
+    """(CA, client certificate, client key) that sandbox/tls_certs.py writes in DIR/tls/
+    (named here: that module needs cryptography, this one runs without it)."""
+    tls = directory / "tls"
+    return tls / "ca.pem", tls / "client.pem", tls / "client.key"
+
+
+def tls_lines(directory: Path, state: SandboxState) -> list[str]:
+    """``[cassandra]``'s TLS keys when the sandbox runs Cassandra with TLS."""
+    if not state.tls:
+        return []
+    ca, cert, key = client_tls_files(directory)
+    return [
+        "tls = true",
+        f"tls_ca_file = {q(str(ca))}",
+        f"tls_cert_file = {q(str(cert))}",
+        f"tls_key_file = {q(str(key))}",
+        "tls_verify_hostname = true",
+    ]
+
+
 def render(directory: Path, state: SandboxState) -> str:
     ssh = state.ssh
     lines = [
@@ -130,6 +151,7 @@ def render(directory: Path, state: SandboxState) -> str:
         f"port = {state.ports['native']}",
         f"username = {q(USERNAME)}",
         f"password_file = {q(str(password_file(directory)))}",
+        *tls_lines(directory, state),
         "",
     ]
     for index, node in sorted(state.nodes.items()):

@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loadtower.errors import LoadtowerError
 from loadtower.sandbox import auth, inventory_file, metrics_services, ssh_server
@@ -24,8 +25,11 @@ from loadtower.sandbox import clickhouse_service as ch
 from loadtower.sandbox import mongodb_service as mongo
 from loadtower.sandbox import processes as procs
 from loadtower.sandbox import state as st
-from loadtower.sandbox.cassandra_node import NodeSpec, check_java
+from loadtower.sandbox.cassandra_node import NodeSpec, NodeTls, check_java
 from loadtower.sandbox.jars import CASSANDRA_VERSION, fetch_jars
+
+if TYPE_CHECKING:  # cryptography is imported only by a sandbox with TLS
+    from loadtower.sandbox.tls_certs import TlsFiles
 
 SERVICES = ("node_exporter", "prometheus", "sshd")
 
@@ -40,9 +44,11 @@ class Sandbox:
         heap: str = "1G",
         clickhouse: bool | None = None,
         mongodb: bool | None = None,
+        tls: bool = False,
     ) -> None:
         """``clickhouse``: run the sandbox's ClickHouse host (None: when chdb is importable);
-        ``mongodb``: its MongoDB host, FerretDB (None: when FerretDB is built)."""
+        ``mongodb``: its MongoDB host, FerretDB (None: when FerretDB is built); ``tls``:
+        Cassandra with client encryption required (certificates in DIR/tls/)."""
         if cassandra_nodes < 1:
             raise LoadtowerError("--cassandra-nodes must be at least 1")
         self.dir = Path(directory).resolve()
@@ -54,6 +60,7 @@ class Sandbox:
         self.heap = heap
         self.clickhouse = clickhouse
         self.mongodb = mongodb
+        self.tls = tls
 
     # ---- layout -------------------------------------------------------------------------
     def _address(self, index: int) -> str:
@@ -70,7 +77,28 @@ class Sandbox:
             native_port=state.ports["native"],
             jmx_port=node.jmx_port,
             heap=self.heap,
+            tls=self._node_tls(state, index),
         )
+
+    def tls_files(self, state: st.SandboxState) -> TlsFiles:
+        """The CA, node and client certificates (made once, reused while valid)."""
+        from loadtower.sandbox import tls_certs
+
+        return tls_certs.make(
+            self.dir, {f"db{i}": [n.address] for i, n in sorted(state.nodes.items())}
+        )
+
+    def _node_tls(self, state: st.SandboxState, index: int) -> NodeTls | None:
+        if not state.tls:
+            return None
+        files = self.tls_files(state)
+        return NodeTls(ca=files.ca, combined=files.nodes[f"db{index}"].combined)
+
+    def _client_tls(self, state: st.SandboxState) -> auth.ClientTls | None:
+        if not state.tls:
+            return None
+        files = self.tls_files(state)
+        return auth.ClientTls(ca=files.ca, cert=files.client_cert, key=files.client_key)
 
     def _plan(
         self, old: st.SandboxState | None, clickhouse: bool, mongodb: bool = False
@@ -88,7 +116,11 @@ class Sandbox:
             taken.add(port)
             return port
 
-        state = st.SandboxState(ssh=old.ssh if old else {}, auth_ready=bool(old and old.auth_ready))
+        state = st.SandboxState(
+            ssh=old.ssh if old else {},
+            auth_ready=bool(old and old.auth_ready and old.tls == self.tls),
+            tls=self.tls,
+        )
         state.ports = {
             "native": pick("native", addresses, 9042),
             "storage": pick("storage", addresses, 7000),
@@ -139,7 +171,8 @@ class Sandbox:
                 self._start_services(state, timeout)
                 for index in range(1, self.cassandra_nodes + 1):
                     self._start_node(state, index, timeout)
-                auth.ensure_role(state.nodes[1].address, state.ports["native"], self.dir)
+                auth.ensure_role(state.nodes[1].address, state.ports["native"], self.dir,
+                                 tls=self._client_tls(state))
                 state.auth_ready = True
                 st.save(self.dir, state)
                 if clickhouse:
@@ -184,6 +217,13 @@ class Sandbox:
             raise LoadtowerError(
                 f"the sandbox in {self.dir} is already up with {nodes}, not "
                 f"{self.cassandra_nodes}: pass --cassandra-nodes {running}, or run "
+                f"`loadtower sandbox down --dir {self.dir}` first"
+            )
+        if state.tls != self.tls:
+            have, want = ("with", "without") if state.tls else ("without", "with")
+            raise LoadtowerError(
+                f"the sandbox in {self.dir} is already up {have} TLS, not {want}: "
+                f"{'pass --tls' if state.tls else 'drop --tls'}, or run "
                 f"`loadtower sandbox down --dir {self.dir}` first"
             )
 
@@ -392,6 +432,7 @@ class Sandbox:
                 "password": pwd_file.read_text().strip() if pwd_file.exists() else None,
                 "password_file": str(pwd_file),
                 "nodes": nodes,
+                "tls": self._tls_info(state),
             },
             "prometheus": {
                 "url": f"http://127.0.0.1:{ports['prometheus']}",
@@ -412,6 +453,12 @@ class Sandbox:
             "clickhouse": self._clickhouse_info(state),
             "mongodb": mongo.info(self.dir, state),
         }
+
+    def _tls_info(self, state: st.SandboxState) -> dict | None:
+        if not state.tls:
+            return None
+        ca, cert, key = inventory_file.client_tls_files(self.dir)
+        return {"ca": str(ca), "cert": str(cert), "key": str(key)}
 
     def _clickhouse_info(self, state: st.SandboxState) -> dict:
         if not ch.enabled(state):

@@ -57,6 +57,7 @@ class SandboxState:
     services: dict[str, ProcessRecord | None] = field(default_factory=dict)
     ssh: dict[str, str] = field(default_factory=dict)
     auth_ready: bool = False
+    tls: bool = False  # Cassandra with TLS (DIR/tls/: sandbox/tls_certs.py)
 
     def to_json(self) -> dict:
         return {
@@ -66,6 +67,7 @@ class SandboxState:
             "services": {k: (v.to_json() if v else None) for k, v in self.services.items()},
             "ssh": self.ssh,
             "auth_ready": self.auth_ready,
+            "tls": self.tls,
         }
 
     @classmethod
@@ -76,6 +78,7 @@ class SandboxState:
             services={k: ProcessRecord.from_json(v) for k, v in data.get("services", {}).items()},
             ssh=dict(data.get("ssh", {})),
             auth_ready=bool(data.get("auth_ready", False)),
+            tls=bool(data.get("tls", False)),
         )
 
 

@@ -9,7 +9,11 @@ host key refused, "the password variable $X ... is not set").
 - an SSH key file (``[ssh].key``, a host's ``ssh_key``) that does not exist;
 - a known_hosts file that does not exist while new host keys are not accepted (every
   host's key would be refused; ``--accept-new-host-keys`` writes it);
-- a ``password_env`` variable that is not set, a ``password_file`` that does not exist.
+- a ``password_env`` variable that is not set, a ``password_file`` that does not exist;
+- a CQL TLS file (``tls_ca_file``, ``tls_cert_file``, ``tls_key_file`` of ``[cassandra]``
+  / ``[scylla]``, relative to the inventory's folder) that does not exist or cannot be
+  read. ``run`` refuses these before it starts (``check_tls_files``: file, line, key,
+  exit 2): the orchestrator reads them and sends their contents to the agents.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from loadtower.errors import ConfigError
+from loadtower.scenarios.models import TLS_FILE_KEYS
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.toml_lines import LineIndex, format_path
 from loadtower.scenarios.toml_lines import Path as KeyPath
@@ -27,6 +33,43 @@ ENGINES = ("cassandra", "scylla", "clickhouse", "mongodb")
 def _file(value: str, base: Path) -> Path:
     path = Path(value).expanduser()
     return path if path.is_absolute() else base / path
+
+
+def tls_path(value: str, inventory_file: str | Path) -> Path:
+    """A TLS file named in the inventory: ``~`` expanded, relative to its folder."""
+    return _file(value, Path(inventory_file).parent)
+
+
+def file_problem(path: Path) -> str | None:
+    """Why ``path`` is not a readable regular file, or None."""
+    if not path.exists():
+        return f"file {path} does not exist"
+    if not path.is_file():
+        return f"{path} is not a regular file"
+    if not os.access(path, os.R_OK):
+        return f"file {path} cannot be read (permissions)"
+    return None
+
+
+def tls_file_problems(plan: Plan) -> list[tuple[KeyPath, str]]:
+    """(key, problem) for each TLS file of a CQL engine that cannot be read here."""
+    out: list[tuple[KeyPath, str]] = []
+    for engine in ("cassandra", "scylla"):
+        creds = plan.inventory.credentials(engine)
+        for key in TLS_FILE_KEYS:
+            value = getattr(creds, key)
+            if value is not None:
+                problem = file_problem(tls_path(value, plan.inventory_path))
+                if problem:
+                    out.append(((engine, key), problem))
+    return out
+
+
+def check_tls_files(plan: Plan) -> None:
+    """ConfigError (file, line, key) for the first TLS file a run could not read."""
+    for path, problem in tls_file_problems(plan):
+        line = LineIndex(plan.inventory_text).line_of(path)
+        raise ConfigError(str(plan.inventory_path), line, format_path(path), problem)
 
 
 def environment_warnings(plan: Plan) -> list[str]:
@@ -69,4 +112,6 @@ def environment_warnings(plan: Plan) -> list[str]:
             found = _file(creds.password_file, plan.inventory_path.parent)
             if not found.is_file():
                 warn((engine, "password_file"), f"the file {found} does not exist")
+    for path, problem in tls_file_problems(plan):
+        warn(path, problem)
     return out

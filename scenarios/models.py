@@ -96,7 +96,31 @@ class Target(Strict):
     skip_indexes: dict[Name, IndexSpec] | None = None
     delete_mode: Literal["lightweight", "mutation"] | None = None
     update_mode: Literal["insert", "mutation"] | None = None
+    # CQL: the agents' local data centre (DC-aware routing; None: every node is local)
+    # and NetworkTopologyStrategy's replicas per DC (instead of replication_factor)
+    local_dc: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+    replication: dict[
+        Annotated[str, Field(min_length=1, max_length=128)], Annotated[int, Field(gt=0, le=MAX_RF)]
+    ] | None = None
 
+    @model_validator(mode="after")
+    def _one_replication(self) -> Target:
+        if self.replication is not None:
+            if "replication_factor" in self.model_fields_set:
+                raise ValueError(
+                    "give either replication_factor (SimpleStrategy) or replication "
+                    "(per data centre, NetworkTopologyStrategy), not both"
+                )
+            if not self.replication:
+                raise ValueError("replication needs at least one data centre, e.g. {dc1 = 2}")
+            for dc in self.replication:
+                if not DC_NAME.fullmatch(dc):
+                    raise ValueError(f"replication: data centre name {dc!r} has characters "
+                                     "other than letters, digits, '_', '-' and '.'")
+        return self
+
+
+DC_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 CLICKHOUSE_ONLY = ("table_engine", "order_by", "skip_indexes", "delete_mode", "update_mode")
 
@@ -356,6 +380,30 @@ class Credentials(Strict):
     password_file: str | None = None
     database: Name | None = None
     secure: bool = False
+    # CQL engines: TLS to the nodes (PEM files; client cert and key when the nodes
+    # require client certificates); docs/formats.md
+    tls: bool = False
+    tls_ca_file: str | None = None
+    tls_cert_file: str | None = None
+    tls_key_file: str | None = None
+    tls_verify_hostname: bool = True
+
+    @model_validator(mode="after")
+    def _tls_keys(self) -> Credentials:
+        files = [k for k in TLS_FILE_KEYS if getattr(self, k) is not None]
+        if files and not self.tls:
+            raise ValueError(f"{files[0]} is set but tls is not: add tls = true")
+        if self.tls and self.tls_ca_file is None:
+            raise ValueError("tls = true needs tls_ca_file (the PEM file of the CA that "
+                             "signed the nodes' certificates)")
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            given = "tls_cert_file" if self.tls_cert_file else "tls_key_file"
+            missing = "tls_key_file" if self.tls_cert_file else "tls_cert_file"
+            raise ValueError(f"{given} needs {missing} too (the client certificate's key)")
+        return self
+
+
+TLS_FILE_KEYS = ("tls_ca_file", "tls_cert_file", "tls_key_file")
 
 
 class Host(Strict):
@@ -401,6 +449,12 @@ class Inventory(Strict):
             for n, h in self.hosts.items()
             if role in h.roles and (include_standby or not h.standby)
         }
+
+    @model_validator(mode="after")
+    def _tls_only_for_cql(self) -> Inventory:
+        if self.clickhouse.tls:
+            raise ValueError("[clickhouse] has no tls keys: use secure = true (HTTPS)")
+        return self
 
     def credentials(self, engine: str) -> Credentials:
         return getattr(self, engine)

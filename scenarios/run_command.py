@@ -76,6 +76,9 @@ def run(args: argparse.Namespace, live: LiveRun | None = None) -> int:
     from loadtower.scenarios.plan import load_plan
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
+    from loadtower.scenarios.environment_checks import check_tls_files
+
+    check_tls_files(plan)  # read now and sent to the agents: a missing one is refused now
     if args.control is None:
         from loadtower.scenarios.private_dir import check_socket_folder
 

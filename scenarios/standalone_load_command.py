@@ -10,7 +10,13 @@ import os
 from pathlib import Path
 from typing import cast
 
-from loadtower.protocol.phase_spec import DatasetSpec, PhaseSpec, TargetSpec, WorkloadSpec
+from loadtower.protocol.phase_spec import (
+    ConnectionOptions,
+    DatasetSpec,
+    PhaseSpec,
+    TargetSpec,
+    WorkloadSpec,
+)
 
 HELP = "generate load stand-alone; interval lines and a summary"
 
@@ -26,6 +32,13 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--password-env", help="environment variable holding the password")
     run.add_argument("--password-file", type=Path, help="file holding the password")
     run.add_argument("--consistency", default="LOCAL_QUORUM")
+    run.add_argument("--local-dc", help="DC-aware routing with this local data centre")
+    run.add_argument("--tls-ca-file", type=Path,
+                     help="TLS to every node: the PEM file of the CA that signed them")
+    run.add_argument("--tls-cert-file", type=Path, help="TLS client certificate (PEM)")
+    run.add_argument("--tls-key-file", type=Path, help="its private key (PEM)")
+    run.add_argument("--no-tls-verify-hostname", action="store_true",
+                     help="do not check that a node's certificate names its address")
     run.add_argument("--keyspace", default="loadtower")
     run.add_argument(
         "--workload",
@@ -62,6 +75,28 @@ def _password(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _tls(args: argparse.Namespace) -> dict | None:
+    """``connection.tls`` from the --tls-* options (the files' PEM contents)."""
+    from loadtower.errors import LoadtowerError
+
+    if args.tls_ca_file is None:
+        if args.tls_cert_file or args.tls_key_file:
+            raise LoadtowerError("--tls-cert-file/--tls-key-file need --tls-ca-file")
+        return None
+    if (args.tls_cert_file is None) != (args.tls_key_file is None):
+        raise LoadtowerError("--tls-cert-file and --tls-key-file go together")
+    pems: dict[str, str | None] = {}
+    for flag, path in (("ca", args.tls_ca_file), ("cert", args.tls_cert_file),
+                       ("key", args.tls_key_file)):
+        try:
+            pems[flag] = path.read_text() if path is not None else None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LoadtowerError(f"--tls-{flag}-file {path}: {exc}") from None
+    return {"ca_pem": pems["ca"], "cert_pem": pems["cert"], "key_pem": pems["key"],
+            "verify_hostname": not args.no_tls_verify_hostname,
+            "ca_file": str(args.tls_ca_file)}
+
+
 def _spec(args: argparse.Namespace) -> PhaseSpec:
     from loadtower.scenarios.models import Dataset, Target, Workload
 
@@ -77,10 +112,14 @@ def _spec(args: argparse.Namespace) -> PhaseSpec:
         extra = {"ttl": args.ttl} if args.ttl else {}
         workload = Workload(preset=name, **extra)
         target = Target(keyspace=args.keyspace, consistency=args.consistency, driver=args.driver,
-                        native_io=args.native_io)
+                        native_io=args.native_io, local_dc=args.local_dc)
         dataset = Dataset(records=args.records, fields=args.fields, field_size=args.field_size)
+    if args.local_dc and target.local_dc is None:
+        target = target.model_copy(update={"local_dc": args.local_dc})
+    tls = _tls(args)
     return {
         "engine": args.engine,
+        "connection": cast(ConnectionOptions, {"tls": tls} if tls else {}),
         "target": cast(TargetSpec, target.model_dump(mode="json")),
         "dataset": cast(DatasetSpec, dataset.model_dump(mode="json")),
         "workload": cast(WorkloadSpec, workload.model_dump(mode="json")),

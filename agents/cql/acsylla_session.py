@@ -6,7 +6,30 @@ its own threads, so an op costs one bind and one await on the Python side.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
+
+from loadtower.agents.cql.native_api import SSL_VERIFY_PEER_CERT, SSL_VERIFY_PEER_IDENTITY
+from loadtower.agents.cql.tls import TlsOptions
+
+
+class _VerifyFlags(NamedTuple):
+    """acsylla's SSLVerifyFlags lacks PEER_IDENTITY (the node's IP in its certificate)
+    and passes on ``.value``: the C++ driver's flags as they are."""
+
+    value: int
+
+
+def tls_arguments(tls: TlsOptions | None) -> dict[str, Any]:
+    if tls is None:
+        return {}
+    identity = SSL_VERIFY_PEER_IDENTITY if tls.verify_hostname else 0
+    return {
+        "ssl_enabled": True,
+        "ssl_trusted_cert": tls.ca_pem,
+        "ssl_cert": tls.cert_pem,
+        "ssl_private_key": tls.key_pem,
+        "ssl_verify_flags": _VerifyFlags(SSL_VERIFY_PEER_CERT | identity),
+    }
 
 
 class AcsyllaSession:
@@ -26,6 +49,8 @@ class AcsyllaSession:
         password: str | None,
         consistency: str,
         io_threads: int = 1,
+        tls: TlsOptions | None = None,
+        local_dc: str | None = None,
     ) -> None:
         import acsylla
 
@@ -42,6 +67,8 @@ class AcsyllaSession:
             core_connections_per_host=1,
             token_aware_routing=True,
             log_level="critical",
+            load_balance_dc_aware=local_dc,
+            **tls_arguments(tls),
         )
         self.session = await self.cluster.create_session()
 

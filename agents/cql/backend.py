@@ -11,9 +11,14 @@ from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.cql.schemas import ddl as cql_ddl
 from loadtower.agents.cql.schemas import default_table as cql_default_table
 from loadtower.agents.cql.schemas import statements as cql_statements
+from loadtower.agents.cql.tls import TlsOptions, probe
 
 if TYPE_CHECKING:
     from loadtower.agents.engine import PhaseConfig
+
+
+def tls_of(cfg: PhaseConfig) -> TlsOptions | None:
+    return TlsOptions.from_spec((cfg.spec.get("connection") or {}).get("tls"))
 
 
 class CqlBackend:
@@ -23,18 +28,27 @@ class CqlBackend:
     default_port = 9042
 
     def session_key(self, cfg: PhaseConfig) -> tuple:
-        return ("cql", tuple(cfg.contact_points), cfg.port, cfg.username, cfg.driver)
+        tls = tls_of(cfg)
+        return ("cql", tuple(cfg.contact_points), cfg.port, cfg.username, cfg.driver,
+                tls.key() if tls else None, cfg.spec["target"].get("local_dc"))
 
     async def open(self, cfg: PhaseConfig) -> Any:
         from loadtower.agents.cql.driver_session import make_session
 
+        port = cfg.port or self.default_port
+        tls = tls_of(cfg)
+        if tls is not None:  # a wrong CA: one line naming the node, whatever the driver
+            names = (cfg.spec.get("connection") or {}).get("names")
+            await asyncio.to_thread(probe, cfg.contact_points, port, tls, names)
         session = make_session(cfg.driver)
         await session.connect(
             cfg.contact_points,
-            cfg.port or self.default_port,
+            port,
             cfg.username,
             cfg.password,
             cfg.spec["target"]["consistency"],
+            tls=tls,
+            local_dc=cfg.spec["target"].get("local_dc"),
         )
         return session
 
@@ -47,7 +61,7 @@ class CqlBackend:
             schema,
             spec["target"]["keyspace"],
             table,
-            int(spec["target"]["replication_factor"]),
+            spec["target"].get("replication") or int(spec["target"]["replication_factor"]),
             int(spec["dataset"]["fields"]),
             spec["workload"].get("ttl"),
         )

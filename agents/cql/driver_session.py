@@ -14,6 +14,8 @@ import asyncio
 import collections
 from typing import Any
 
+from loadtower.agents.cql.tls import TlsOptions
+
 
 def _connection_class() -> Any:
     try:
@@ -46,7 +48,12 @@ class DriverSession:
         password: str | None,
         consistency: str,
         io_threads: int = 1,
+        tls: TlsOptions | None = None,
+        local_dc: str | None = None,
     ) -> None:
+        """``tls``: an SSLContext with the CA, the client certificate and (with
+        verify_hostname) the node's address checked; ``local_dc``: token-aware routing
+        over that data centre's nodes (other DCs' only for non-local consistency)."""
         from cassandra import ConsistencyLevel
         from cassandra.auth import PlainTextAuthProvider
         from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
@@ -55,7 +62,7 @@ class DriverSession:
         self.loop = asyncio.get_running_loop()
         self.consistency = getattr(ConsistencyLevel, consistency)
         profile = ExecutionProfile(
-            load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
+            load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc or "")),
             consistency_level=self.consistency,
             request_timeout=12.0,
         )
@@ -68,6 +75,7 @@ class DriverSession:
             connection_class=_connection_class(),
             connect_timeout=10,
             protocol_version=5,
+            ssl_context=tls.context() if tls else None,
         )
         self.session = await asyncio.to_thread(self.cluster.connect)
 

@@ -36,6 +36,14 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "cass_cluster_set_connect_timeout": (None, [P, _U]),
     "cass_cluster_set_consistency": (_I, [P, _I]),
     "cass_cluster_set_coalesce_delay": (_I, [P, _I64]),
+    "cass_cluster_set_load_balance_dc_aware": (_I, [P, ctypes.c_char_p, _U, _I]),
+    "cass_cluster_set_ssl": (None, [P, P]),
+    "cass_ssl_new": (P, []),
+    "cass_ssl_free": (None, [P]),
+    "cass_ssl_add_trusted_cert": (_I, [P, ctypes.c_char_p]),
+    "cass_ssl_set_verify_flags": (None, [P, _I]),
+    "cass_ssl_set_cert": (_I, [P, ctypes.c_char_p]),
+    "cass_ssl_set_private_key": (_I, [P, ctypes.c_char_p, ctypes.c_char_p]),
     "cass_session_new": (P, []),
     "cass_session_free": (None, [P]),
     "cass_session_connect": (P, [P, P]),
@@ -70,6 +78,8 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
 TEXT_TYPES = {0x0001, 0x000A, 0x000D}  # ascii, text, varchar
 BIGINT, INT, FLOAT, DOUBLE, UUID, TIMEUUID = 0x0002, 0x0009, 0x0008, 0x0007, 0x000C, 0x000F
 BATCH_UNLOGGED = 1
+# CassSslVerifyFlags: the chain, and the node's IP address in the certificate
+SSL_VERIFY_PEER_CERT, SSL_VERIFY_PEER_IDENTITY = 0x01, 0x02
 CONSISTENCY = {
     "ANY": 0, "ONE": 1, "TWO": 2, "THREE": 3, "QUORUM": 4, "ALL": 5, "LOCAL_QUORUM": 6,
     "EACH_QUORUM": 7, "SERIAL": 8, "LOCAL_SERIAL": 9, "LOCAL_ONE": 10,
@@ -130,6 +140,25 @@ def library() -> Any:
 
 def address(name: str) -> int:
     return ctypes.cast(getattr(library(), name), ctypes.c_void_p).value or 0
+
+
+def ssl_options(tls: Any) -> int:
+    """A CassSsl for ``tls`` (agents/cql/tls.py TlsOptions): the CA, the client
+    certificate and key, the chain verified and, with verify_hostname, the node's IP."""
+    lib = library()
+    ssl = lib.cass_ssl_new()
+    try:
+        _check(lib.cass_ssl_add_trusted_cert(ssl, tls.ca_pem.encode()), "the TLS CA")
+        if tls.cert_pem and tls.key_pem:
+            _check(lib.cass_ssl_set_cert(ssl, tls.cert_pem.encode()), "the client certificate")
+            _check(lib.cass_ssl_set_private_key(ssl, tls.key_pem.encode(), b""),
+                   "the client key")
+        flags = SSL_VERIFY_PEER_CERT | (SSL_VERIFY_PEER_IDENTITY if tls.verify_hostname else 0)
+        lib.cass_ssl_set_verify_flags(ssl, flags)
+    except NativeError:
+        lib.cass_ssl_free(ssl)
+        raise
+    return int(ssl)
 
 
 def wait(future: int, what: str, timeout_s: float) -> None:

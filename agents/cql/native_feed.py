@@ -45,8 +45,9 @@ def available() -> bool:
 
 class NativeFeed:
     def __init__(self, recorder: IntervalRecorder, warn: Callable[[str], None],
-                 late_s: float) -> None:
+                 late_s: float, event: Callable[[str, str], None] | None = None) -> None:
         self.recorder, self.warn, self.late_s = recorder, warn, late_s
+        self.event = event  # (kind, message): an agent event line
         self.phase = ""  # the phase whose ops the sender sends now (set at configure)
         self.stop_timeout: float | None = None  # the sender's wait for its ops at a drain
         self.session: Session | None = None
@@ -87,7 +88,7 @@ class NativeFeed:
         if self.session is not None and self.session_key == key:
             return
         await self._close_session()
-        if cfg.spec["target"].get("native_io", "wire") == "wire":
+        if self.io_path(cfg) == "wire":
             from loadtower.agents.cql import wire_sender
             warm: Callable[[], None] = wire_sender.warm
             session: Any = wire_sender.WireSession()
@@ -97,11 +98,44 @@ class NativeFeed:
             warm = native_sender.warm
             session, make_sender = native_sender.NativeSession(), native_sender.NativeSender
         await asyncio.to_thread(warm)  # compiled now, not when the first op is due
-        await asyncio.to_thread(session.connect, cfg.contact_points, cfg.port or 9042,
-                                cfg.username, cfg.password, cfg.spec["target"]["consistency"])
+        args = (cfg.contact_points, cfg.port or 9042, cfg.username, cfg.password,
+                cfg.spec["target"]["consistency"])
+        if self.io_path(cfg) == "driver":
+            from loadtower.agents.cql.backend import tls_of
+
+            tls, local_dc = tls_of(cfg), cfg.spec["target"].get("local_dc")
+            await asyncio.to_thread(lambda: session.connect(*args, tls, local_dc))
+        else:
+            await asyncio.to_thread(session.connect, *args)
         self.session, self.session_key = session, key
+        note = self.path_note(cfg)
+        if note and self.event is not None:
+            self.event("cql_path", note)
         self.sender = make_sender(session, MAX_OPS, new_hist().counts_len,
                                   cfg.max_in_flight, self.late_s)
+
+    def io_path(self, cfg: Any) -> str:
+        """``native_io`` as asked, except that the wire connections have neither TLS nor
+        a DC filter: with TLS or ``local_dc`` the C++ driver sends instead (said once per
+        connection, in a ``cql_path`` event)."""
+        target = cfg.spec["target"]
+        asked = target.get("native_io", "wire")
+        if asked != "wire":
+            return str(asked)
+        tls = bool((cfg.spec.get("connection") or {}).get("tls"))
+        return "driver" if tls or target.get("local_dc") else "wire"
+
+    def path_note(self, cfg: Any) -> str | None:
+        """The line saying which sender runs when it is not the one asked for."""
+        target = cfg.spec["target"]
+        if target.get("native_io", "wire") != "wire" or self.io_path(cfg) == "wire":
+            return None
+        why = " and ".join(w for w, on in (
+            ("TLS", bool((cfg.spec.get("connection") or {}).get("tls"))),
+            (f"local_dc {target.get('local_dc')}", bool(target.get("local_dc"))),
+        ) if on)
+        return (f"native_io wire has no {why}: the open-model sender runs on the C++ "
+                "driver (native_io driver) instead")
 
     async def configure(self, cfg: Any, key: tuple, statements: dict[str, str],
                         make_ops: Callable[[Session], Any], choose: Callable[[], str]) -> None:

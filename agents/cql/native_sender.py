@@ -18,6 +18,7 @@ import numpy as np
 
 from loadtower.agents.cql import native_api as api
 from loadtower.agents.cql import native_kernels as k
+from loadtower.agents.cql.tls import TlsOptions
 
 QUEUE_LEN = 1 << 16
 RING_SECONDS = 8
@@ -37,9 +38,20 @@ class NativeSession:
         self.prepared: dict[str, api.Prepared] = {}
 
     def connect(self, contact_points: list[str], port: int, username: str | None,
-                password: str | None, consistency: str) -> None:
+                password: str | None, consistency: str, tls: TlsOptions | None = None,
+                local_dc: str | None = None) -> None:
         lib = api.library()
         self.cluster = lib.cass_cluster_new()
+        if tls is not None:
+            ssl = api.ssl_options(tls)
+            lib.cass_cluster_set_ssl(self.cluster, ssl)  # the cluster keeps its own reference
+            lib.cass_ssl_free(ssl)
+        if local_dc:
+            code = lib.cass_cluster_set_load_balance_dc_aware(self.cluster, local_dc.encode(), 0, 0)
+            if code != 0:
+                lib.cass_cluster_free(self.cluster)
+                self.cluster = 0
+                raise api.NativeError(f"local_dc {local_dc!r}: {api.error_name(code)}")
         lib.cass_cluster_set_contact_points(self.cluster, ",".join(contact_points).encode())
         lib.cass_cluster_set_port(self.cluster, port)
         if username:

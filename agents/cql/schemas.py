@@ -43,14 +43,21 @@ def default_table(schema: str) -> str:
     return {"ycsb": "usertable", "recipes": "recipes", "ttl": "ttl_rows"}[schema]
 
 
+def replication_map(rf: int | dict[str, int]) -> str:
+    """SimpleStrategy with ``rf`` replicas, or NetworkTopologyStrategy with so many per
+    data centre (names checked by the scenario model: letters, digits, ``_-.``)."""
+    if isinstance(rf, dict):
+        per_dc = ", ".join(f"'{dc}': {int(n)}" for dc, n in rf.items())
+        return f"{{'class': 'NetworkTopologyStrategy', {per_dc}}}"
+    return f"{{'class': 'SimpleStrategy', 'replication_factor': {int(rf)}}}"
+
+
 def ddl(
-    schema: str, keyspace: str, table: str, rf: int, fields: int, ttl: float | None
+    schema: str, keyspace: str, table: str, rf: int | dict[str, int], fields: int,
+    ttl: float | None,
 ) -> list[str]:
     keyspace, table = cql_name(keyspace), cql_name(table)
-    ks = (
-        f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
-        f"{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}"
-    )
+    ks = f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {replication_map(rf)}"
     if schema == "ycsb":
         cols = ", ".join(f"field{i} text" for i in range(fields))
         tbl = f"CREATE TABLE IF NOT EXISTS {keyspace}.{table} (y_id text PRIMARY KEY, {cols})"

@@ -11,6 +11,7 @@ import struct
 from cassandra.murmur3 import murmur3
 
 from loadtower.agents.cql import wire_codec as w
+from loadtower.agents.cql.tls import TlsOptions, wrap
 
 SEND_TIMEOUT_S = 2  # a send blocked this long means the node stopped reading: drop it
 
@@ -20,14 +21,24 @@ class WireConnError(Exception):
 
 
 class Conn:
-    def __init__(self, host: str, port: int, timeout_s: float) -> None:
+    """``tls``: a TLS connection (for the orchestrator's own queries only: the native
+    loops own plain sockets) to the node ``server_name`` (default ``host``; its address
+    as certified when ``host`` is a local forward to it); ``label`` (a host name) and
+    ``where`` (the node's ``address:port``, default ``host:port``) name it in errors."""
+
+    def __init__(self, host: str, port: int, timeout_s: float, tls: TlsOptions | None = None,
+                 server_name: str | None = None, label: str = "",
+                 where: str | None = None) -> None:
         self.host, self.port = host, port
-        self.where = f"{host}:{port}"
+        self.where = where or f"{host}:{port}"
         try:
-            self.sock = socket.create_connection((host, port), timeout=timeout_s)
+            sock = socket.create_connection((host, port), timeout=timeout_s)
         except OSError as exc:
             raise WireConnError(f"connecting to {self.where}: {exc}") from None
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls is not None:
+            sock = wrap(sock, tls, server_name or host, label, self.where)
+        self.sock = sock
 
     def request(self, opcode: int, body: bytes) -> tuple[int, bytes]:
         """Send one request on stream 0 and wait for its answer (events are skipped)."""

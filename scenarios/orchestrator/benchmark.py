@@ -154,12 +154,14 @@ class Orchestrator:
     async def _phases(self, ctx: PhaseContext, writer: Any, sinks: Sinks) -> None:
         """The phases in order; with ``[targets.*]`` once per target (``targets.py``)."""
         from loadtower.scenarios.orchestrator.clickhouse_node import warn_sandbox_endpoints
+        from loadtower.scenarios.orchestrator.coordinators import PhaseCoordinators
         from loadtower.scenarios.orchestrator.targets import (
             check_passwords,
             phase_prefix,
             target_plans,
         )
 
+        standby = {n for n, h in self.plan.inventory.hosts.items() if h.standby}
         targets = target_plans(self.plan)
         # a missing password fails now, not after the first target; every one is masked
         sinks.secrets += [pw for pw in check_passwords(targets) if pw not in sinks.secrets]
@@ -187,7 +189,10 @@ class Orchestrator:
                 writer.phase_started(ctx.run_id, stored, label, phase.type, now, params)
                 sinks.event("phase_start", f"phase {label} ({phase.type}) started")
                 ctx.phase_started, ctx.phase_ended = now, None
+                coordinators = PhaseCoordinators(ctx.actions, plan, standby)
+                await coordinators.start()
                 result = await HANDLERS[phase.type](ctx, index, phase)
+                await self._coordinators(coordinators, label, result, sinks)
                 skipped = self.control.skip_requested.is_set()
                 if skipped:
                     result["skipped"] = True
@@ -202,6 +207,22 @@ class Orchestrator:
                     data=result,
                 )
                 ctx.current_phase = sinks.phase = ""
+
+    async def _coordinators(
+        self, coordinators: Any, label: str, result: dict, sinks: Sinks
+    ) -> None:
+        """The phase's requests per coordinating node: in its result and a ``coordinators``
+        event with data {host: requests} (coordinators.py)."""
+        from loadtower.scenarios.orchestrator.coordinators import line
+
+        found = await coordinators.finish()
+        if found is None:
+            return
+        counts, missing = found
+        result["coordinators"] = counts
+        if missing:
+            result["coordinators_missing"] = missing
+        sinks.event("coordinators", line(label, counts, missing), data=counts)
 
     async def _versions(
         self, pool: Any, pythons: dict[str, str], sinks: Sinks, writer: Any, run_id: str

@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+from loadtower.agents.cql.tls import TlsOptions
 from loadtower.scenarios.models import CQL_ENGINES
 from loadtower.scenarios.plan import Plan
 
@@ -36,14 +37,27 @@ async def reach(actions: Any, host: str, address: str, port: int) -> AsyncIterat
 
 
 def _cql_rows(
-    host: str, port: int, username: str | None, password: str | None, cql: str, timeout: float
+    host: str, port: int, username: str | None, password: str | None, cql: str, timeout: float,
+    tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
 ) -> list[dict[str, Any]]:
+    return _cql_many(host, port, username, password, [cql], timeout, tls, node)[0]
+
+
+def _cql_many(
+    host: str, port: int, username: str | None, password: str | None, cqls: list[str],
+    timeout: float, tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
+) -> list[list[dict[str, Any]]]:
+    """``node``: (host name, address, port) of the node that ``host:port`` reaches (an
+    SSH forward's local end): the name TLS checks and errors use."""
     from loadtower.agents.cql.wire_conn import Conn
 
-    conn = Conn(host, port, timeout)  # every send and receive waits at most `timeout`
+    name, address, db_port = node or ("", host, port)
+    # every send and receive waits at most `timeout`
+    conn = Conn(host, port, timeout, tls=tls, server_name=address, label=name,
+                where=f"{address}:{db_port}")
     try:
         conn.handshake(username, password)
-        return conn.rows(cql)
+        return [conn.rows(cql) for cql in cqls]
     finally:
         conn.close()
 
@@ -52,19 +66,29 @@ async def cql_rows(
     actions: Any, plan: Plan, host: str, cql: str, timeout: float = QUERY_TIMEOUT_S
 ) -> list[dict[str, Any]]:
     """The rows of one CQL query on DB host `host` (text, ints, uuids, lists; others raw)."""
+    return (await cql_queries(actions, plan, host, [cql], timeout))[0]
+
+
+async def cql_queries(
+    actions: Any, plan: Plan, host: str, cqls: list[str], timeout: float = QUERY_TIMEOUT_S
+) -> list[list[dict[str, Any]]]:
+    """The rows of each query, on one connection to DB host `host` alone."""
+    from loadtower.scenarios.orchestrator.cql_tls import tls_options
     from loadtower.scenarios.orchestrator.secrets import engine_password
 
     inventory = plan.inventory
     engine = str(inventory.hosts[host].engine)
     creds = inventory.credentials(engine)
     password = engine_password(plan, engine)
+    tls = tls_options(plan, engine)
     address, port = inventory.hosts[host].address, inventory.db_port(host, engine)
     async with reach(actions, host, address, port) as (point, local_port):
         return await asyncio.wait_for(
             asyncio.to_thread(
-                _cql_rows, point, local_port, creds.username, password, cql, timeout
+                _cql_many, point, local_port, creds.username, password, cqls, timeout,
+                tls, (host, address, port),
             ),
-            timeout * 3,  # connect, handshake, query: each bounded by `timeout`
+            timeout * (2 + len(cqls)),  # connect, handshake, queries: each bounded by `timeout`
         )
 
 

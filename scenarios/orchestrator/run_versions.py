@@ -2,7 +2,9 @@
 host's server version and each agent host's loadtower, Python and drivers.
 
 Stored in ``runs.versions`` under ``databases`` and ``agents``. A host that does not
-answer gets ``{"error": ...}`` there and a warning event; the run goes on.
+answer gets ``{"error": ...}`` there and a warning event; the run goes on. A DB host
+whose TLS handshake fails (a wrong CA, say) ends the run before any load, with the one
+line that names it: this query is the orchestrator's TLS pre-flight.
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ TIMEOUT_S = 20.0
 
 
 async def _database(pool: Any, plan: Plan, host: str, timeout: float) -> dict[str, Any]:
+    from loadtower.agents.cql.tls import TlsHandshakeError
+
     try:
         return await db_version(pool, plan, host, timeout)
+    except TlsHandshakeError:
+        raise
     except Exception as exc:  # noqa: BLE001 - a version we cannot read is said, not fatal
         detail = str(exc) or type(exc).__name__
         return {"engine": plan.inventory.hosts[host].engine, "error": detail}

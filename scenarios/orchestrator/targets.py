@@ -86,8 +86,22 @@ def connection(plan: Plan, spec: PhaseSpec) -> dict[str, Any]:
         "port": port,
         "username": creds.username,
         "database": creds.database,
-        "spec": {**spec, "connection": {"secure": creds.secure}},
+        "spec": {**spec, "connection": connection_options(plan, engine, hosts)},
     }
     if engine != plan.scenario.engine:
         out["password"] = db_password(engine_plan(plan, engine)) or ""
+    return out
+
+
+def connection_options(plan: Plan, engine: str, hosts: list[str]) -> dict[str, Any]:
+    """The spec's ``connection``: ClickHouse's ``secure``; for CQL, TLS (the PEM contents:
+    an agent cannot read the orchestrator's files) and the names of the target's nodes."""
+    from loadtower.scenarios.orchestrator.cql_tls import tls_options, tls_spec
+
+    creds = plan.inventory.credentials(engine)
+    out: dict[str, Any] = {"secure": creds.secure}
+    tls = tls_spec(tls_options(plan, engine))
+    if tls is not None:
+        out["tls"] = tls
+        out["names"] = {plan.inventory.hosts[n].address: n for n in hosts}
     return out

@@ -61,10 +61,30 @@ def test_quickstart_stores_every_second_of_ops_nodes_and_agents(
     assert 350 <= read["ops_per_s"] + update["ops_per_s"] <= 650  # 500 ops/s asked
     assert read["errors"] == 0 and update["errors"] == 0
     assert 0 < read["p50_ms"] <= read["p99_ms"] <= read["max_ms"]
+    _assert_coordinators(reader, run["id"], events, summary)
     facts = reader.run(run["id"])["host_facts"]
     facts = json.loads(facts) if isinstance(facts, str) else facts
     assert facts["db1"]["cpus"] >= 1
     _assert_versions(reader.run(run["id"])["versions"], db_hosts, events)
+
+
+def _assert_coordinators(
+    reader: StoreReader, run_id: str, events: list[dict], summary: dict
+) -> None:
+    """Each phase's requests per coordinating node (Cassandra's own counts, read at the
+    phase's start and end): every op the agents counted, all on db1, the only node up;
+    the standby db2, not running, is not named as silent."""
+    found = {e["phase"]: e for e in events if e["kind"] == "coordinators"}
+    data = {p: json.loads(e["data"]) if isinstance(e["data"], str) else e["data"]
+            for p, e in found.items()}
+    inserted = summary[("1-load", "insert")]["ops"]
+    ran = summary[("ycsb-a", "read")]["ops"] + summary[("ycsb-a", "update")]["ops"]
+    assert data == {"1-load": {"db1": inserted}, "ycsb-a": {"db1": ran}}
+    assert "no answer" not in found["ycsb-a"]["message"]
+    results = {p["name"]: p["result"] for p in reader.phases(run_id)}
+    result = results["ycsb-a"]
+    result = json.loads(result) if isinstance(result, str) else result
+    assert result["coordinators"] == {"db1": ran}
 
 
 def _assert_the_load_came_over_ssh(reader: StoreReader, run_id: str, events: list[dict]) -> None:

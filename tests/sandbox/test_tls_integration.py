@@ -1,0 +1,186 @@
+"""CQL over TLS against a real Cassandra 5.0 node: a small TLS sandbox of this module's
+own (`loadtower sandbox up --tls` on 127.0.3.1, one node, no standby, no ClickHouse),
+brought down in the end with the leftover check.
+
+A quickstart-like run passes over TLS (the orchestrator's own queries, the agents'
+driver sessions, the open-model sender on the C++ driver); a wrong CA file fails the
+run with one line naming the host; a client without TLS is refused by the node; each
+CQL client (cassandra-driver, acsylla, the C++ driver through ctypes) connects with the
+CA, the client certificate and a local DC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loadtower.agents.cql.tls import TlsHandshakeError, TlsOptions, probe
+from loadtower.agents.cql.wire_conn import Conn, WireConnError
+from loadtower.sandbox import tls_certs
+from loadtower.store import StoreReader
+from tests.conftest import parse_info, run_cli
+from tests.orchestrator.run_helpers import only_run, run_scenario
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+ADDRESS = "127.0.3.1"
+HAS_ACSYLLA = importlib.util.find_spec("acsylla") is not None
+
+
+@pytest.fixture(scope="module")
+def tls_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    from tests.leftovers import Leftovers
+
+    directory = tmp_path_factory.mktemp("tls-sandbox").resolve()
+    up = ["sandbox", "up", "--dir", str(directory), "--tls", "--first-address", ADDRESS,
+          "--cassandra-nodes", "1", "--standby", "0", "--no-clickhouse", "--heap", "512M",
+          "--timeout", "240", "--json"]
+    try:
+        yield parse_info(run_cli(up, timeout=480))
+    finally:
+        leftovers = Leftovers(directory)
+        down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=180)
+        left = leftovers.still_running()
+        assert down.returncode == 0, down.stderr[-2000:]
+        assert left == [], f"the TLS sandbox left processes running: {left}"
+
+
+def _options(info: dict, ca: str | None = None) -> TlsOptions:
+    tls = info["cassandra"]["tls"]
+    ca_file = ca or tls["ca"]
+    return TlsOptions(
+        ca_pem=Path(ca_file).read_text(),
+        cert_pem=Path(tls["cert"]).read_text(),
+        key_pem=Path(tls["key"]).read_text(),
+        verify_hostname=True,
+        ca_file=ca_file,
+    )
+
+
+def _data(event: dict) -> dict:
+    data = event["data"]
+    return json.loads(data) if isinstance(data, str) else data
+
+
+def _other_ca(tmp_path: Path) -> str:
+    """A CA that signed nothing the node has: a valid file, the wrong one."""
+    return str(tls_certs.make(tmp_path / "other", {"x": [ADDRESS]}).ca)
+
+
+def test_quickstart_runs_over_tls(tls_box: dict, tmp_path: Path) -> None:
+    inventory = Path(tls_box["inventory"])
+    assert "tls = true" in inventory.read_text()
+    store = tmp_path / "runs.duckdb"
+    done = run_scenario("quickstart", inventory, store, "dataset.records=2000",
+                        "phases[1].duration=6s", "phases[1].rate=300")
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = only_run(store)
+    assert run["status"] == "completed"
+    reader = StoreReader(store)
+    summary = {(r["phase"], r["op"]): r for r in reader.phase_summary(run["id"])}
+    assert summary[("1-load", "insert")]["ops"] == 2000
+    assert summary[("1-load", "insert")]["errors"] == 0
+    ran = summary[("ycsb-a", "read")]["ops"] + summary[("ycsb-a", "update")]["ops"]
+    assert ran > 0 and summary[("ycsb-a", "read")]["errors"] == 0
+    events = reader.events(run["id"])
+    versions = json.loads(run["versions"]) if isinstance(run["versions"], str) \
+        else run["versions"]
+    assert versions["databases"]["db1"]["version"].startswith("5.0.")  # asked over TLS
+    coordinators = {e["phase"]: _data(e) for e in events if e["kind"] == "coordinators"}
+    assert coordinators == {"1-load": {"db1": 2000}, "ycsb-a": {"db1": ran}}
+    paths = [e["message"] for e in events if e["kind"] == "cql_path"]
+    if HAS_ACSYLLA:  # the open-model sender: the wire path has no TLS, the C++ driver ran
+        assert paths == ["native_io wire has no TLS: the open-model sender runs on the C++ "
+                         "driver (native_io driver) instead"]
+
+
+def test_a_wrong_ca_fails_with_one_line_naming_the_host(tls_box: dict, tmp_path: Path) -> None:
+    wrong = _other_ca(tmp_path)
+    inventory = tmp_path / "wrong-ca.toml"
+    text = Path(tls_box["inventory"]).read_text()
+    inventory.write_text(re.sub(r'tls_ca_file = ".*"', f'tls_ca_file = "{wrong}"', text))
+    store = tmp_path / "runs.duckdb"
+    done = run_scenario("quickstart", inventory, store, "dataset.records=100",
+                        "phases[1].duration=2s", timeout=120)
+    assert done.returncode == 2
+    port = tls_box["cassandra"]["port"]
+    line = (f"db1 {ADDRESS}:{port}: TLS handshake failed: certificate verify failed: "
+            f"unable to get local issuer certificate (CA {wrong})")
+    assert line in done.stderr
+    assert only_run(store)["status"] == "failed"
+    assert StoreReader(store).phases(only_run(store)["id"]) == []  # no load was sent
+    # an agent's own check, before its driver connects: the same line
+    with pytest.raises(TlsHandshakeError) as info:
+        probe([ADDRESS], port, _options(tls_box, wrong), {ADDRESS: "db1"})
+    assert str(info.value) == line
+
+
+def test_a_client_without_tls_is_refused(tls_box: dict) -> None:
+    conn = Conn(ADDRESS, tls_box["cassandra"]["port"], 10)
+    try:
+        with pytest.raises(WireConnError):
+            conn.handshake(tls_box["cassandra"]["username"], tls_box["cassandra"]["password"])
+    finally:
+        conn.close()
+    # the same client with the CA and the client certificate is served
+    tls = Conn(ADDRESS, tls_box["cassandra"]["port"], 10, tls=_options(tls_box), label="db1")
+    try:
+        tls.handshake(tls_box["cassandra"]["username"], tls_box["cassandra"]["password"])
+        [row] = tls.rows("SELECT ssl_enabled FROM system_views.clients WHERE "
+                         "username = 'loadtower' ALLOW FILTERING")[:1]
+        assert row["ssl_enabled"] in (True, b"\x01")
+    finally:
+        tls.close()
+
+
+def test_every_cql_driver_connects_with_tls_and_a_local_dc(tls_box: dict) -> None:
+    from loadtower.agents.cql.driver_session import DriverSession
+
+    cass = tls_box["cassandra"]
+    args = ([ADDRESS], cass["port"], cass["username"], cass["password"], "LOCAL_ONE")
+    options = _options(tls_box)
+
+    async def driver_session(session: Any) -> Any:
+        await session.connect(*args, tls=options, local_dc="datacenter1")
+        try:
+            return await session.scalar("SELECT data_center FROM system.local")
+        finally:
+            await session.close()
+
+    assert asyncio.run(driver_session(DriverSession())) == "datacenter1"
+    if not HAS_ACSYLLA:
+        return
+    from loadtower.agents.cql.acsylla_session import AcsyllaSession
+    from loadtower.agents.cql.native_sender import NativeSession
+
+    assert asyncio.run(driver_session(AcsyllaSession())) == "datacenter1"
+    native = NativeSession()
+    try:
+        native.connect(*args, tls=options, local_dc="datacenter1")
+        native.prepare({"dc": "SELECT data_center FROM system.local"})
+    finally:
+        native.close()
+
+
+def test_standalone_agent_run_over_tls_with_a_local_dc(tls_box: dict) -> None:
+    """`loadtower agent run` (no orchestrator): the --tls-* files and --local-dc."""
+    from tests.agents.agent_cli import run_agent
+
+    tls = tls_box["cassandra"]["tls"]
+    lines, summary, status = run_agent(
+        tls_box, "--tls-ca-file", tls["ca"], "--tls-cert-file", tls["cert"],
+        "--tls-key-file", tls["key"], "--local-dc", "datacenter1", "--keyspace", "lt_agent_tls",
+        "--load", "--records", "300", "--rate", "100", "--duration", "2", timeout=180,
+    )
+    assert status == 0, lines[-5:]
+    assert summary["ops"] > 0 and summary["errors"] == 0
+    if HAS_ACSYLLA:
+        paths = [x["message"] for x in lines if x.get("kind") == "cql_path"]
+        assert paths and "no TLS and local_dc datacenter1" in paths[0]
