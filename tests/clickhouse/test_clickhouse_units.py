@@ -60,11 +60,12 @@ def test_contact_points() -> None:
 
 
 def test_backend_registry() -> None:
-    assert {"cassandra", "scylla", "clickhouse"} <= set(engines())
+    assert {"cassandra", "scylla", "clickhouse", "mongodb"} <= set(engines())
     assert backend_for("clickhouse").default_port == 8123
     assert backend_for("scylla").default_port == 9042
-    with pytest.raises(ValueError, match="no engine 'mongodb'"):
-        backend_for("mongodb")
+    assert backend_for("mongodb").default_port == 27017
+    with pytest.raises(ValueError, match="no engine 'aerospike'"):
+        backend_for("aerospike")
 
 
 def test_lowest_values_are_hdrh_min() -> None:
