@@ -17,11 +17,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from loadtower.scenarios.models import DEFAULT_PORTS
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.toml_lines import LineIndex, format_path
 from loadtower.scenarios.toml_lines import Path as KeyPath
 
-ENGINES = ("cassandra", "scylla", "clickhouse")
+ENGINES = tuple(DEFAULT_PORTS)  # every engine of the models
 
 
 def _file(value: str, base: Path) -> Path:

@@ -25,8 +25,8 @@ from loadtower.scenarios.identifiers import (
 from loadtower.scenarios.presets import OPS, PRESETS, SCHEMAS
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
-Engine = Literal["cassandra", "scylla", "clickhouse"]
-DEFAULT_PORTS = {"cassandra": 9042, "scylla": 9042, "clickhouse": 8123}
+Engine = Literal["cassandra", "scylla", "clickhouse", "mongodb"]
+DEFAULT_PORTS = {"cassandra": 9042, "scylla": 9042, "clickhouse": 8123, "mongodb": 27017}
 CQL_ENGINES = frozenset({"cassandra", "scylla"})
 PositiveInt = Annotated[int, Field(gt=0)]
 
@@ -95,9 +95,17 @@ class Target(Strict):
     skip_indexes: dict[Name, IndexSpec] | None = None
     delete_mode: Literal["lightweight", "mutation"] | None = None
     update_mode: Literal["insert", "mutation"] | None = None
+    # MongoDB only (see docs/engines.md): the write concern's w and the read preference
+    write_concern: Literal["majority"] | Annotated[int, Field(ge=0, le=50)] | None = None
+    read_preference: (
+        Literal["primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest"] | None
+    ) = None
 
 
 CLICKHOUSE_ONLY = ("table_engine", "order_by", "skip_indexes", "delete_mode", "update_mode")
+MONGODB_ONLY = ("write_concern", "read_preference")
+# target keys that only one engine knows: a target of another engine with one is an error
+ENGINE_ONLY_KEYS = {"clickhouse": CLICKHOUSE_ONLY, "mongodb": MONGODB_ONLY}
 
 
 class NamedTarget(Target):
@@ -364,6 +372,7 @@ class Inventory(Strict):
     cassandra: Credentials = Field(default_factory=Credentials)
     scylla: Credentials = Field(default_factory=Credentials)
     clickhouse: Credentials = Field(default_factory=Credentials)
+    mongodb: Credentials = Field(default_factory=Credentials)
     hosts: Annotated[dict[HostName, Host], Field(min_length=1)]
 
     def with_role(self, role: str, include_standby: bool = False) -> dict[str, Host]:
