@@ -11,6 +11,7 @@ AGENT_REQUIRES: tuple[str, ...] = (
     "locust>=2.20",
     "cassandra-driver>=3.29",
     "clickhouse-connect>=0.7",
+    "pymongo>=4.6",
     "hdrhistogram>=0.10",
     "numpy>=1.24",
     "numba>=0.60",
