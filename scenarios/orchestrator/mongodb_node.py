@@ -9,7 +9,9 @@
 - ``node_stats``: ``serverStatus`` figures (connections, opcounter deltas, resident
   memory) as ``node_stats`` events: the store's node samples have fixed columns.
 
-Every wait has a timeout.
+Every wait has a timeout. pymongo's client is synchronous: every call that may touch
+the network (including ``close``) runs in a thread, since the SSH forward it goes
+through is served by the orchestrator's own loop.
 """
 
 from __future__ import annotations
@@ -61,7 +63,9 @@ async def connected(actions: Any, plan: Plan, host: str, timeout: float = QUERY_
         try:
             yield client
         finally:
-            client.close()
+            # close() talks to the server (endSessions): never on the loop, which also
+            # carries the SSH forward that talk goes through
+            await asyncio.shield(asyncio.to_thread(client.close))
 
 
 async def _call(fn: Callable[[], Any], timeout: float) -> Any:
