@@ -193,9 +193,10 @@ rate = 100
     assert reader.runs()[0]["status"] == "completed"
     found = results(reader, run_id)
     assert found["kill"]["exit_status"] == 0 and found["start"]["exit_status"] == 0
-    classes = found["kill"]["after"]["errors_by_class"]
+    classes = found["kill"]["errors_by_class_after"]
     assert classes and set(classes) <= {"MongoNetwork", "MongoTimeout", "DrainTimeout"}, classes
-    assert found["kill"]["before"]["errors"] == 0
+    assert found["kill"]["errors_before"] == 0
+    assert found["kill"]["errors_after"] == sum(classes.values())
     ops = summary(reader, run_id)
     assert sum(r["errors"] for (phase, _op), r in ops.items() if phase == "kill") > 0
     after = [r for (phase, _op), r in ops.items() if phase == "after"]
