@@ -262,6 +262,11 @@ def engine_table(
     return out
 
 
+def codes_text(codes: dict[str, int]) -> str:
+    """``OK 1,234, MongoNetwork 12``: a row's return codes as the CLI and report show them."""
+    return ", ".join(f"{name} {count:,}" for name, count in codes.items())
+
+
 def run_sides(store_path: Path | str, run_id: str) -> list[tuple[str, str]]:
     """(side, engine) of a run's phases, in order (one per target)."""
     with connect(Path(store_path), read_only=True) as con:

@@ -52,11 +52,6 @@ def _num(v: float | None, fmt: str = "{:.2f}") -> str:
     return "" if v is None else fmt.format(v)
 
 
-def codes_text(codes: dict[str, int]) -> str:
-    """``OK 1,234, MongoNetwork 12``: the return codes of an engines-table row."""
-    return ", ".join(f"{name} {count:,}" for name, count in codes.items())
-
-
 def _engines_wanted(args: argparse.Namespace) -> bool:
     from loadtower.errors import LoadtowerError
     from loadtower.store.engine_compare import run_sides
@@ -93,7 +88,7 @@ def _table(title: str, columns: tuple[str, ...], text_columns: tuple[str, ...]) 
 def _print_engines(args: argparse.Namespace) -> int:
     from loadtower.errors import LoadtowerError
     from loadtower.store.commands.tables import print_whole
-    from loadtower.store.engine_compare import engine_table
+    from loadtower.store.engine_compare import codes_text, engine_table
     from loadtower.store.terminal_text import cell, visible
 
     runs = [args.run_a] + ([args.run_b] if args.run_b and args.run_b != args.run_a else [])

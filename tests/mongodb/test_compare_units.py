@@ -80,3 +80,18 @@ def test_compare_prints_the_table(store: tuple[Path, str], capsys: pytest.Captur
     assert main(["compare", run, "--store", str(path), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert {r["target"] for r in rows} == {"cassandra", "mongodb"}
+
+
+def test_the_html_report_has_the_same_engines_table(store: tuple[Path, str]) -> None:
+    from loadtower.store.engine_compare import codes_text
+    from loadtower.store.reader import StoreReader
+    from loadtower.store.report_html import render
+
+    path, run = store
+    html = render(StoreReader(path), run)
+    assert "<h2>Engines (response time, ms)</h2>" in html
+    rows = engine_table(path, [run])
+    mongo = next(r for r in rows if (r["op"], r["target"]) == ("read", "mongodb"))
+    assert codes_text(mongo["return_codes"]) == "OK 3, MongoNetwork 3, MongoTimeout 1"
+    assert f"<td>{codes_text(mongo['return_codes'])}</td>" in html
+    assert f"<td>{mongo['p99_ms']:,.2f}</td>" in html
