@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs what loadtower needs on a fresh Debian machine: system packages (Java,
-# Maven, sshd, Prometheus, node_exporter, tmux, and python3-venv when Python lacks
-# ensurepip), a Python venv with loadtower and its dev dependencies (.venv), and the
-# Cassandra 5.0.6 jars (cached in ~/.cache/loadtower). Idempotent: skips what is
+# Maven, sshd, Prometheus, node_exporter, tmux, Go where Debian's is new enough, and
+# python3-venv when Python lacks ensurepip), a Python venv with loadtower and its dev
+# dependencies (.venv), the Cassandra 5.0.6 jars and, when Go is here, FerretDB v1.24.2
+# built from the Go module proxy (both cached in ~/.cache/loadtower; without Go the
+# sandbox runs without MongoDB, or, with LOADTOWER_REQUIRE_MONGODB=1 as in CI, this
+# script fails). Idempotent: skips what is
 # already there. `make` runs it when pyproject.toml, setup.py or this script changed
 # (stamp file .venv/.installed); run it by hand to repair an installation.
 set -euo pipefail
@@ -37,6 +40,20 @@ command -v prometheus >/dev/null || need+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
 command -v tmux >/dev/null || need+=(tmux)
 command -v ip >/dev/null || need+=(iproute2)
+# Go builds FerretDB (the sandbox's MongoDB-protocol server) once. Debian's golang-go
+# only where it is 1.21 or newer (it then fetches the 1.24 toolchain FerretDB asks for
+# from the module proxy itself); bookworm's 1.19 cannot build it: Go from go.dev/dl.
+if ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then
+  go_candidate=$(apt-cache policy golang-go 2>/dev/null |
+    sed -n 's/^ *Candidate: *\([0-9]*:\)\{0,1\}\([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\2.\3/p')
+  if [ -n "$go_candidate" ] && [ "${go_candidate%.*}" -ge 1 ] && [ "${go_candidate#*.}" -ge 21 ]; then
+    need+=(golang-go)
+  elif [ "${LOADTOWER_REQUIRE_MONGODB:-}" = 1 ]; then
+    die "LOADTOWER_REQUIRE_MONGODB=1 but there is no Go 1.21+ here (apt's golang-go is ${go_candidate:-none}): install Go 1.24 from https://go.dev/dl/ into /usr/local/go"
+  else
+    echo "install: no Go 1.21+ here (apt's golang-go is ${go_candidate:-none}): the sandbox will run without MongoDB (FerretDB); Go from https://go.dev/dl/ adds it"
+  fi
+fi
 # Debian ships ensurepip (which `python3 -m venv` needs) in python3.X-venv
 venv_ready() { "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1 && "$PYTHON" -m ensurepip --version >/dev/null 2>&1; }
 venv_pkg=""
@@ -71,5 +88,5 @@ fi
 .venv/bin/python -m pip install -q -e ".[dev]"
 .venv/bin/python -m loadtower.numba_warm  # compile the store's and agents' loops once (numba cache)
 
-.venv/bin/loadtower sandbox fetch
+.venv/bin/loadtower sandbox fetch  # Cassandra jars; FerretDB too when Go is here
 echo "install: done in $(($(date +%s) - start)) s"
