@@ -63,11 +63,13 @@ def can_login(address: str, port: int, pwd: str) -> bool:
 def ensure_role(address: str, port: int, directory: Path, timeout: float = 120.0) -> None:
     """Create the loadtower role (once) and lock the default superuser."""
     pwd = password(directory)
-    if can_login(address, port, pwd):
-        return
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     while time.monotonic() < deadline:
+        # the role may exist already but not be readable yet: after a restart of several
+        # nodes, its row can live on a node this one does not yet see as up
+        if can_login(address, port, pwd):
+            return
         try:
             cluster, session = _session(address, port, "cassandra", "cassandra")
         except Exception as exc:  # noqa: BLE001 - default role appears a little after start

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import shutil
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -112,7 +113,10 @@ class Sandbox:
 
     # ---- up ---------------------------------------------------------------------------
     def up(self, timeout: float = 300.0) -> dict:
-        self._refuse_resize(st.load(self.dir))
+        running = st.load(self.dir)
+        if running is None or not self._core_alive(running):
+            self._include_ring()  # (a running sandbox stays as it is)
+        self._refuse_resize(running)
         fetch_jars()
         check_java()
         clickhouse = self._clickhouse_wanted()
@@ -148,6 +152,27 @@ class Sandbox:
                 raise
             inventory_file.write(self.dir, state)
         return self.info()
+
+    def _ring_size(self) -> int:
+        """Nodes the ring on disk knows: node 1's, and every node up to the last with data
+        (a node that joined keeps its data until `decommission`); 0 without node 1's."""
+        base = self.dir / "cassandra"
+        joined = [int(p.name[4:]) for p in base.glob("node*")
+                  if p.name[4:].isdigit() and any((p / "data" / "system").glob("*"))]
+        return max(joined) if 1 in joined else 0
+
+    def _include_ring(self) -> None:
+        """Fewer nodes than the ring knows would leave the others in it as down (and every
+        query of theirs failing): start every node of the ring, and say so."""
+        ring = self._ring_size()
+        if ring > self.cassandra_nodes:
+            print(
+                f"sandbox {self.dir}: its Cassandra ring has {ring} nodes (from an earlier "
+                f"`up`), {self.cassandra_nodes} asked: starting all {ring}; for a fresh ring, "
+                f"`loadtower sandbox down --dir {self.dir}` and remove {self.dir / 'cassandra'}",
+                file=sys.stderr,
+            )
+            self.cassandra_nodes = ring
 
     def _refuse_resize(self, state: st.SandboxState | None) -> None:
         """`up` on a running sandbox keeps it as it is: another --cassandra-nodes is an error."""

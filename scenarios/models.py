@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -314,7 +315,30 @@ class Scenario(Strict):
 
 # ---------------------------------------------------------------- inventory
 Role = Literal["db", "agent", "metrics"]
-ACTIONS = ("start", "stop", "kill", "pause", "resume", "restart", "flush", "compact", "status")
+# partition / heal: take the host's data link down / up (a real cluster's separate
+# management network keeps SSH working, so heal reaches the host; docs/orchestrator.md)
+ACTIONS = (
+    "start", "stop", "kill", "pause", "resume", "restart", "flush", "compact", "status",
+    "partition", "heal",
+)  # fmt: skip
+# a cgroup v1 path under the controllers' roots (cpu,cpuacct and memory), e.g. loadtower/db1
+CGROUP = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}(/[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}){0,7}")
+# a Linux network interface name (IFNAMSIZ - 1 characters)
+NET_DEVICE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}")
+
+
+def cgroup_problem(value: str) -> str | None:
+    if CGROUP.fullmatch(value) and ".." not in value.split("/"):
+        return None
+    return (f"invalid cgroup {value!r}: expected a path under the cgroup v1 roots such as "
+            "'loadtower/db1' (letters, digits, _ . -, parts joined by /, no leading /)")
+
+
+def net_device_problem(value: str) -> str | None:
+    if NET_DEVICE.fullmatch(value):
+        return None
+    return (f"invalid net_device {value!r}: expected a network interface name such as "
+            "'data0' (letters, digits, _ . -, at most 15)")
 
 
 class SshDefaults(Strict):
@@ -357,6 +381,10 @@ class Host(Strict):
     bootstrap: bool = False
     bootstrap_dir: str = "~/.loadtower"
     processes: Annotated[int, Field(ge=0, le=MAX_PROCESSES)] = 0
+    # node metrics over SSH (/proc path): this cgroup's CPU and memory instead of the
+    # machine's, and only this interface's network counters (docs/orchestrator.md)
+    cgroup: Annotated[str, _checked(cgroup_problem)] | None = None
+    net_device: Annotated[str, _checked(net_device_problem)] | None = None
     actions: dict[Literal[ACTIONS], str] = Field(default_factory=dict)  # type: ignore[valid-type]
 
     @model_validator(mode="after")

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what loadtower needs on a fresh Debian machine: system packages (Java,
-# Maven, sshd, Prometheus, node_exporter, tmux, Go where Debian's is new enough, and
-# python3-venv when Python lacks ensurepip), a Python venv with loadtower and its dev
-# dependencies (.venv), the Cassandra 5.0.6 jars and, when Go is here, FerretDB v1.24.2
-# built from the Go module proxy (both cached in ~/.cache/loadtower; without Go the
-# sandbox runs without MongoDB, or, with LOADTOWER_REQUIRE_MONGODB=1 as in CI, this
-# script fails). Idempotent: skips what is
+# Maven, sshd, Prometheus, node_exporter, tmux, sudo, Go where Debian's is new enough,
+# and python3-venv when Python lacks ensurepip), a Python venv with loadtower and its
+# dev dependencies (.venv), the Cassandra 5.0.6 jars, FerretDB v1.24.2 built from the Go
+# module proxy when Go is here, and the agent wheelhouse for /usr/bin/python3 (all
+# cached in ~/.cache/loadtower; without Go the sandbox runs without MongoDB, or, with
+# LOADTOWER_REQUIRE_MONGODB=1 as in CI, this script fails). Idempotent: skips what is
 # already there. `make` runs it when pyproject.toml, setup.py or this script changed
 # (stamp file .venv/.installed); run it by hand to repair an installation.
 set -euo pipefail
@@ -40,6 +40,7 @@ command -v prometheus >/dev/null || need+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
 command -v tmux >/dev/null || need+=(tmux)
 command -v ip >/dev/null || need+=(iproute2)
+[ -x /usr/bin/sudo ] || need+=(sudo) # the cluster sandbox's sudo rules for ltsandbox
 # Go builds FerretDB (the sandbox's MongoDB-protocol server) once. Debian's golang-go
 # only where it is 1.21 or newer (it then fetches the 1.24 toolchain FerretDB asks for
 # from the module proxy itself); bookworm's 1.19 cannot build it: Go from go.dev/dl.
@@ -89,4 +90,11 @@ fi
 .venv/bin/python -m loadtower.numba_warm  # compile the store's and agents' loops once (numba cache)
 
 .venv/bin/loadtower sandbox fetch  # Cassandra jars; FerretDB too when Go is here
+# the agent wheelhouse for Debian's python3 (what the cluster sandbox's agent hosts run),
+# so `--bootstrap-agents` in the tests copies it without downloading (about 110 MB;
+# 3 s from pip's cache, 4-5 s with an empty one here); a failure here is not fatal
+if [ -x /usr/bin/python3 ]; then
+  .venv/bin/python -m loadtower.scenarios.orchestrator.agent_wheelhouse /usr/bin/python3 ||
+    echo "install: the agent wheelhouse was not prebuilt (a run with --bootstrap-agents builds it)"
+fi
 echo "install: done in $(($(date +%s) - start)) s"

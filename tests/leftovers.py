@@ -1,6 +1,7 @@
 """Find processes a sandbox left behind: its recorded processes, their descendants
 (e.g. sshd's per-connection session processes, which live in sessions of their own),
 and any process whose command line or working directory names the sandbox directory.
+``cluster_leftovers`` names what the multi-host cluster sandbox left.
 """
 
 from __future__ import annotations
@@ -88,3 +89,13 @@ class Leftovers:
             if not left or time.monotonic() >= deadline:
                 return [describe(p) for p in left.values()]
             time.sleep(0.5)
+
+
+def cluster_leftovers() -> list[str]:
+    """What the cluster sandbox left, found by name: processes in ``ltc-*`` namespaces
+    or ``loadtower/*`` cgroups, those namespaces, the ``ltcd-*`` / ``ltcm-*`` veths and
+    ``ltc-*`` bridges, the cgroup directories, the user ``ltsandbox``, its processes and
+    home, /etc/sudoers.d/loadtower-sandbox and /run/loadtower-cluster."""
+    from loadtower.sandbox.host_teardown import leftovers
+
+    return leftovers()

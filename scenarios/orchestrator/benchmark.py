@@ -239,6 +239,7 @@ class Orchestrator:
             pool,
             hosts=lambda: list(hosts),
             on_warning=lambda host, message: sinks.event("warning", message, host=host or None),
+            on_note=lambda host, message: sinks.event("node_metrics", message, host=host),
         )
         engine_stats = self._engine_stats(pool, sinks, hosts)
         try:

@@ -2,7 +2,11 @@
 
 From Prometheus + node_exporter (prometheus-api-client) for hosts that name a
 `node_exporter` when the inventory names a Prometheus URL; otherwise by reading
-/proc over the host's SSH connection and differencing successive readings.
+/proc over the host's SSH connection and differencing successive readings. A host with
+a `cgroup` is always read over SSH (node_exporter cannot see cgroups): its CPU and RAM
+are its cgroup's, even when Prometheus is configured (proc_stats.py). Each sample says
+what its CPU and RAM describe (`source`: "cgroup" or "host"), and the first sample of
+each host is announced once (`on_note`: where its figures come from).
 """
 
 from __future__ import annotations
@@ -15,7 +19,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from loadtower.scenarios.models import Inventory
-from loadtower.scenarios.orchestrator.proc_stats import PROC_CMD, ProcReading, parse_proc, rates
+from loadtower.scenarios.orchestrator.proc_stats import (
+    ProcReading,
+    parse_proc,
+    proc_command,
+    rates,
+)
 
 WarningCallback = Callable[[str, str], None]
 QUERY_TIMEOUT_S = 5.0  # one Prometheus query (HTTP read), one /proc reading over SSH
@@ -35,6 +44,7 @@ class NodeSample:
     disk_write_bps: float
     net_rx_bps: float
     net_tx_bps: float
+    source: str = "host"  # CPU and RAM of the whole "host", or of its "cgroup"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,12 +81,15 @@ class NodeMetricsSampler:
         pool: Any,
         hosts: Callable[[], Iterable[str]] | None = None,
         on_warning: WarningCallback | None = None,
+        on_note: WarningCallback | None = None,
     ) -> None:
         self.inventory = inventory
         self.pool = pool
         self.interval = float(inventory.metrics.interval)
         self._hosts = hosts or (lambda: list(inventory.with_role("db")))
         self.on_warning = on_warning or (lambda host, message: None)
+        self.on_note = on_note or (lambda host, message: None)
+        self._noted: set[str] = set()
         self._queue: asyncio.Queue[NodeSample] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._proc_tasks: dict[str, asyncio.Task[None]] = {}
@@ -106,7 +119,7 @@ class NodeMetricsSampler:
         prom, proc = {}, []
         for name in self._hosts():
             host = self.inventory.hosts[name]
-            if self.inventory.metrics.prometheus_url and host.node_exporter:
+            if host.cgroup is None and self.inventory.metrics.prometheus_url and host.node_exporter:
                 prom[name] = host.node_exporter
             else:
                 proc.append(name)
@@ -214,15 +227,34 @@ class NodeMetricsSampler:
         return out
 
     # ------------------------------------------------------------------ /proc over SSH
+    def _note_source(self, name: str, source: str) -> None:
+        if name in self._noted:
+            return
+        self._noted.add(name)
+        host = self.inventory.hosts[name]
+        what = (f"CPU and RAM of cgroup {host.cgroup}" if source == "cgroup"
+                else "CPU and RAM of the whole machine")
+        net = (f"network of {host.net_device} only" if host.net_device
+               else "network of every interface but lo" if not is_loopback(host.address)
+               else "network of every interface")
+        also = (" (Prometheus is configured: the cgroup's figures win)"
+                if host.cgroup and self.inventory.metrics.prometheus_url and host.node_exporter
+                else "")
+        self.on_note(name, f"node metrics of {name} over SSH: {what}, the machine's disks, "
+                     f"{net}{also}")
+
     async def _proc_loop(self, name: str) -> None:
-        loopback = is_loopback(self.inventory.hosts[name].address)
+        host = self.inventory.hosts[name]
+        loopback = is_loopback(host.address)
+        command = proc_command(host.cgroup)
         previous: ProcReading | None = None
         while True:
             try:
-                status, out, err = await self.pool.run(name, PROC_CMD, timeout=QUERY_TIMEOUT_S)
+                status, out, err = await self.pool.run(name, command, timeout=QUERY_TIMEOUT_S)
                 if status != 0:
                     raise RuntimeError(err.strip() or f"exit status {status}")
-                reading = parse_proc(out, time.time(), include_loopback=loopback)
+                reading = parse_proc(out, time.time(), include_loopback=loopback,
+                                     net_device=host.net_device)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - keep sampling; say so once
@@ -232,6 +264,7 @@ class NodeMetricsSampler:
                 self._warned.discard(f"proc:{name}")
                 if previous is not None:
                     sample = rates(previous, reading)
+                    self._note_source(name, str(sample["source"]))
                     self._queue.put_nowait(NodeSample(host=name, **sample))
                 previous = reading
             await self._next_tick()

@@ -137,7 +137,13 @@ def test_a_stuck_build_is_killed_after_its_timeout(
     assert list((cache / "ferretdb-v1.24.2").iterdir()) == []
 
 
-@pytest.mark.skipif(ferretdb.find_go() is None, reason="no Go toolchain here")
+def _go_has_get_tool() -> bool:
+    """A local Go 1.24+ (`go get -tool`): the proxy test must not fetch a toolchain."""
+    go = ferretdb.find_go()
+    return go is not None and (ferretdb.go_version(go) or (0, 0)) >= (1, 24)
+
+
+@pytest.mark.skipif(not _go_has_get_tool(), reason="no Go 1.24+ toolchain here")
 def test_an_unreachable_module_proxy_is_one_line(
     cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -270,3 +276,39 @@ def test_fetch_without_go_says_so_in_one_line_or_fails_when_required(
     with pytest.raises(LoadtowerError, match=r"LOADTOWER_REQUIRE_MONGODB=1"):
         _fetch_ferretdb(require=True)
     assert not os.path.exists(ferretdb.binary_path())
+
+
+def test_no_mongodb_on_a_running_sandbox_stops_it_and_drops_mongo1(tmp_path: Path) -> None:
+    """`up --no-mongodb` on a running sandbox stops its MongoDB host, leaves the rest
+    running and writes the inventory without mongo1. The services are real (sleeping)
+    processes recorded the way `up` records them."""
+    from loadtower.sandbox import processes as procs
+    from loadtower.sandbox import sandbox as sandbox_module
+
+    def sleeper(name: str) -> procs.ProcessRecord:
+        argv = [sys.executable, "-c", "import time; time.sleep(120)"]
+        return procs.spawn(argv, tmp_path / "logs" / f"{name}.log")
+
+    records: list[procs.ProcessRecord] = []
+    try:
+        state = _state(tmp_path, mongodb=procs.free_port())
+        state.ports["native"] = procs.free_port()
+        state.services = {name: sleeper(name) for name in sandbox_module.SERVICES}
+        state.nodes[1].process = sleeper("node1")
+        state.auth_ready = True
+        state.services["mongodb"] = ferret = sleeper("mongodb")
+        records += [r for r in state.services.values() if r] + [state.nodes[1].process]
+        st.save(tmp_path, state)
+        write(tmp_path, state)
+        assert "mongo1" in load_inventory(tmp_path / "inventory.toml")[0].hosts
+        info = Sandbox(tmp_path, clickhouse=False, mongodb=False).up(timeout=5)
+        assert info["mongodb"]["enabled"] is False
+        assert not procs.is_alive(ferret)
+        assert all(procs.is_alive(r) for r in records if r is not ferret)
+        inventory, _ = load_inventory(tmp_path / "inventory.toml")
+        assert "mongo1" not in inventory.hosts and set(inventory.with_role("db")) == {"db1"}
+        saved = st.load(tmp_path)
+        assert saved is not None and "mongodb" not in saved.ports
+    finally:
+        for record in records:
+            procs.stop(record, timeout=10)

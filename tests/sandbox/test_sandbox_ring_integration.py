@@ -1,0 +1,73 @@
+"""`sandbox up --cassandra-nodes 2`, `down`, then `up` with the default (1 node): the
+ring still knows node 2, so `up` starts both (with one line saying so) instead of
+leaving node 2 in the ring as down, where every query of its token ranges failed
+(CassErrorLibNoHostsAvailable). Its own sandbox directory on 127.0.0.31-32."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DOWN_TIMEOUT_S, UP_TIMEOUT_S, parse_info, run_cli
+from tests.leftovers import Leftovers
+from tests.sandbox.test_sandbox_integration import cql_session
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+FIRST = "127.0.0.31"
+KEYS = 64
+
+
+@pytest.fixture
+def directory(tmp_path: Path) -> Iterator[Path]:
+    directory = tmp_path / "ring-sandbox"
+    try:
+        yield directory
+    finally:
+        leftovers = Leftovers(directory)
+        down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=DOWN_TIMEOUT_S)
+        left = leftovers.still_running()
+        assert down.returncode == 0, down.stderr[-2000:]
+        assert left == [], f"the sandbox left processes running: {left}"
+
+
+def up(directory: Path, *extra: str):  # noqa: ANN201
+    return run_cli(["sandbox", "up", "--dir", str(directory), "--first-address", FIRST,
+                    "--standby", "0", "--no-clickhouse", "--heap", "768M", "--timeout", "240",
+                    "--json", *extra], timeout=UP_TIMEOUT_S)
+
+
+def test_up_after_a_bigger_ring_starts_every_node_of_it(directory: Path) -> None:
+    first = parse_info(up(directory, "--cassandra-nodes", "2"))
+    assert [n["state"] for n in first["cassandra"]["nodes"]] == ["up", "up"]
+    down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=DOWN_TIMEOUT_S)
+    assert down.returncode == 0, down.stderr[-2000:]
+
+    again = up(directory)  # the default: 1 node
+    info = parse_info(again)
+    assert ("its Cassandra ring has 2 nodes (from an earlier `up`), 1 asked: starting all 2"
+            in again.stderr), again.stderr
+    nodes = info["cassandra"]["nodes"]
+    assert [(n["address"], n["state"], n["standby"]) for n in nodes] == [
+        ("127.0.0.31", "up", False), ("127.0.0.32", "up", False)]
+    inventory = (directory / "inventory.toml").read_text()
+    assert 'address = "127.0.0.32"' in inventory
+
+    # every token range has a live owner: writes and reads of keys all over the ring work
+    cluster, session = cql_session(info)
+    try:
+        session.execute("CREATE KEYSPACE IF NOT EXISTS ring WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 1}", timeout=60)
+        session.execute("CREATE TABLE IF NOT EXISTS ring.t (k int PRIMARY KEY, v int)",
+                        timeout=60)
+        insert = session.prepare("INSERT INTO ring.t (k, v) VALUES (?, ?)")
+        for k in range(KEYS):
+            session.execute(insert, (k, k * 2), timeout=30)
+        rows = {r.k: r.v for r in session.execute("SELECT k, v FROM ring.t", timeout=60)}
+        owners = {str(h.address) for h in cluster.metadata.all_hosts() if h.is_up}
+    finally:
+        cluster.shutdown()
+    assert rows == {k: k * 2 for k in range(KEYS)}
+    assert owners == {"127.0.0.31", "127.0.0.32"}
