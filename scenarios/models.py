@@ -102,6 +102,11 @@ class Target(Strict):
     replication: dict[
         Annotated[str, Field(min_length=1, max_length=128)], Annotated[int, Field(gt=0, le=MAX_RF)]
     ] | None = None
+    # MongoDB only (see docs/engines.md): the write concern's w and the read preference
+    write_concern: Literal["majority"] | Annotated[int, Field(ge=0, le=50)] | None = None
+    read_preference: (
+        Literal["primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest"] | None
+    ) = None
 
     @model_validator(mode="after")
     def _one_replication(self) -> Target:
@@ -123,6 +128,9 @@ class Target(Strict):
 DC_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 CLICKHOUSE_ONLY = ("table_engine", "order_by", "skip_indexes", "delete_mode", "update_mode")
+MONGODB_ONLY = ("write_concern", "read_preference")
+# target keys that only one engine knows: a target of another engine with one is an error
+ENGINE_ONLY_KEYS = {"clickhouse": CLICKHOUSE_ONLY, "mongodb": MONGODB_ONLY}
 
 
 class NamedTarget(Target):
