@@ -43,6 +43,7 @@ _REGISTRY: dict[str, str] = {
     "cassandra": "loadtower.agents.cql.backend:CqlBackend",
     "scylla": "loadtower.agents.cql.backend:CqlBackend",
     "clickhouse": "loadtower.agents.clickhouse.backend:ClickhouseBackend",
+    "mongodb": "loadtower.agents.mongodb.backend:MongoBackend",
 }
 
 

@@ -23,6 +23,8 @@ class TargetSpec(TypedDict, total=False):
     skip_indexes: dict[str, Any] | None
     delete_mode: str | None
     update_mode: str | None
+    write_concern: str | int | None  # MongoDB only
+    read_preference: str | None  # MongoDB only
     engine: str
     hosts: list[str] | None
     local_dc: str | None  # CQL: DC-aware routing with this local data centre

@@ -1,17 +1,20 @@
-"""`loadtower sandbox`: fetch, up, status, down, node, clickhouse."""
+"""`loadtower sandbox`: fetch, up, status, down, node, clickhouse, mongodb."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from loadtower.defaults import default_sandbox_dir
+from loadtower.errors import LoadtowerError
 
 HELP = (
     "Start, inspect and stop a local sandbox of real services "
-    "(Cassandra, ClickHouse engine, Prometheus, node_exporter, sshd)."
+    "(Cassandra, ClickHouse engine, FerretDB for MongoDB, Prometheus, node_exporter, sshd)."
 )
 DESCRIPTION = """A local sandbox of REAL services on loopback: N Cassandra 5.0.6 nodes
 (127.0.0.1 .. 127.0.0.N, PasswordAuthenticator on, a random password for the
@@ -21,17 +24,22 @@ OpenSSH sshd on a free high port with generated keys. When chdb is importable
 (chdb) behind a small HTTP endpoint on node 1's address (port 8123 when free), with
 its own login. ClickHouse TIMINGS FROM THAT ENDPOINT MEAN NOTHING (one Python HTTP
 server, one query at a time): it checks what runs and what is recorded, not speed.
-`up` writes DIR/inventory.toml describing these hosts (DB nodes, one standby node
-for scale-out, the ClickHouse host ch1, one load agent).
+When FerretDB is built (`fetch` builds it once when Go is on PATH) it also runs a
+MongoDB host: FerretDB v1.24.2 on SQLite on node 1's address (port 27017 when free),
+login 'loadtower' with a random password. MONGODB TIMINGS FROM IT ARE FERRETDB'S,
+NOT MONGODB'S. `up` writes DIR/inventory.toml describing these hosts (DB nodes, one
+standby node for scale-out, the ClickHouse host ch1, the MongoDB host mongo1, one
+load agent).
 
 examples:
-  loadtower sandbox fetch                       # Cassandra jars into ~/.cache/loadtower
+  loadtower sandbox fetch                       # Cassandra jars + FerretDB into ~/.cache/loadtower
   loadtower sandbox up --dir .sandbox --cassandra-nodes 2 --json
   loadtower sandbox up --dir .sandbox --no-clickhouse   # without the ClickHouse host
   loadtower sandbox up --dir /tmp/tls --tls --first-address 127.0.0.21  # CQL over TLS
   loadtower sandbox status --dir .sandbox --json   # exit 1 when not up
   loadtower sandbox node stop --dir .sandbox 2
   loadtower sandbox clickhouse restart --dir .sandbox
+  loadtower sandbox mongodb kill --dir .sandbox     # then: mongodb start
   loadtower sandbox down --dir .sandbox
 
   # the cluster sandbox: hosts in network namespaces, 2 DCs, TLS, SSH as ltsandbox
@@ -59,6 +67,8 @@ CLUSTER_HELP = (
     "status/node/down find a cluster directory by themselves"
 )
 CLICKHOUSE_ACTIONS = ("start", "stop", "kill", "restart", "status")
+MONGODB_ACTIONS = ("start", "stop", "kill", "restart", "status")
+REQUIRE_MONGODB_ENV = "LOADTOWER_REQUIRE_MONGODB"  # CI: a sandbox without FerretDB is an error
 
 
 def _dir_arg(p: argparse.ArgumentParser) -> None:
@@ -76,7 +86,18 @@ def _cluster_arg(p: argparse.ArgumentParser) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    sub.add_parser("fetch", help="download the Cassandra jars once (Maven Central)")
+    fetch = sub.add_parser(
+        "fetch",
+        help="download the Cassandra jars once (Maven Central); build FerretDB once "
+        "(Go module proxy) when Go is on PATH",
+    )
+    fetch.add_argument(
+        "--require-mongodb",
+        action="store_true",
+        default=os.environ.get(REQUIRE_MONGODB_ENV) == "1",
+        help=f"fail when FerretDB cannot be built (no Go) instead of going on without "
+        f"MongoDB (default: on when ${REQUIRE_MONGODB_ENV}=1, as in CI)",
+    )
     up = sub.add_parser("up", help="start the sandbox and wait until every service answers")
     _dir_arg(up)
     up.add_argument("--cassandra-nodes", type=int, default=1, help="running nodes (default 1)")
@@ -99,6 +120,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="run the ClickHouse host (chdb endpoint; its timings mean nothing); "
         "default: when chdb is importable. --no-clickhouse stops a running one",
+    )
+    up.add_argument(
+        "--mongodb",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the MongoDB host (FerretDB on SQLite; its timings are FerretDB's, not "
+        "MongoDB's); default: when FerretDB is built. --no-mongodb stops a running one",
     )
     up.add_argument(
         "--tls",
@@ -135,6 +163,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=", ".join(CLICKHOUSE_ACTIONS) + " (status: exit 3 when stopped)",
     )
     _dir_arg(clickhouse)
+    mongodb = sub.add_parser(
+        "mongodb",
+        help="act on the MongoDB host (FerretDB): " + ", ".join(MONGODB_ACTIONS),
+    )
+    mongodb.add_argument(
+        "mongodb_action",
+        choices=MONGODB_ACTIONS,
+        metavar="MONGODB_ACTION",
+        help=", ".join(MONGODB_ACTIONS) + " (status: exit 3 when stopped)",
+    )
+    _dir_arg(mongodb)
 
 
 def _print_info(info: dict) -> None:
@@ -166,9 +205,20 @@ def _print_info(info: dict) -> None:
                 f"  clickhouse     {ch['host']}  {ch['url']}  {'up' if ch['up'] else 'down'}  "
                 f"({ch['engine']}; login {ch['username']} / password in {ch['password_file']})"
             )
+        mongo = info.get("mongodb") or {}
+        if mongo.get("enabled"):
+            print(
+                f"  mongodb        {mongo['host']}  {mongo['url']}  "
+                f"{'up' if mongo['up'] else 'down'}  ({mongo['engine']}; login "
+                f"{mongo['username']} / password in {mongo['password_file']})"
+            )
+        elif mongo.get("reason"):
+            print(f"  mongodb        off: {mongo['reason']}")
         print(f"  inventory      {info['inventory']}")
         if ch.get("enabled"):
             print(f"WARNING: {ch['warning']}.")
+        if mongo.get("enabled"):
+            print(f"WARNING: {mongo['warning']}.")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -177,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.action == "fetch":
         print(f"Cassandra jars in {fetch_jars(quiet=False)}")
+        _fetch_ferretdb(args.require_mongodb)
         return 0
     directory = args.dir or default_sandbox_dir()
     if args.action in ("up", "status", "down", "node") and _is_cluster(args, directory):
@@ -196,11 +247,16 @@ def run(args: argparse.Namespace) -> int:
             first_address=args.first_address,
             heap=args.heap,
             clickhouse=args.clickhouse,
+            mongodb=args.mongodb,
             tls=args.tls,
         )
         info = sandbox.up(timeout=args.timeout)
-        if args.json and info.get("clickhouse", {}).get("enabled"):
-            print(f"WARNING: {info['clickhouse']['warning']}.", file=sys.stderr)
+        if args.json:
+            for name in ("clickhouse", "mongodb"):
+                if info.get(name, {}).get("enabled"):
+                    print(f"WARNING: {info[name]['warning']}.", file=sys.stderr)
+            if info.get("mongodb", {}).get("reason"):
+                print(f"note: {info['mongodb']['reason']}", file=sys.stderr)
     else:
         sandbox = Sandbox(directory)
     if args.action == "down":
@@ -213,6 +269,10 @@ def run(args: argparse.Namespace) -> int:
         running, line = sandbox.clickhouse_action(args.clickhouse_action)
         print(line)
         return 3 if args.clickhouse_action == "status" and not running else 0
+    if args.action == "mongodb":
+        running, line = sandbox.mongodb_action(args.mongodb_action)
+        print(line)
+        return 3 if args.mongodb_action == "status" and not running else 0
     if args.action == "status":
         info = sandbox.info()
     if args.json:
@@ -283,3 +343,23 @@ def _print_cluster(info: dict) -> None:
         print(f"  inventory      {info['inventory']}")
     for line in info.get("leftovers", []):
         print(f"  leftover       {line}")
+
+
+def _fetch_ferretdb(require: bool) -> None:
+    """Build FerretDB once (cached) when Go can; without Go say so in one line, or fail
+    when ``require`` (CI must test against it)."""
+    from loadtower.sandbox import ferretdb
+
+    if ferretdb.available():
+        print(f"FerretDB {ferretdb.FERRETDB_VERSION} in {ferretdb.binary_path()}")
+        return
+    go, why_not = ferretdb.usable_go()
+    if go is None:
+        if require:
+            raise LoadtowerError(f"{why_not} (--require-mongodb / ${REQUIRE_MONGODB_ENV}=1)")
+        print(f"{why_not}: the sandbox runs without MongoDB")
+        return
+    print(f"building FerretDB {ferretdb.FERRETDB_VERSION} with {go} (once; cached)...", flush=True)
+    started = time.monotonic()
+    path = ferretdb.build()
+    print(f"FerretDB {ferretdb.FERRETDB_VERSION} built in {time.monotonic() - started:.0f} s: {path}")

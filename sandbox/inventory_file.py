@@ -4,6 +4,8 @@ Every "host" is reached through the sandbox's sshd on 127.0.0.1; DB hosts carry
 node actions that call `loadtower sandbox node ...` on that host. The ClickHouse host
 ``ch1`` (when the sandbox runs one) carries actions that call `loadtower sandbox
 clickhouse ...`; its compaction is the orchestrator's own OPTIMIZE TABLE ... FINAL.
+The MongoDB host ``mongo1`` (FerretDB, when the sandbox runs it) carries actions that
+call `loadtower sandbox mongodb ...`; its timings are FerretDB's, not MongoDB's.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sys
 from pathlib import Path
 
 from loadtower.sandbox import clickhouse_service as ch
-from loadtower.sandbox import tls_certs
+from loadtower.sandbox import mongodb_service as mongo
 from loadtower.sandbox.auth import USERNAME, password_file
 from loadtower.sandbox.state import SandboxState
 
@@ -81,11 +83,48 @@ def clickhouse_lines(directory: Path, state: SandboxState) -> list[str]:
     ]
 
 
+def mongodb_action(directory: Path, action: str) -> str:
+    argv = [sys.executable, "-m", "loadtower", "sandbox", "mongodb", action]
+    return shlex.join([*argv, "--dir", str(directory)])
+
+
+def mongodb_lines(directory: Path, state: SandboxState) -> list[str]:
+    """``[mongodb]`` credentials and the host mongo1 (FerretDB)."""
+    if not mongo.enabled(state):
+        return []
+    return [
+        f"# mongo1: {mongo.ENGINE} speaking the MongoDB protocol.",
+        "# Its TIMINGS ARE FERRETDB'S, NOT MONGODB'S (a Go proxy over SQLite files).",
+        "[mongodb]",
+        f"port = {state.ports[mongo.SERVICE]}",
+        f"username = {q(mongo.USERNAME)}",
+        f"password_file = {q(str(mongo.password_file(directory)))}",
+        "",
+        f"[hosts.{mongo.HOST}]",
+        f"address = {q(mongo.address(state))}",
+        'ssh_host = "127.0.0.1"',
+        'roles = ["db"]',
+        'engine = "mongodb"',
+        f"node_exporter = {q('127.0.0.1:' + str(state.ports['node_exporter']))}",
+        "",
+        f"[hosts.{mongo.HOST}.actions]",
+        *(f"{a} = {q(mongodb_action(directory, a))}" for a in mongo.ACTIONS),
+        "",
+    ]
+
+
+def client_tls_files(directory: Path) -> tuple[Path, Path, Path]:
+    """(CA, client certificate, client key) that sandbox/tls_certs.py writes in DIR/tls/
+    (named here: that module needs cryptography, this one runs without it)."""
+    tls = directory / "tls"
+    return tls / "ca.pem", tls / "client.pem", tls / "client.key"
+
+
 def tls_lines(directory: Path, state: SandboxState) -> list[str]:
     """``[cassandra]``'s TLS keys when the sandbox runs Cassandra with TLS."""
     if not state.tls:
         return []
-    ca, cert, key = tls_certs.client_files(directory)
+    ca, cert, key = client_tls_files(directory)
     return [
         "tls = true",
         f"tls_ca_file = {q(str(ca))}",
@@ -130,6 +169,7 @@ def render(directory: Path, state: SandboxState) -> str:
             "",
         ]
     lines += clickhouse_lines(directory, state)
+    lines += mongodb_lines(directory, state)
     lines += [
         "[hosts.agent1]",
         'address = "127.0.0.1"',

@@ -75,7 +75,7 @@ def fetch_jars(
     if quiet:
         cmd.insert(1, "-q")
     try:
-        code, out, err = _run_bounded(cmd, work, quiet, timeout)
+        code, out, err = run_bounded(cmd, work, quiet, timeout)
     except subprocess.TimeoutExpired:  # mvn and its JVM are killed; no marker is written
         raise LoadtowerError(
             f"fetching cassandra-all {version} with Maven did not finish within "
@@ -91,11 +91,18 @@ def fetch_jars(
     return lib
 
 
-def _run_bounded(cmd: list[str], cwd: Path, quiet: bool, timeout: float) -> tuple[int, str, str]:
-    """Run ``cmd`` in its own process group; kill the whole group after ``timeout``."""
+def run_bounded(
+    cmd: list[str],
+    cwd: Path,
+    quiet: bool,
+    timeout: float,
+    env: dict[str, str] | None = None,
+) -> tuple[int, str, str]:
+    """Run ``cmd`` in its own process group; kill the whole group after ``timeout``.
+    Shared with the FerretDB build (sandbox/ferretdb.py)."""
     pipe = subprocess.PIPE if quiet else None
     proc = subprocess.Popen(
-        cmd, cwd=cwd, stdout=pipe, stderr=pipe, text=True, start_new_session=True
+        cmd, cwd=cwd, stdout=pipe, stderr=pipe, text=True, start_new_session=True, env=env
     )
     try:
         out, err = proc.communicate(timeout=timeout)

@@ -1,6 +1,8 @@
 """The local sandbox: real Cassandra nodes, node_exporter, Prometheus and sshd on loopback,
 plus a ClickHouse host (ClickHouse's engine, chdb, behind a small HTTP endpoint whose
-timings mean nothing: sandbox/clickhouse_service.py) when chdb is importable.
+timings mean nothing: sandbox/clickhouse_service.py) when chdb is importable, and a
+MongoDB host (FerretDB on SQLite, whose timings are FerretDB's:
+sandbox/mongodb_service.py) when FerretDB is built.
 
 ``Sandbox(dir).up()`` starts what is not running and waits until each service
 answers; ``down()`` stops everything the sandbox started (safe when idle);
@@ -15,14 +17,19 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loadtower.errors import LoadtowerError
-from loadtower.sandbox import auth, inventory_file, metrics_services, ssh_server, tls_certs
+from loadtower.sandbox import auth, inventory_file, metrics_services, ssh_server
 from loadtower.sandbox import clickhouse_service as ch
+from loadtower.sandbox import mongodb_service as mongo
 from loadtower.sandbox import processes as procs
 from loadtower.sandbox import state as st
 from loadtower.sandbox.cassandra_node import NodeSpec, NodeTls, check_java
 from loadtower.sandbox.jars import CASSANDRA_VERSION, fetch_jars
+
+if TYPE_CHECKING:  # cryptography is imported only by a sandbox with TLS
+    from loadtower.sandbox.tls_certs import TlsFiles
 
 SERVICES = ("node_exporter", "prometheus", "sshd")
 
@@ -36,10 +43,12 @@ class Sandbox:
         first_address: str = "127.0.0.1",
         heap: str = "1G",
         clickhouse: bool | None = None,
+        mongodb: bool | None = None,
         tls: bool = False,
     ) -> None:
         """``clickhouse``: run the sandbox's ClickHouse host (None: when chdb is importable);
-        ``tls``: Cassandra with client encryption required (certificates in DIR/tls/)."""
+        ``mongodb``: its MongoDB host, FerretDB (None: when FerretDB is built); ``tls``:
+        Cassandra with client encryption required (certificates in DIR/tls/)."""
         if cassandra_nodes < 1:
             raise LoadtowerError("--cassandra-nodes must be at least 1")
         self.dir = Path(directory).resolve()
@@ -50,6 +59,7 @@ class Sandbox:
             raise LoadtowerError(f"--first-address {first_address} is not a loopback address")
         self.heap = heap
         self.clickhouse = clickhouse
+        self.mongodb = mongodb
         self.tls = tls
 
     # ---- layout -------------------------------------------------------------------------
@@ -70,8 +80,10 @@ class Sandbox:
             tls=self._node_tls(state, index),
         )
 
-    def tls_files(self, state: st.SandboxState) -> tls_certs.TlsFiles:
+    def tls_files(self, state: st.SandboxState) -> TlsFiles:
         """The CA, node and client certificates (made once, reused while valid)."""
+        from loadtower.sandbox import tls_certs
+
         return tls_certs.make(
             self.dir, {f"db{i}": [n.address] for i, n in sorted(state.nodes.items())}
         )
@@ -88,7 +100,9 @@ class Sandbox:
         files = self.tls_files(state)
         return auth.ClientTls(ca=files.ca, cert=files.client_cert, key=files.client_key)
 
-    def _plan(self, old: st.SandboxState | None, clickhouse: bool) -> st.SandboxState:
+    def _plan(
+        self, old: st.SandboxState | None, clickhouse: bool, mongodb: bool = False
+    ) -> st.SandboxState:
         """Ports and nodes: kept from an earlier `up` when still free, chosen afresh otherwise."""
         total = self.cassandra_nodes + self.standby
         if old and len(old.nodes) >= self.cassandra_nodes:
@@ -116,6 +130,8 @@ class Sandbox:
         }
         if clickhouse:
             state.ports["clickhouse"] = pick("clickhouse", addresses[:1], ch.PREFERRED_PORT)
+        if mongodb:
+            state.ports[mongo.SERVICE] = pick(mongo.SERVICE, addresses[:1], mongo.PREFERRED_PORT)
         for i in range(1, total + 1):
             prev_node = old.nodes.get(i) if old else None
             jmx = procs.free_port(
@@ -136,6 +152,7 @@ class Sandbox:
         fetch_jars()
         check_java()
         clickhouse = self._clickhouse_wanted()
+        mongodb = self._mongodb_wanted()
         self.dir.mkdir(parents=True, exist_ok=True)
         with st.locked(self.dir):
             old = st.load(self.dir)
@@ -143,11 +160,12 @@ class Sandbox:
                 self._refuse_resize(old)
                 # Cassandra and the services run: only ClickHouse may need starting/stopping
                 self._reconcile_clickhouse(old, clickhouse, timeout)
+                mongo.reconcile(self.dir, old, mongodb, self._wait, timeout)
                 inventory_file.write(self.dir, old)
                 return self.info()
             if old:
                 self._stop_all(old)  # half-up: start again from a clean slate
-            state = self._plan(old, clickhouse)
+            state = self._plan(old, clickhouse, mongodb)
             st.save(self.dir, state)
             try:
                 self._start_services(state, timeout)
@@ -159,6 +177,8 @@ class Sandbox:
                 st.save(self.dir, state)
                 if clickhouse:
                     self._start_clickhouse(state, timeout)
+                if mongodb:
+                    mongo.start(self.dir, state, self._wait, timeout)
             except BaseException:
                 self._stop_all(state)
                 st.save(self.dir, state)
@@ -216,6 +236,18 @@ class Sandbox:
                 "or use --no-clickhouse"
             )
         return self.clickhouse
+
+    def _mongodb_wanted(self) -> bool:
+        if self.mongodb is None:
+            return mongo.available()
+        if self.mongodb and not mongo.available():
+            raise LoadtowerError(f"--mongodb: {mongo.missing_reason()}; or use --no-mongodb")
+        return self.mongodb
+
+    def mongodb_action(self, action: str, timeout: float = 60.0) -> tuple[bool, str]:
+        """start / stop / kill / restart / status of the MongoDB host: (running, a line)."""
+        with st.locked(self.dir):
+            return mongo.act(self.dir, self._require_state(), action, self._wait, timeout)
 
     def _reconcile_clickhouse(self, state: st.SandboxState, wanted: bool, timeout: float) -> None:
         """Start the ClickHouse host when wanted and not running; stop and drop it when not
@@ -350,7 +382,7 @@ class Sandbox:
 
     def _all_alive(self, state: st.SandboxState) -> bool:
         clickhouse = not ch.enabled(state) or procs.is_alive(state.services.get("clickhouse"))
-        return self._core_alive(state) and clickhouse
+        return self._core_alive(state) and clickhouse and mongo.alive(state)
 
     def _require_state(self) -> st.SandboxState:
         state = st.load(self.dir)
@@ -419,12 +451,13 @@ class Sandbox:
                 "up": services["sshd"],
             },
             "clickhouse": self._clickhouse_info(state),
+            "mongodb": mongo.info(self.dir, state),
         }
 
     def _tls_info(self, state: st.SandboxState) -> dict | None:
         if not state.tls:
             return None
-        ca, cert, key = tls_certs.client_files(self.dir)
+        ca, cert, key = inventory_file.client_tls_files(self.dir)
         return {"ca": str(ca), "cert": str(cert), "key": str(key)}
 
     def _clickhouse_info(self, state: st.SandboxState) -> dict:
@@ -455,6 +488,7 @@ class Sandbox:
         if "clickhouse" in state.services:
             procs.stop(state.services["clickhouse"])
             state.services["clickhouse"] = None
+        mongo.stop(state)
         for node in state.nodes.values():
             procs.stop(node.process)
             node.process = None

@@ -51,8 +51,9 @@ def tls_dir(directory: Path) -> Path:
 
 def client_files(directory: Path) -> tuple[Path, Path, Path]:
     """(CA, client certificate, client key) paths of the sandbox in ``directory``."""
-    out = tls_dir(Path(directory))
-    return out / "ca.pem", out / "client.pem", out / "client.key"
+    from loadtower.sandbox.inventory_file import client_tls_files
+
+    return client_tls_files(Path(directory))
 
 
 def make(directory: Path | str, nodes: dict[str, list[str]]) -> TlsFiles:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from loadtower.errors import ConfigError
 from loadtower.scenarios.identifiers import cql_name_problem
 from loadtower.scenarios.models import (
-    CLICKHOUSE_ONLY,
     CQL_ENGINES,
+    DEFAULT_PORTS,
+    ENGINE_ONLY_KEYS,
     CompactionPhase,
     FaultPhase,
     Inventory,
@@ -20,6 +21,7 @@ from loadtower.scenarios.models import (
 from loadtower.scenarios.toml_lines import LineIndex, Path, format_path
 
 UPSERT_OPS = ("update", "read_modify_write")
+ENGINE_TITLES = {"clickhouse": "ClickHouse", "mongodb": "MongoDB"}
 
 
 class _Reporter:
@@ -75,14 +77,19 @@ def check_targets(scenario: Scenario, source: str, file: str) -> None:
     for name in scenario.targets or [None]:
         single = scenario.for_target(name) if name else scenario
         target, engine, where = single.target, single.engine, _target_path(scenario, name)
-        if engine in CQL_ENGINES:
-            _check_cql_names(scenario, single, where, sc)
-            for key in CLICKHOUSE_ONLY:
-                if getattr(target, key) is not None:
+        for owner, keys in ENGINE_ONLY_KEYS.items():
+            for key in keys:
+                if owner != engine and getattr(target, key) is not None:
                     raise sc.fail(
                         (*where, key),
-                        f"'{key}' is a ClickHouse key; this target's engine is '{engine}'",
+                        f"'{key}' is a {ENGINE_TITLES[owner]} key; this target's engine is "
+                        f"'{engine}'",
                     )
+        if engine in CQL_ENGINES:
+            _check_cql_names(scenario, single, where, sc)
+            continue
+        if engine == "mongodb":
+            _check_mongodb_schemas(scenario, sc)
             continue
         mix_ops = {
             op
@@ -121,6 +128,19 @@ def check_targets(scenario: Scenario, source: str, file: str) -> None:
                 )
 
 
+def _check_mongodb_schemas(scenario: Scenario, sc: _Reporter) -> None:
+    """The mongodb engine has the ycsb schema only (agents/mongodb/backend.py)."""
+    from loadtower.agents.mongodb.backend import SCHEMAS
+
+    for w in _used_workloads(scenario):
+        schema = scenario.workloads[w].schema_name
+        if schema not in SCHEMAS:
+            raise sc.fail(
+                ("workloads", w, "schema"),
+                f"the mongodb engine has no '{schema}' schema (only {', '.join(SCHEMAS)})",
+            )
+
+
 def _check_cql_names(scenario: Scenario, single: Scenario, where: Path, sc: _Reporter) -> None:
     """A CQL target's keyspace and tables are CQL identifiers (stricter than NAME)."""
     names: list[tuple[Path, str | None]] = [
@@ -135,7 +155,7 @@ def _check_cql_names(scenario: Scenario, single: Scenario, where: Path, sc: _Rep
 
 
 def _check_inventory(inventory: Inventory, inv: _Reporter) -> None:
-    for engine in ("cassandra", "scylla", "clickhouse"):
+    for engine in DEFAULT_PORTS:
         creds = inventory.credentials(engine)
         given = [k for k in ("password", "password_env", "password_file") if getattr(creds, k)]
         if len(given) > 1:
@@ -281,6 +301,13 @@ def _check_phases(
             for _tname, single in singles:
                 for host in phase.hosts or target_hosts(single, inventory):
                     entry = inventory.hosts[host]
+                    if entry.engine == "mongodb":
+                        raise sc.fail(
+                            ("phases", i),
+                            f"a compaction phase is not supported for mongodb (host '{host}'"
+                            f"{f' of target {_tname}' if _tname else ''}): MongoDB has no "
+                            "major compaction to trigger and wait for",
+                        )
                     # ClickHouse: loadtower runs OPTIMIZE TABLE ... FINAL itself
                     if entry.engine in CQL_ENGINES and "compact" not in entry.actions:
                         raise sc.fail(

@@ -26,8 +26,8 @@ from loadtower.scenarios.identifiers import (
 from loadtower.scenarios.presets import OPS, PRESETS, SCHEMAS
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
-Engine = Literal["cassandra", "scylla", "clickhouse"]
-DEFAULT_PORTS = {"cassandra": 9042, "scylla": 9042, "clickhouse": 8123}
+Engine = Literal["cassandra", "scylla", "clickhouse", "mongodb"]
+DEFAULT_PORTS = {"cassandra": 9042, "scylla": 9042, "clickhouse": 8123, "mongodb": 27017}
 CQL_ENGINES = frozenset({"cassandra", "scylla"})
 PositiveInt = Annotated[int, Field(gt=0)]
 
@@ -102,6 +102,11 @@ class Target(Strict):
     replication: dict[
         Annotated[str, Field(min_length=1, max_length=128)], Annotated[int, Field(gt=0, le=MAX_RF)]
     ] | None = None
+    # MongoDB only (see docs/engines.md): the write concern's w and the read preference
+    write_concern: Literal["majority"] | Annotated[int, Field(ge=0, le=50)] | None = None
+    read_preference: (
+        Literal["primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest"] | None
+    ) = None
 
     @model_validator(mode="after")
     def _one_replication(self) -> Target:
@@ -123,6 +128,9 @@ class Target(Strict):
 DC_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 CLICKHOUSE_ONLY = ("table_engine", "order_by", "skip_indexes", "delete_mode", "update_mode")
+MONGODB_ONLY = ("write_concern", "read_preference")
+# target keys that only one engine knows: a target of another engine with one is an error
+ENGINE_ONLY_KEYS = {"clickhouse": CLICKHOUSE_ONLY, "mongodb": MONGODB_ONLY}
 
 
 class NamedTarget(Target):
@@ -440,6 +448,7 @@ class Inventory(Strict):
     cassandra: Credentials = Field(default_factory=Credentials)
     scylla: Credentials = Field(default_factory=Credentials)
     clickhouse: Credentials = Field(default_factory=Credentials)
+    mongodb: Credentials = Field(default_factory=Credentials)
     hosts: Annotated[dict[HostName, Host], Field(min_length=1)]
 
     def with_role(self, role: str, include_standby: bool = False) -> dict[str, Host]:

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what loadtower needs on a fresh Debian machine: system packages (Java,
-# Maven, sshd, Prometheus, node_exporter, tmux, sudo, and python3-venv when Python lacks
-# ensurepip), a Python venv with loadtower and its dev dependencies (.venv), the
-# Cassandra 5.0.6 jars and the agent wheelhouse for /usr/bin/python3 (both cached in
-# ~/.cache/loadtower). Idempotent: skips what is
+# Maven, sshd, Prometheus, node_exporter, tmux, sudo, Go where Debian's is new enough,
+# and python3-venv when Python lacks ensurepip), a Python venv with loadtower and its
+# dev dependencies (.venv), the Cassandra 5.0.6 jars, FerretDB v1.24.2 built from the Go
+# module proxy when Go is here, and the agent wheelhouse for /usr/bin/python3 (all
+# cached in ~/.cache/loadtower; without Go the sandbox runs without MongoDB, or, with
+# LOADTOWER_REQUIRE_MONGODB=1 as in CI, this script fails). Idempotent: skips what is
 # already there. `make` runs it when pyproject.toml, setup.py or this script changed
 # (stamp file .venv/.installed); run it by hand to repair an installation.
 set -euo pipefail
@@ -39,6 +41,20 @@ command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporte
 command -v tmux >/dev/null || need+=(tmux)
 command -v ip >/dev/null || need+=(iproute2)
 [ -x /usr/bin/sudo ] || need+=(sudo) # the cluster sandbox's sudo rules for ltsandbox
+# Go builds FerretDB (the sandbox's MongoDB-protocol server) once. Debian's golang-go
+# only where it is 1.21 or newer (it then fetches the 1.24 toolchain FerretDB asks for
+# from the module proxy itself); bookworm's 1.19 cannot build it: Go from go.dev/dl.
+if ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then
+  go_candidate=$(apt-cache policy golang-go 2>/dev/null |
+    sed -n 's/^ *Candidate: *\([0-9]*:\)\{0,1\}\([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\2.\3/p')
+  if [ -n "$go_candidate" ] && [ "${go_candidate%.*}" -ge 1 ] && [ "${go_candidate#*.}" -ge 21 ]; then
+    need+=(golang-go)
+  elif [ "${LOADTOWER_REQUIRE_MONGODB:-}" = 1 ]; then
+    die "LOADTOWER_REQUIRE_MONGODB=1 but there is no Go 1.21+ here (apt's golang-go is ${go_candidate:-none}): install Go 1.24 from https://go.dev/dl/ into /usr/local/go"
+  else
+    echo "install: no Go 1.21+ here (apt's golang-go is ${go_candidate:-none}): the sandbox will run without MongoDB (FerretDB); Go from https://go.dev/dl/ adds it"
+  fi
+fi
 # Debian ships ensurepip (which `python3 -m venv` needs) in python3.X-venv
 venv_ready() { "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1 && "$PYTHON" -m ensurepip --version >/dev/null 2>&1; }
 venv_pkg=""
@@ -73,7 +89,7 @@ fi
 .venv/bin/python -m pip install -q -e ".[dev]"
 .venv/bin/python -m loadtower.numba_warm  # compile the store's and agents' loops once (numba cache)
 
-.venv/bin/loadtower sandbox fetch
+.venv/bin/loadtower sandbox fetch  # Cassandra jars; FerretDB too when Go is here
 # the agent wheelhouse for Debian's python3 (what the cluster sandbox's agent hosts run),
 # so `--bootstrap-agents` in the tests copies it without downloading (about 110 MB;
 # 3 s from pip's cache, 4-5 s with an empty one here); a failure here is not fatal

@@ -1,4 +1,8 @@
-"""Experiment 1's table: per phase and op type, each engine's ops/s, median, p90 and min.
+"""The engines table: per phase and op type, each engine's figures side by side.
+
+Experiment 1's columns (ops/s, median, p90, min) and study 4's (operations, ops/s,
+average, min, max, p95, p99 and the return codes: ``OK`` and the errors by class), all
+from the same rows.
 
 The sides are the targets of the runs: a run of a scenario with ``[targets.*]`` has
 phases named ``TARGET:PHASE``, each recorded with its target and engine; a run of a
@@ -6,7 +10,10 @@ single-target scenario is one side named after its engine. Latencies come from t
 per-phase HDR histograms (``op_phase``), merged for the ``total`` row, so every figure
 is exact to the histograms' resolution (1 us below 2.048 ms, 3 significant digits above).
 ``min`` is what hdrh's ``get_min_value`` gives for the merged histogram: the lowest
-value of the first non-empty bucket.
+value of the first non-empty bucket; ``avg`` is hdrh's ``get_mean_value`` (each bucket
+at its median-equivalent value). Errors by class are summed from the per-second rows
+(``op_second.errors_by_class``), the classes the agents counted (e.g. MongoDB's
+``MongoNetwork``, ``MongoTimeout``).
 
 ``ops_per_s`` is ``phase_rate.py``'s figure: the ops over the phase's measured duration
 (every op type of a phase, and its ``total``, over that phase's duration), as in
@@ -42,18 +49,53 @@ def counts_of(blob: bytes | None) -> np.ndarray:
     return np.bincount(idx, weights=cnt, minlength=hdr.COUNTS_LEN).astype(np.int64)
 
 
+MEDIAN_EQUIVALENT = hdr.LOW_VALUES + ((hdr.HIGH_VALUES - hdr.LOW_VALUES + 1) >> 1)
+LATENCY_KEYS = ("avg_ms", "median_ms", "p90_ms", "p95_ms", "p99_ms", "min_ms", "max_ms")
+
+
 def latency_ms(counts: np.ndarray) -> dict[str, float | None]:
-    """median, p90, min and max (ms) of dense counts; None when empty."""
+    """avg, median, p90, p95, p99, min and max (ms) of dense counts; None when empty."""
     if not counts.any():
-        return dict.fromkeys(("median_ms", "p90_ms", "min_ms", "max_ms"))
+        return dict.fromkeys(LATENCY_KEYS)
     stats = hdr.dense_stats(counts[None, :])[0]
+    p95, p99 = hdr.dense_percentiles(counts[None, :], (95.0, 99.0))[0]
     first = int(np.flatnonzero(counts)[0])
+    mean_us = float((counts * MEDIAN_EQUIVALENT).sum()) / float(counts.sum())
     return {
+        "avg_ms": mean_us / 1000.0,
         "median_ms": float(stats[0]),
         "p90_ms": float(stats[1]),
+        "p95_ms": float(p95),
+        "p99_ms": float(p99),
         "min_ms": float(LOW_VALUES[first]) / 1000.0,
         "max_ms": float(stats[4]),
     }
+
+
+def error_classes(con: Any, run_id: str) -> dict[tuple[str, str], dict[str, int]]:
+    """(phase, op) -> {error class: count} of one run, from the per-second rows."""
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for phase, op, blob in con.execute(
+        "SELECT phase, op, errors_by_class FROM op_second WHERE run_id = ? AND errors > 0 "
+        "AND errors_by_class IS NOT NULL",
+        [run_id],
+    ).fetchall():
+        classes = out.setdefault((phase, op), {})
+        for name, count in (json.loads(blob) or {}).items():
+            classes[name] = classes.get(name, 0) + int(count)
+    return out
+
+
+def return_codes(ops: int, errors: int, classes: dict[str, int]) -> dict[str, int]:
+    """``{"OK": ops without error, CLASS: count, ...}``, classes by count (most first);
+    errors whose class the store lacks are ``unclassified``."""
+    codes = {"OK": ops - errors}
+    for name, count in sorted(classes.items(), key=lambda kv: (-kv[1], kv[0])):
+        codes[name] = count
+    missing = errors - sum(classes.values())
+    if missing > 0:
+        codes["unclassified"] = missing
+    return codes
 
 
 def _scenario_engine(text: str | None) -> str:
@@ -152,6 +194,7 @@ def engine_table(
         side_sets = {run: {s[0] for s in sides[run].values()} for run in run_ids}
         for run in run_ids:
             durations = phase_durations(con, run)
+            classes_of = error_classes(con, run)
             rows = con.execute(
                 f"SELECT phase, op, ops, errors, {column} FROM op_phase "
                 "WHERE run_id = ? ORDER BY first_ts, op",
@@ -179,10 +222,13 @@ def engine_table(
                             "phases": set(),
                             "duration_s": 0.0,
                             "counts": np.zeros(hdr.COUNTS_LEN, np.int64),
+                            "classes": {},
                         },
                     )
                     g["ops"] += int(ops)
                     g["errors"] += int(errors)
+                    for cls, count in classes_of.get((name, op), {}).items():
+                        g["classes"][cls] = g["classes"].get(cls, 0) + count
                     if (run, name) not in g["phases"]:  # a phase's duration counts once
                         g["phases"].add((run, name))
                         g["duration_s"] += durations.get(name) or 0.0
@@ -210,9 +256,15 @@ def engine_table(
                 "duration_s": round(g["duration_s"], 3),
                 **latency_ms(g["counts"]),
                 "errors": g["errors"],
+                "return_codes": return_codes(g["ops"], g["errors"], g["classes"]),
             }
         )
     return out
+
+
+def codes_text(codes: dict[str, int]) -> str:
+    """``OK 1,234, MongoNetwork 12``: a row's return codes as the CLI and report show them."""
+    return ", ".join(f"{name} {count:,}" for name, count in codes.items())
 
 
 def run_sides(store_path: Path | str, run_id: str) -> list[tuple[str, str]]:

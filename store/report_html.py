@@ -18,6 +18,10 @@ table.results td,table.results th{border:1px solid #ccc;padding:3px 8px;text-ali
 table.results th{background:#f4f4f4}.chart{display:block;margin:8px 0}"""
 COLUMNS = ["phase", "op", "ops", "duration_s", "ops_per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms"]
 COLUMNS += ["errors"]
+# the engines table of a run with several targets (engine_compare.engine_table, as
+# `loadtower compare RUN` prints it): study 4's figures per workload and engine
+ENGINE_COLUMNS = ["phase", "op", "engine", "ops", "ops_per_s", "avg_ms", "min_ms", "max_ms"]
+ENGINE_COLUMNS += ["p95_ms", "p99_ms", "return_codes"]
 STEP_COLUMNS = ["ramp", "label", "asked", "unit", "ops", "duration_s", "achieved_ops_per_s"]
 STEP_COLUMNS += ["p50_ms", "p90_ms", "p99_ms", "errors", "passed", "why"]
 
@@ -45,6 +49,19 @@ def _series(rows: list[dict[str, Any]], key: str, value: str, t0: float) -> dict
     return dict(out)
 
 
+def _engines(store: Path, run_id: str) -> str:
+    """The engines table for a run of several targets (e.g. ycsb-suite), else ""."""
+    from loadtower.store.engine_compare import codes_text, engine_table, run_sides
+
+    if len(run_sides(store, run_id)) < 2:
+        return ""
+    rows = [
+        {**r, "engine": r["target"], "return_codes": codes_text(r["return_codes"])}
+        for r in engine_table(store, [run_id])
+    ]
+    return f"<h2>Engines (response time, ms)</h2>{_table(rows, ENGINE_COLUMNS)}"
+
+
 def render(reader: StoreReader, run_id: str) -> str:
     run = reader.run(run_id)
     phases = reader.phases(run_id)
@@ -64,6 +81,7 @@ def render(reader: StoreReader, run_id: str) -> str:
     ]
     steps = reader.ramp_steps(run_id)
     ramp = f"<h2>Ramp steps</h2>{_table(steps, STEP_COLUMNS)}" if steps else ""
+    engines = _engines(reader.path, run_id)
     phase_rows = "".join(
         f"<li>{escape(p['name'])} ({escape(p['type'] or '')}): "
         f"{_fmt((p['ended'] or p['started']) - p['started'])} s</li>"
@@ -77,7 +95,7 @@ def render(reader: StoreReader, run_id: str) -> str:
         f"{escape(run['name'] or '')}</h1><p>scenario {escape(run['scenario'] or '')}, "
         f"started {started}, status <b>{escape(run['status'] or '')}</b>"
         f"{': ' + escape(run['reason']) if run['reason'] else ''}</p><ul>{phase_rows}</ul>"
-        f"<h2>Results per phase and op</h2>{_table(summary, COLUMNS)}{ramp}"
+        f"<h2>Results per phase and op</h2>{_table(summary, COLUMNS)}{engines}{ramp}"
         f"<h2>Charts</h2>{''.join(charts)}</body></html>"
     )
 

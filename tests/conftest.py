@@ -11,6 +11,12 @@ processes), and no process whose command line or working directory names DIR.
 Set LOADTOWER_TEST_SANDBOX=DIR to reuse a sandbox you brought up yourself
 (`loadtower sandbox up --dir DIR`); its `loadtower sandbox status --dir DIR --json`
 is then the fixture's value, and it is left running.
+
+`mongodb`: that sandbox's MongoDB host (FerretDB, `info()["mongodb"]`). The sandbox runs
+it when FerretDB is built (`loadtower sandbox fetch` with Go on PATH); without it the
+tests that need it skip with the reason, except under LOADTOWER_REQUIRE_MONGODB=1 (CI:
+.ci/run sets it), where the sandbox is brought up with `--mongodb` and a missing
+FerretDB fails the session instead of skipping tests silently.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from pathlib import Path
 import pytest
 
 UP_TIMEOUT_S = 480  # the CLI waits up to 240 s per service itself
+REQUIRE_MONGODB = os.environ.get("LOADTOWER_REQUIRE_MONGODB") == "1"
 DOWN_TIMEOUT_S = 180
 
 
@@ -93,6 +100,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 
     directory = tmp_path_factory.mktemp("sandbox").resolve()
     up = ["sandbox", "up", "--dir", str(directory), "--cassandra-nodes", "1", "--standby", "1"]
+    if REQUIRE_MONGODB:
+        up.append("--mongodb")  # FerretDB not built: `up` fails with the reason
     try:
         yield parse_info(run_cli([*up, "--timeout", "240", "--json"], timeout=UP_TIMEOUT_S))
     finally:
@@ -101,3 +110,15 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         left = leftovers.still_running()
         assert down.returncode == 0, f"`loadtower sandbox down` failed: {down.stderr[-2000:]}"
         assert left == [], f"the sandbox left processes running: {left}"
+
+
+@pytest.fixture(scope="session")
+def mongodb(sandbox: dict) -> dict:
+    """The sandbox's MongoDB host (FerretDB): url, port, username, password, ... ."""
+    info = sandbox.get("mongodb") or {}
+    if not info.get("enabled"):
+        reason = info.get("reason") or "the sandbox runs no MongoDB host"
+        if REQUIRE_MONGODB:
+            pytest.fail(f"LOADTOWER_REQUIRE_MONGODB=1 but {reason}")
+        pytest.skip(reason)
+    return info

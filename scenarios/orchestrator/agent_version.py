@@ -141,9 +141,8 @@ class AgentVersions:
             except LoadtowerError as exc:
                 if not fast:
                     raise LoadtowerError(f"agent host {name}: {exc}") from None
-                self.sinks.event("agents", f"agent host {name}: no wheels with acsylla for "
-                                 f"{target.describe()} ({exc}); installing without [fast]",
-                                 host=name)
+                self.sinks.event("agents", f"agent host {name}: the wheels with acsylla "
+                                 f"([fast]) failed ({exc}); trying without [fast]", host=name)
                 fast = False
                 try:
                     path, cached = await asyncio.to_thread(build_wheelhouse, target, fast)

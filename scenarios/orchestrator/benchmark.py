@@ -153,8 +153,8 @@ class Orchestrator:
 
     async def _phases(self, ctx: PhaseContext, writer: Any, sinks: Sinks) -> None:
         """The phases in order; with ``[targets.*]`` once per target (``targets.py``)."""
-        from loadtower.scenarios.orchestrator.clickhouse_node import warn_sandbox_endpoints
         from loadtower.scenarios.orchestrator.coordinators import PhaseCoordinators
+        from loadtower.scenarios.orchestrator.engines import hook
         from loadtower.scenarios.orchestrator.targets import (
             check_passwords,
             phase_prefix,
@@ -170,7 +170,9 @@ class Orchestrator:
             ctx.plan = plan
             if target:
                 sinks.event("target", f"target {target} ({plan.scenario.engine}) starts")
-            await warn_sandbox_endpoints(ctx)  # ClickHouse on the sandbox: timings mean nothing
+            before_target = hook(plan.scenario.engine, "before_target")
+            if before_target is not None:  # pre-flight checks, what the timings mean
+                await before_target(ctx)
             for index, phase in enumerate(plan.scenario.phases):
                 if self.control.stop_requested.is_set():
                     return
@@ -260,6 +262,7 @@ class Orchestrator:
             on_warning=lambda host, message: sinks.event("warning", message, host=host or None),
             on_note=lambda host, message: sinks.event("node_metrics", message, host=host),
         )
+        engine_stats = self._engine_stats(pool, sinks, hosts)
         try:
             async for sample in sampler.samples():
                 sinks.node_sample(sample)
@@ -268,5 +271,40 @@ class Orchestrator:
         except Exception as exc:  # noqa: BLE001 - metrics loss must not end the run
             sinks.event("warning", f"node metrics stopped: {type(exc).__name__}: {exc}")
         finally:
+            for task in engine_stats:
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.gather(*engine_stats, return_exceptions=True)
             with contextlib.suppress(Exception):
                 await sampler.close()
+
+    def _engine_stats(self, pool: Any, sinks: Sinks, hosts: list[str]) -> list[asyncio.Task]:
+        """A task per DB host whose engine has its own figures (``engines.py``'s
+        ``node_stats``, e.g. MongoDB's serverStatus): ``node_stats`` events beside the
+        node samples, whose columns are fixed."""
+        from loadtower.scenarios.orchestrator.engines import hook
+
+        tasks = []
+        interval = float(self.plan.inventory.metrics.interval)
+        for host in hosts:
+            node_stats = hook(self.plan.inventory.hosts[host].engine, "node_stats")
+            if node_stats is None:
+                continue
+
+            def emit(message: str, data: dict, host: str = host) -> None:
+                sinks.event("node_stats", message, host=host, data=data)
+
+            tasks.append(asyncio.create_task(
+                _quietly(node_stats(pool, self.plan, host, emit, interval), sinks, host)))
+        return tasks
+
+
+async def _quietly(stats: Any, sinks: Sinks, host: str) -> None:
+    """An engine's node stats until cancelled; a failure is one warning, not the run's."""
+    try:
+        await stats
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - metrics loss must not end the run
+        sinks.event("warning", f"node stats of {host} stopped: {type(exc).__name__}: {exc}",
+                    host=host)

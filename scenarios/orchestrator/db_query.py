@@ -117,9 +117,8 @@ async def db_version(
     actions: Any, plan: Plan, host: str, timeout: float = QUERY_TIMEOUT_S
 ) -> dict[str, Any]:
     """``{"engine": ..., "version": ...}`` of DB host `host`: Cassandra's and Scylla's
-    ``release_version`` (and Scylla's own version), ClickHouse's ``version()``."""
-    from loadtower.scenarios.orchestrator.secrets import engine_password
-
+    ``release_version`` (and Scylla's own version); other engines' from their ``version``
+    hook (``engines.py``: ClickHouse's ``version()``, MongoDB's ``buildInfo``)."""
     inventory = plan.inventory
     engine = str(inventory.hosts[host].engine)
     if engine in CQL_ENGINES:
@@ -133,9 +132,24 @@ async def db_version(
                                       "SELECT version FROM system.versions", timeout)
                 found["scylla_version"] = more[0]["version"] if more else None
         return found
-    creds = inventory.credentials(engine)
-    address, port = inventory.hosts[host].address, inventory.db_port(host, engine)
-    password = engine_password(plan, engine)
+    from loadtower.scenarios.orchestrator.engines import hook
+
+    found_version = hook(engine, "version")
+    if found_version is None:
+        raise ValueError(f"loadtower cannot ask a {engine} server for its version")
+    return {"engine": engine, **await found_version(actions, plan, host, timeout)}
+
+
+async def clickhouse_version(
+    actions: Any, plan: Plan, host: str, timeout: float = QUERY_TIMEOUT_S
+) -> dict[str, Any]:
+    """``{"version": ...}`` of ClickHouse host `host`: ``SELECT version()``."""
+    from loadtower.scenarios.orchestrator.secrets import engine_password
+
+    inventory = plan.inventory
+    creds = inventory.credentials("clickhouse")
+    address, port = inventory.hosts[host].address, inventory.db_port(host, "clickhouse")
+    password = engine_password(plan, "clickhouse")
     async with reach(actions, host, address, port) as (point, local_port):
         version = await asyncio.wait_for(
             asyncio.to_thread(
@@ -144,4 +158,4 @@ async def db_version(
             ),
             timeout * 3,
         )
-    return {"engine": engine, "version": version}
+    return {"version": version}

@@ -18,10 +18,13 @@ PACKAGES = (
     "duckdb",
     "asyncssh",
     "clickhouse-connect",
+    "pymongo",
     "textual",
 )
 # what an agent host's Python has of what makes the load (its drivers)
-AGENT_PACKAGES = ("cassandra-driver", "acsylla", "clickhouse-connect", "locust", "hdrhistogram")
+AGENT_PACKAGES = (
+    "cassandra-driver", "acsylla", "clickhouse-connect", "pymongo", "locust", "hdrhistogram"
+)
 AGENT_VERSIONS_MARK = "LTVERSIONS "
 HOST_FACTS_CMD = "uname -srm; nproc; grep MemTotal /proc/meminfo; cat /etc/os-release 2>/dev/null | grep PRETTY_NAME"
 

@@ -15,15 +15,17 @@ DESCRIPTION = """Compare runs.
 Two runs of the same engine: per phase and op, ops/s and p99 of A and B, the change,
 and whether it is significant (Welch's t-test over the per-second samples, p < 0.01).
 
-Engines (experiment 1's table): per phase and op type, each engine's ops/s, median,
-p90 and min latency (ms, from the merged HDR histograms), with a 'total' row per
-engine. Printed for ONE run of a scenario with several [targets.*] (e.g. the built-in
-recipes-mix: Cassandra, then ClickHouse), for two runs of different engines, or with
---engines.
+Engines (experiment 1's and study 4's table): per phase (workload) and op type, each
+engine's operations, ops/s, average, min, max, median, p90, p95 and p99 latency (ms,
+from the merged HDR histograms) and return codes (OK and the errors by class, e.g.
+MongoNetwork, MongoTimeout), with a 'total' row per engine. Printed for ONE run of a
+scenario with several [targets.*] (e.g. the built-ins recipes-mix: Cassandra, then
+ClickHouse; ycsb-suite: Cassandra, then MongoDB), for two runs of different engines,
+or with --engines.
 
 examples:
   loadtower compare 20251122-101500-ab12 20251122-103000-cd34
-  loadtower compare 20251122-101500-ab12                  # a two-target run
+  loadtower compare 20251122-101500-ab12                  # a two-target run (ycsb-suite)
   loadtower compare RUN_A RUN_B --engines --phase mix --latency service"""
 
 
@@ -86,7 +88,7 @@ def _table(title: str, columns: tuple[str, ...], text_columns: tuple[str, ...]) 
 def _print_engines(args: argparse.Namespace) -> int:
     from loadtower.errors import LoadtowerError
     from loadtower.store.commands.tables import print_whole
-    from loadtower.store.engine_compare import engine_table
+    from loadtower.store.engine_compare import codes_text, engine_table
     from loadtower.store.terminal_text import cell, visible
 
     runs = [args.run_a] + ([args.run_b] if args.run_b and args.run_b != args.run_a else [])
@@ -101,8 +103,9 @@ def _print_engines(args: argparse.Namespace) -> int:
         f"{' vs '.join(runs)}: per op type and engine ({args.latency} time, ms; "
         "'total' merges every op)"
     )
-    columns = ("phase", "op", "engine", "ops/s", "median", "p90", "min", "errors")
-    table = _table(title, columns, ("phase", "op", "engine"))
+    columns = ("phase", "op", "engine", "ops", "ops/s", "avg", "min", "max", "median", "p90",
+               "p95", "p99", "return codes")
+    table = _table(title, columns, ("phase", "op", "engine", "return codes"))
     previous: tuple[str, str] | None = None
     for r in rows:
         key = (r["phase"], r["op"])
@@ -113,11 +116,16 @@ def _print_engines(args: argparse.Namespace) -> int:
             cell(r["phase"] if key != previous else ""),
             cell(r["op"] if key != previous else ""),
             cell(label),
+            f"{r['ops']:,}",
             f"{r['ops_per_s']:,.1f}",
+            _num(r["avg_ms"]),
+            _num(r["min_ms"], "{:.3f}"),
+            _num(r["max_ms"]),
             _num(r["median_ms"]),
             _num(r["p90_ms"]),
-            _num(r["min_ms"], "{:.3f}"),
-            f"{r['errors']:,}",
+            _num(r["p95_ms"]),
+            _num(r["p99_ms"]),
+            cell(codes_text(r["return_codes"])),
         )
         previous = key
     print_whole(table)

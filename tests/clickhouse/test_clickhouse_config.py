@@ -276,10 +276,10 @@ def test_connection_per_target(write, monkeypatch: pytest.MonkeyPatch) -> None: 
 
 
 def test_a_bad_target_engine_points_at_the_target(write) -> None:  # noqa: ANN001
-    text = TWO_TARGETS.replace('engine = "clickhouse"', 'engine = "mongodb"')
+    text = TWO_TARGETS.replace('engine = "clickhouse"', 'engine = "aerospike"')
     assert plan_error(write, text) == (
-        "s.toml:11: key 'targets.ch.engine': invalid value 'mongodb' "
-        "(expected 'cassandra', 'scylla' or 'clickhouse')"
+        "s.toml:11: key 'targets.ch.engine': invalid value 'aerospike' "
+        "(expected 'cassandra', 'scylla', 'clickhouse' or 'mongodb')"
     )
 
 

@@ -60,11 +60,12 @@ def test_contact_points() -> None:
 
 
 def test_backend_registry() -> None:
-    assert {"cassandra", "scylla", "clickhouse"} <= set(engines())
+    assert {"cassandra", "scylla", "clickhouse", "mongodb"} <= set(engines())
     assert backend_for("clickhouse").default_port == 8123
     assert backend_for("scylla").default_port == 9042
-    with pytest.raises(ValueError, match="no engine 'mongodb'"):
-        backend_for("mongodb")
+    assert backend_for("mongodb").default_port == 27017
+    with pytest.raises(ValueError, match="no engine 'aerospike'"):
+        backend_for("aerospike")
 
 
 def test_lowest_values_are_hdrh_min() -> None:
@@ -157,7 +158,12 @@ def test_engine_table_rows_are_exact(two_target_store: tuple[Path, str, dict]) -
         assert r["min_ms"] == h.get_min_value() / 1000.0
         assert r["median_ms"] == h.get_value_at_percentile(50) / 1000.0
         assert r["p90_ms"] == h.get_value_at_percentile(90) / 1000.0
+        assert r["p95_ms"] == h.get_value_at_percentile(95) / 1000.0
+        assert r["p99_ms"] == h.get_value_at_percentile(99) / 1000.0
+        assert r["max_ms"] == h.get_max_value() / 1000.0
+        assert r["avg_ms"] == pytest.approx(h.get_mean_value() / 1000.0, rel=1e-12)
         assert r["engine"] == r["target"] and r["errors"] == 0
+        assert r["return_codes"] == {"OK": len(values)}
     service = engine_table(path, [run], phase="mix", kind="service")
     read = next(r for r in service if (r["op"], r["target"]) == ("read", "cassandra"))
     h = HdrHistogram(1, 60_000_000, 3)
@@ -174,7 +180,8 @@ def test_compare_command_prints_the_engines_table(
     path, run, _raw = two_target_store
     assert main(["compare", run, "--store", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "median" in out and "p90" in out and "min" in out
+    for column in ("ops/s", "avg", "min", "max", "median", "p90", "p95", "p99", "return codes"):
+        assert column in out
     for word in ("cassandra", "clickhouse", "insert_batch", "total"):
         assert word in out
     assert main(["compare", run, "--store", str(path), "--phase", "nope"]) == 2

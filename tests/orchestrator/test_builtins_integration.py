@@ -1,9 +1,10 @@
-"""Built-in scenarios that no other test runs (ycsb-b, ttl-tombstones, ycsb-suite), on the
+"""Built-in scenarios that no other test runs (ycsb-b, ttl-tombstones), on the
 sandbox through `loadtower run` as a user would, each made small with --set so that it
 takes well under a minute: every phase completes and the stored phase_summary holds
 the ops of each load and run phase. (quickstart: test_run_integration; recipes-mix:
 tests/clickhouse/test_experiment1_integration; scale-out-compaction:
-test_scale_out_integration.)"""
+test_scale_out_integration; ycsb-suite, Cassandra and MongoDB:
+tests/mongodb/test_mongodb_integration.)"""
 
 from __future__ import annotations
 
@@ -77,33 +78,6 @@ def test_ycsb_b(sandbox: dict, tmp_path: Path) -> None:
     # 95% read / 5% update of about 8 s x 200 ops/s
     assert 1000 <= read["ops"] + update["ops"] <= 2000
     assert read["ops"] > 10 * update["ops"] > 0
-
-
-def test_ycsb_suite(sandbox: dict, tmp_path: Path) -> None:
-    reader, run_id = _run(
-        sandbox,
-        tmp_path,
-        "ycsb-suite",
-        "target.keyspace=lt_test_suite",
-        "dataset.records=2000",
-        "phases[0].concurrency=16",
-        "phases[1].duration=6s",
-        "phases[1].rate=200",
-        "phases[2].duration=6s",
-        "phases[2].rate=200",
-    )
-    phases = _phases(reader, run_id)
-    assert list(phases) == ["insert-only", "heavy-write", "mostly-read"]
-    summary = _summary(reader, run_id)
-    assert summary[("insert-only", "insert")]["ops"] == 2000
-    for phase, (low, high) in {"heavy-write": (0.3, 0.7), "mostly-read": (0.85, 1.0)}.items():
-        read, update = summary[(phase, "read")], summary[(phase, "update")]
-        total = read["ops"] + update["ops"]
-        assert 700 <= total <= 1500, (phase, total)
-        assert low <= read["ops"] / total <= high, (phase, read["ops"], update["ops"])
-        assert read["errors"] == update["errors"] == 0
-        assert phases[phase]["result"]["ops"] == total  # live vs stored: one count
-        assert phases[phase]["result"]["ops_per_s"] == reader.phase_totals(run_id)[phase]["ops_per_s"]
 
 
 def test_ttl_tombstones_adds_rows_and_reads_both_tables_before_and_after(

@@ -151,8 +151,9 @@ async def _samples(inv: Inventory, count: int) -> tuple[list, list]:
 @pytest.mark.parametrize("source", ["prometheus", "proc"])
 def test_node_metrics_one_sample_per_second(sandbox: dict, source: str) -> None:
     inv = inventory(sandbox)
-    # db1 alone (the sandbox may also run a ClickHouse host, ch1)
-    inv = inv.model_copy(update={"hosts": {n: h for n, h in inv.hosts.items() if n != "ch1"}})
+    # db1 alone (the sandbox may also run a ClickHouse host ch1 and a MongoDB host mongo1)
+    hosts = {n: h for n, h in inv.hosts.items() if n not in ("ch1", "mongo1")}
+    inv = inv.model_copy(update={"hosts": hosts})
     if source == "proc":
         inv = inv.model_copy(
             update={"metrics": inv.metrics.model_copy(update={"prometheus_url": None})}

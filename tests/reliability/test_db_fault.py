@@ -184,3 +184,11 @@ def test_a_paused_then_killed_node_shows_as_errors_and_latency_and_the_run_compl
     after = [r for r in reader.phase_summary(run.run_id) if r["phase"] == "after"]
     assert sum(r["ops"] for r in after) >= 0.8 * RATE * 10
     assert sum(r["errors"] for r in after) == 0
+    # which nodes coordinated the last phase's ops (coordinators.py): both nodes of the
+    # ring (token-aware routing, RF 1), between them the agents' ops
+    [record] = [e for e in events(reader, run.run_id, "coordinators") if e["phase"] == "after"]
+    counts = json.loads(record["data"]) if isinstance(record["data"], str) else record["data"]
+    ops = sum(r["ops"] for r in after)
+    print(f"coordinators after: {counts}, agents' ops {ops}")
+    assert set(counts) >= {"db1", "db2"} and counts["db1"] > 0 and counts["db2"] > 0
+    assert ops <= sum(counts.values()) <= ops * 1.05

@@ -133,7 +133,8 @@ def test_status_json_and_inventory(sandbox: dict) -> None:
         assert info[section][key], f"{section}.{key} missing"
     inventory, inv_source = load_inventory(Path(info["inventory"]))
     with_clickhouse = {"ch1"} if info["clickhouse"]["enabled"] else set()
-    assert set(inventory.with_role("db")) == {"db1"} | with_clickhouse
+    with_mongodb = {"mongo1"} if info["mongodb"]["enabled"] else set()
+    assert set(inventory.with_role("db")) == {"db1"} | with_clickhouse | with_mongodb
     if with_clickhouse:
         ch = info["clickhouse"]
         for key in ("url", "port", "username", "password", "password_file", "warning"):
@@ -155,8 +156,10 @@ def test_two_node_sandbox_forms_one_ring_and_down_leaves_nothing(tmp_path: Path)
         started = live_pids(info)
         clickhouse = info["clickhouse"]  # on when chdb is importable, on node 1's address
         assert not clickhouse["enabled"] or clickhouse["address"] == "127.0.1.1"
-        # 2 nodes, node_exporter, prometheus, sshd (and the ClickHouse host)
-        assert len(started) == 5 + clickhouse["enabled"]
+        mongodb = info["mongodb"]  # on when FerretDB is built, on node 1's address too
+        assert not mongodb["enabled"] or mongodb["address"] == "127.0.1.1"
+        # 2 nodes, node_exporter, prometheus, sshd (and the ClickHouse and MongoDB hosts)
+        assert len(started) == 5 + clickhouse["enabled"] + mongodb["enabled"]
         status = ""
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:

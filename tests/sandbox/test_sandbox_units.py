@@ -199,7 +199,7 @@ def test_no_clickhouse_on_a_running_sandbox_stops_it_and_drops_ch1(tmp_path: Pat
         state.auth_ready = True
         records += [r for r in state.services.values() if r] + [state.nodes[1].process]
         st.save(tmp_path, state)
-        info = Sandbox(tmp_path, clickhouse=False).up(timeout=5)
+        info = Sandbox(tmp_path, clickhouse=False, mongodb=False).up(timeout=5)
         assert info["clickhouse"] == {"enabled": False, "up": False}
         assert not procs.is_alive(records[-2])  # the ClickHouse host
         assert all(procs.is_alive(r) for r in records if r is not records[-2])

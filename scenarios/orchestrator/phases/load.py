@@ -4,10 +4,13 @@ Keys are the numbers ``start_key`` .. ``start_key + records - 1`` (``start_key``
 default): a later load phase with ``start_key = dataset.records`` adds new rows instead
 of rewriting the first ones.
 
-Cassandra/Scylla insert one record per op (`insert`). ClickHouse inserts blocks of the
-workload's `batch_size` rows per op (`insert_batch`, see agents/clickhouse/ops.py); the
-result then also gives `rows_per_op` and `rows_per_s` (exact when there were no errors:
-every record is then in; with errors, an upper bound).
+Cassandra/Scylla insert one record per op (`insert`). ClickHouse and MongoDB (the
+engines with ``block_load`` in ``orchestrator/engines.py``) insert blocks of the
+workload's `batch_size` rows per op (`insert_batch`, see agents/clickhouse/ops.py,
+agents/mongodb/ops.py); the result then also gives `rows_per_op` and `rows_per_s` (exact
+when there were no errors: every record is then in; with errors, an upper bound). An
+engine's ``after_load`` hook adds its own figures (MongoDB: the collection's
+`documents`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import LoadPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext
+from loadtower.scenarios.orchestrator.engines import hook, seam
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str, Any]:
@@ -51,12 +55,21 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
         "completed": finished,
     }
     rows_note = ""
-    if ctx.plan.scenario.engine == "clickhouse":
+    engine = ctx.plan.scenario.engine
+    if seam(engine).block_load:
         sc = ctx.plan.scenario
         per_op = sc.workloads[workload_of(sc, index) or next(iter(sc.workloads))].batch_size
         rows = min(records, (figures.ops - figures.errors) * per_op)
         result.update(rows_per_op=per_op, rows=rows, rows_per_s=round(rows / measured, 1))
         rows_note = f", {rows:,} rows in blocks of {per_op}"
+    after_load = hook(engine, "after_load")
+    if after_load is not None:  # e.g. MongoDB's document count
+        try:
+            result.update(await after_load(ctx, index))
+        except Exception as exc:  # noqa: BLE001 - a count we cannot read is said, not fatal
+            ctx.event("warning", f"after the load: {type(exc).__name__}: {exc}")
+    if "documents" in result:
+        rows_note += f"; {result['documents']:,} documents in {result.get('collection')}"
     ctx.event(
         "load",
         f"loaded {figures.ops:,} ops in {measured:.1f} s ({figures.ops_per_s:,.1f} ops/s, "

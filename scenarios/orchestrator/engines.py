@@ -1,0 +1,67 @@
+"""The orchestrator's engine seam: what it does for an engine beyond driving the load.
+
+One entry per engine of the models (``models.Engine``); adding an engine is one entry
+here plus, where it needs them, a module with hooks (``clickhouse_node.py``,
+``mongodb_node.py``). The agents' side of an engine is ``agents/backends.py``.
+
+- ``block_load``: the load inserts ``batch_size`` rows per op (``insert_batch``), so the
+  load phase reports rows as well as ops;
+- ``before_target``: ``async (ctx) -> ...`` before a target's first phase (pre-flight
+  checks, warnings about what the timings mean);
+- ``version``: ``async (actions, plan, host, timeout) -> dict`` with the server's
+  ``version`` (CQL engines: ``db_query``'s own queries);
+- ``after_load``: ``async (ctx, phase index) -> dict`` merged into the load's result;
+- ``node_stats``: ``async (actions, plan, host, emit, interval)`` that emits the
+  server's own figures until cancelled (stored as ``node_stats`` events).
+
+Hooks are ``"module:function"`` and imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+_CLICKHOUSE = "loadtower.scenarios.orchestrator.clickhouse_node"
+_MONGODB = "loadtower.scenarios.orchestrator.mongodb_node"
+
+
+@dataclass(frozen=True)
+class EngineSeam:
+    block_load: bool = False
+    before_target: str | None = None
+    version: str | None = None
+    after_load: str | None = None
+    node_stats: str | None = None
+
+
+SEAMS: dict[str, EngineSeam] = {
+    "cassandra": EngineSeam(),
+    "scylla": EngineSeam(),
+    "clickhouse": EngineSeam(
+        block_load=True,
+        before_target=f"{_CLICKHOUSE}:warn_sandbox_endpoints",
+        version="loadtower.scenarios.orchestrator.db_query:clickhouse_version",
+    ),
+    "mongodb": EngineSeam(
+        block_load=True,
+        before_target=f"{_MONGODB}:before_target",
+        version=f"{_MONGODB}:version",
+        after_load=f"{_MONGODB}:after_load",
+        node_stats=f"{_MONGODB}:node_stats",
+    ),
+}
+
+
+def seam(engine: str | None) -> EngineSeam:
+    return SEAMS.get(str(engine), EngineSeam())
+
+
+def hook(engine: str | None, name: str) -> Any:
+    """The engine's hook ``name`` (a function), or None if it has none."""
+    where = getattr(seam(engine), name)
+    if where is None:
+        return None
+    module, _, function = where.partition(":")
+    return getattr(importlib.import_module(module), function)

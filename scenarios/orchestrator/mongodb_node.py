@@ -1,0 +1,212 @@
+"""What the orchestrator asks a MongoDB host itself (the ``mongodb`` entry of
+``engines.py``), through pymongo over an SSH local forward to the host (``db_query.reach``):
+
+- ``before_target``: the pre-flight login of every host of the target (wrong credentials
+  or an unreachable server fail the run with one line naming the host and the user),
+  and a ``warning`` event for each host that is FerretDB: its timings are FerretDB's;
+- ``version``: ``buildInfo``'s version (and ``ferretdbVersion`` for FerretDB);
+- ``after_load``: the collection's document count after a load phase;
+- ``node_stats``: ``serverStatus`` figures (connections, opcounter deltas, resident
+  memory) as ``node_stats`` events: the store's node samples have fixed columns.
+
+Every wait has a timeout. pymongo's client is synchronous: every call that may touch
+the network (including ``close``) runs in a thread, since the SSH forward it goes
+through is served by the orchestrator's own loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from loadtower.errors import LoadtowerError
+from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S, reach
+from loadtower.scenarios.plan import Plan
+
+AUTH_FAILED = 18
+OPCOUNTERS = ("insert", "query", "update", "delete", "getmore", "command")
+# FerretDB's serverStatus has no opcounters: its per-command totals stand in for them
+FERRET_COMMANDS = {"insert": "insert", "query": "find", "update": "update", "delete": "delete",
+                   "getmore": "getMore"}
+
+
+def _client(point: str, port: int, username: str | None, password: str | None, secure: bool,
+            timeout: float) -> Any:
+    import pymongo
+
+    auth: dict[str, Any] = {}
+    if username:
+        auth = {"username": username, "password": password or "", "authSource": "admin"}
+    ms = int(timeout * 1000)
+    return pymongo.MongoClient(
+        point, port, tls=secure, serverSelectionTimeoutMS=ms, connectTimeoutMS=ms,
+        socketTimeoutMS=ms, appname="loadtower-orchestrator", **auth,
+    )
+
+
+@contextlib.asynccontextmanager
+async def connected(actions: Any, plan: Plan, host: str, timeout: float = QUERY_TIMEOUT_S
+                    ) -> AsyncIterator[Any]:
+    """A pymongo client logged in to MongoDB host ``host`` (over a forward when SSH)."""
+    from loadtower.scenarios.orchestrator.secrets import engine_password
+
+    inventory = plan.inventory
+    creds = inventory.credentials("mongodb")
+    password = engine_password(plan, "mongodb")
+    address, port = inventory.hosts[host].address, inventory.db_port(host, "mongodb")
+    async with reach(actions, host, address, port) as (point, local_port):
+        client = _client(point, local_port, creds.username, password, creds.secure, timeout)
+        try:
+            yield client
+        finally:
+            # close() talks to the server (endSessions): never on the loop, which also
+            # carries the SSH forward that talk goes through
+            await asyncio.shield(asyncio.to_thread(client.close))
+
+
+async def _call(fn: Callable[[], Any], timeout: float) -> Any:
+    return await asyncio.wait_for(asyncio.to_thread(fn), timeout * 2)
+
+
+async def version(actions: Any, plan: Plan, host: str, timeout: float) -> dict[str, Any]:
+    async with connected(actions, plan, host, timeout) as client:
+        info = await _call(lambda: client.admin.command("buildInfo"), timeout)
+    found = {"version": str(info.get("version"))}
+    if info.get("ferretdbVersion"):
+        found["ferretdb_version"] = str(info["ferretdbVersion"])
+    return found
+
+
+def _ferret_backend(client: Any) -> str:
+    """SQLite or PostgreSQL, from a query plan's form (FerretDB names no backend)."""
+    for name in client.list_database_names()[:5]:
+        for coll in client[name].list_collection_names()[:1]:
+            plan = client[name].command("explain", {"find": coll, "filter": {}})
+            text = str(plan.get("queryPlanner", {}).get("Plan", ""))
+            if "detail=" in text:
+                return "SQLite"
+            if "Scan" in text:
+                return "PostgreSQL"
+    return "backend unknown"
+
+
+def _login(client: Any) -> dict[str, Any]:
+    client.admin.command("ping")
+    info = client.admin.command("buildInfo")
+    if info.get("ferretdbVersion"):
+        try:
+            info["ferretdb_backend"] = _ferret_backend(client)
+        except Exception:  # noqa: BLE001 - a user that may not list databases: say so
+            info["ferretdb_backend"] = "backend unknown"
+    return dict(info)
+
+
+async def before_target(ctx: Any, timeout: float = QUERY_TIMEOUT_S) -> list[str]:
+    """Logs in to every MongoDB host of the (single-target) plan; a ``warning`` event for
+    each FerretDB. Returns the FerretDB hosts. Raises LoadtowerError (one line) for wrong
+    credentials or a server that does not answer."""
+    from pymongo.errors import OperationFailure, PyMongoError
+
+    from loadtower.scenarios.crossref import target_hosts
+
+    plan = ctx.plan
+    inventory = plan.inventory
+    user = inventory.credentials("mongodb").username
+    flagged = []
+    for host in target_hosts(plan.scenario, inventory):
+        address, port = inventory.hosts[host].address, inventory.db_port(host, "mongodb")
+        try:
+            async with connected(ctx.actions, plan, host, timeout) as client:
+                info = await _call(functools.partial(_login, client), timeout)
+        except OperationFailure as exc:
+            if exc.code == AUTH_FAILED:
+                raise LoadtowerError(
+                    f"MongoDB on host {host} ({address}:{port}) refused user '{user}': "
+                    f"authentication failed (check [mongodb] username and password in "
+                    f"{plan.inventory_path})"
+                ) from None
+            raise LoadtowerError(
+                f"MongoDB on host {host} ({address}:{port}), user '{user}': {_first(exc)}"
+            ) from None
+        except (PyMongoError, OSError, TimeoutError) as exc:
+            raise LoadtowerError(
+                f"MongoDB on host {host} ({address}:{port}) does not answer: {_first(exc)}"
+            ) from None
+        if info.get("ferretdbVersion"):
+            flagged.append(host)
+            what = f"FerretDB {info['ferretdbVersion']} ({info['ferretdb_backend']})"
+            ctx.event(
+                "warning",
+                f"MongoDB target {host} is {what}: its timings are FerretDB's, not MongoDB's",
+                host=host,
+                data={"ferretdb_version": info["ferretdbVersion"],
+                      "backend": info["ferretdb_backend"], "mongodb_version": info.get("version")},
+            )
+    return flagged
+
+
+def _first(exc: BaseException) -> str:
+    return ((str(exc) or type(exc).__name__).splitlines() or [""])[0][:300]
+
+
+async def after_load(ctx: Any, index: int, timeout: float = QUERY_TIMEOUT_S) -> dict[str, Any]:
+    """``{"documents": N}``: the load's collection's document count on the target's first
+    host (one count of the whole collection, whichever keys were loaded)."""
+    from loadtower.scenarios.crossref import target_hosts, workload_of
+
+    sc = ctx.plan.scenario
+    workload = sc.workloads[workload_of(sc, index) or next(iter(sc.workloads))]
+    table = workload.table or sc.target.table or "usertable"
+    hosts = target_hosts(sc, ctx.plan.inventory)
+    async with connected(ctx.actions, ctx.plan, hosts[0], timeout) as client:
+        count = await _call(
+            lambda: client[sc.target.keyspace][table].count_documents({}), timeout
+        )
+    return {"documents": int(count), "collection": f"{sc.target.keyspace}.{table}"}
+
+
+def stats_of(status: dict[str, Any], before: dict[str, int] | None) -> tuple[dict[str, Any],
+                                                                             dict[str, int]]:
+    """The figures of one ``serverStatus`` reply, with opcounter deltas since ``before``
+    (None: the first reading, no deltas); and the counters to pass next time."""
+    counters: dict[str, int] = {}
+    if isinstance(status.get("opcounters"), dict):
+        counters = {k: int(status["opcounters"].get(k, 0)) for k in OPCOUNTERS}
+    else:
+        commands = (status.get("metrics") or {}).get("commands") or {}
+        counters = {k: int((commands.get(c) or {}).get("total", 0))
+                    for k, c in FERRET_COMMANDS.items()}
+    figures: dict[str, Any] = {
+        "connections_current": (status.get("connections") or {}).get("current"),
+        "mem_resident_mb": (status.get("mem") or {}).get("resident"),
+        "uptime_s": status.get("uptime"),
+    }
+    if before is not None:
+        figures["opcounters_delta"] = {k: counters[k] - before.get(k, 0) for k in counters}
+    return figures, counters
+
+
+async def node_stats(actions: Any, plan: Plan, host: str, emit: Callable[[str, dict], None],
+                     interval: float, timeout: float = QUERY_TIMEOUT_S) -> None:
+    """Every ``interval`` s one ``serverStatus`` of ``host``, emitted as (message, data)
+    until cancelled; a reading that fails is skipped (the next one tries again)."""
+    before: dict[str, int] | None = None
+    async with connected(actions, plan, host, timeout) as client:
+        while True:
+            started = time.monotonic()
+            try:
+                status = await _call(lambda: client.admin.command("serverStatus"), timeout)
+            except Exception:  # noqa: BLE001 - a down node has no stats; the next tick retries
+                before = None
+            else:
+                figures, before_next = stats_of(status, before)
+                if before is not None:
+                    ops = sum(figures["opcounters_delta"].values())
+                    emit(f"{host} serverStatus: {ops} ops, connections "
+                         f"{figures['connections_current']}", {"ts": time.time(), **figures})
+                before = before_next
+            await asyncio.sleep(max(0.05, interval - (time.monotonic() - started)))
