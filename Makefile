@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 SANDBOX ?= .sandbox
 NODES ?= 1
 
-.PHONY: install agent-wheel demo test lint unit integration sandbox-up sandbox-down bench-peers clean
+.PHONY: install agent-wheel demo test lint unit integration sandbox-up sandbox-down sandbox-up-cluster sandbox-down-cluster bench-peers clean
 
 $(STAMP): pyproject.toml setup.py loadtower/install_sets.py scripts/install.sh
 	bash scripts/install.sh
@@ -47,6 +47,13 @@ sandbox-up: $(STAMP)
 
 sandbox-down:
 	$(LT) sandbox down --dir $(SANDBOX)
+
+CLUSTER ?= .cluster
+sandbox-up-cluster: $(STAMP)  # root: network namespaces, a user, sudo rules (docs/cluster-sandbox.md)
+	$(LT) sandbox up --cluster --dir $(CLUSTER)
+
+sandbox-down-cluster:
+	$(LT) sandbox down --cluster --dir $(CLUSTER)
 
 bench-peers:
 	command -v latte >/dev/null || cargo install latte-cli

@@ -38,6 +38,21 @@ def safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"
 
 
+def shared_root(root: str | Path = ROOT) -> None:
+    """The spool root is shared by every user of the host, like /tmp itself (mode 1777:
+    anyone may make a run's directory in it, only its owner may remove it): an agent run
+    by another user (e.g. the cluster sandbox's ltsandbox after root's runs) could not
+    make its run directory in a root-owned 0755 root."""
+    path = Path(root)
+    try:
+        path.mkdir(mode=0o1777)
+    except FileExistsError:
+        pass
+    info = path.stat()
+    if info.st_uid == os.getuid() and info.st_mode & 0o7777 != 0o1777:
+        os.chmod(path, 0o1777)  # our own, made with the umask (or by an older loadtower)
+
+
 def spool_dir(run_id: str, host: str, root: str = ROOT) -> str:
     return f"{root}/{safe(run_id)}/{safe(host)}"
 
@@ -47,6 +62,8 @@ class Spool:
 
     def __init__(self, directory: str | Path, index: int, agent: str) -> None:
         self.dir = Path(directory)
+        if self.dir.parent.parent == Path(ROOT):
+            shared_root()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.index, self.agent = index, agent
         self.seq = 0

@@ -40,7 +40,13 @@ examples:
   loadtower sandbox node stop --dir .sandbox 2
   loadtower sandbox clickhouse restart --dir .sandbox
   loadtower sandbox mongodb kill --dir .sandbox     # then: mongodb start
-  loadtower sandbox down --dir .sandbox"""
+  loadtower sandbox down --dir .sandbox
+
+  # the cluster sandbox: hosts in network namespaces, 2 DCs, TLS, SSH as ltsandbox
+  loadtower sandbox up --cluster --dir .cluster --json
+  loadtower sandbox node partition --dir .cluster 3    # db3's DATA link down
+  loadtower sandbox down --dir .cluster               # everything, also after a crash
+(docs/cluster-sandbox.md)"""
 
 NODE_ACTIONS = (
     "start",
@@ -52,6 +58,13 @@ NODE_ACTIONS = (
     "compact",
     "status",
     "decommission",  # a standby node that joined: stream its data back, make it fresh again
+    "partition",  # cluster sandbox only: the node's host loses its DATA link
+    "heal",  # cluster sandbox only: the DATA link back up
+)
+CLUSTER_HELP = (
+    "the cluster sandbox (root): hosts db1-db3, agent1, agent2 (and ch1) in network "
+    "namespaces, Cassandra in two DCs with TLS, SSH as ltsandbox (docs/cluster-sandbox.md); "
+    "status/node/down find a cluster directory by themselves"
 )
 CLICKHOUSE_ACTIONS = ("start", "stop", "kill", "restart", "status")
 MONGODB_ACTIONS = ("start", "stop", "kill", "restart", "status")
@@ -65,6 +78,10 @@ def _dir_arg(p: argparse.ArgumentParser) -> None:
         default=None,
         help="sandbox directory (default: $LOADTOWER_SANDBOX or ./.sandbox)",
     )
+
+
+def _cluster_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", action="store_true", help=CLUSTER_HELP)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -119,16 +136,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the tls keys",
     )
     up.add_argument("--json", action="store_true", help="print one JSON object")
+    _cluster_arg(up)
     status = sub.add_parser("status", help="show what runs; exit 1 when the sandbox is not up")
     _dir_arg(status)
+    _cluster_arg(status)
     status.add_argument("--json", action="store_true", help="print one JSON object")
     down = sub.add_parser("down", help="stop everything the sandbox started (safe when idle)")
     _dir_arg(down)
+    _cluster_arg(down)
     node = sub.add_parser("node", help="act on one Cassandra node: " + ", ".join(NODE_ACTIONS))
     node.add_argument(
         "node_action", choices=NODE_ACTIONS, metavar="NODE_ACTION", help=", ".join(NODE_ACTIONS)
     )
     _dir_arg(node)
+    _cluster_arg(node)
     node.add_argument("index", type=int, help="node number (1 = 127.0.0.1)")
     node.add_argument("--no-wait", action="store_true", help="start: do not wait for CQL")
     clickhouse = sub.add_parser(
@@ -209,6 +230,15 @@ def run(args: argparse.Namespace) -> int:
         _fetch_ferretdb(args.require_mongodb)
         return 0
     directory = args.dir or default_sandbox_dir()
+    if args.action in ("up", "status", "down", "node") and _is_cluster(args, directory):
+        return _run_cluster(args, directory)
+    if args.action == "node" and args.node_action in ("partition", "heal"):
+        print(
+            f"loadtower: {args.node_action} needs the cluster sandbox (up --cluster); "
+            f"{directory} is a loopback sandbox",
+            file=sys.stderr,
+        )
+        return 2
     if args.action == "up":
         sandbox = Sandbox(
             directory,
@@ -250,6 +280,69 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_info(info)
     return 0 if info.get("up") else 1
+
+
+def _is_cluster(args: argparse.Namespace, directory: Path) -> bool:
+    from loadtower.sandbox.cluster_layout import cluster_dir
+    from loadtower.sandbox.cluster_sandbox import owner
+
+    if getattr(args, "cluster", False):
+        return True
+    if args.action == "up":
+        return False
+    return cluster_dir(Path(directory)).is_dir() or owner() == Path(directory).resolve()
+
+
+def _run_cluster(args: argparse.Namespace, directory: Path) -> int:
+    from loadtower.sandbox.cluster_sandbox import ClusterSandbox
+
+    if args.action == "up":
+        if args.cassandra_nodes != 1 or args.standby != 1 or args.first_address != "127.0.0.1":
+            print(
+                "loadtower: --cluster has a fixed layout (db1, db3 running, db2 standby): "
+                "drop --cassandra-nodes/--standby/--first-address",
+                file=sys.stderr,
+            )
+            return 2
+        sandbox = ClusterSandbox(directory, heap=args.heap, clickhouse=args.clickhouse)
+        info = sandbox.up(timeout=args.timeout)
+    else:
+        sandbox = ClusterSandbox(directory)
+    if args.action == "down":
+        print("cluster sandbox removed" if sandbox.down() else "cluster sandbox was not up")
+        return 0
+    if args.action == "node":
+        print(sandbox.node(args.node_action, args.index, wait=not args.no_wait), end="")
+        return 0
+    if args.action == "status":
+        info = sandbox.info()
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        _print_cluster(info)
+    return 0 if info.get("up") else 1
+
+
+def _print_cluster(info: dict) -> None:
+    print(f"cluster sandbox {info['dir']}: {'UP' if info.get('up') else 'NOT UP'}")
+    for h in info.get("hosts", []):
+        mem = h.get("memory_bytes")
+        print(
+            f"  host {h['name']:<7} data {h['data_address']:<12} ssh {h['mgmt_address']:<12} "
+            f"sshd {'up' if h['sshd'] else 'down'}"
+            + (f"  cgroup {mem / 2**20:.0f} MiB" if mem is not None else "")
+        )
+    cass = info.get("cassandra", {})
+    for n in cass.get("nodes", []):
+        print(
+            f"  cassandra node {n['index']} {n['host']} {n['address']}:{cass['port']} "
+            f"{n['dc']}/{n['rack']}  {n['state']}"
+        )
+    if info.get("up"):
+        print(f"  prometheus     {info['prometheus']['url']}")
+        print(f"  inventory      {info['inventory']}")
+    for line in info.get("leftovers", []):
+        print(f"  leftover       {line}")
 
 
 def _fetch_ferretdb(require: bool) -> None:

@@ -5,7 +5,7 @@ The hierarchies are found in /proc/mounts: on this machine kind cpu and cpuacct 
 mounted apart (/sys/fs/cgroup/cpu, /sys/fs/cgroup/cpuacct), elsewhere they share one
 ``cpu,cpuacct`` mount; either way the host's directory in each is
 ``<mount>/loadtower/NAME``. Every process of a host starts through ``wrap``: a shell
-writes its own pid into each ``cgroup.procs`` and then execs ``ip netns exec ltc-NAME
+writes its own pid into each ``cgroup.procs`` and then execs ``nsenter --net=/run/netns/ltc-NAME
 argv``, so the process and all it starts (sshd's sessions, the agents under them) are
 in the host's namespace and cgroups.
 """
@@ -76,7 +76,12 @@ def wrap(name: str, argv: list[str], mounts_text: str | None = None) -> list[str
     if not argv:
         raise LoadtowerError(f"nothing to run on cluster host {name!r}")
     joins = "; ".join(f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d in directories(name, mounts_text))
-    script = f'set -e; {joins}; exec {shlex.quote(netns.tool("ip"))} netns exec {netns.namespace(name)} "$@"'
+    # nsenter, not `ip netns exec`: that one remounts /sys for the namespace, and the
+    # cgroup v1 hierarchies under /sys/fs/cgroup vanish for the host's processes (an SSH
+    # session could no longer read its own host's cgroup for node metrics)
+    nsenter = shlex.quote(netns.tool("nsenter"))
+    target = shlex.quote(f"--net=/run/netns/{netns.namespace(name)}")
+    script = f'set -e; {joins}; exec {nsenter} {target} "$@"'
     return ["/bin/sh", "-c", script, "sh", *argv]
 
 

@@ -132,3 +132,17 @@ def test_lines_the_reader_has_are_skipped_and_a_periodic_read_stops_at_recent_on
 
 def _last_line(directory: Path) -> bytes:
     return (directory / "0.jsonl").read_bytes().splitlines(keepends=True)[-1]
+
+
+def test_the_spool_root_is_shared_like_tmp(tmp_path: Path) -> None:
+    import stat
+
+    from loadtower.agents.spool import shared_root
+
+    root = tmp_path / "spool"
+    root.mkdir(mode=0o755)  # as an older loadtower made it, under the umask
+    shared_root(root)
+    assert stat.S_IMODE(root.stat().st_mode) == 0o1777
+    fresh = tmp_path / "fresh"
+    shared_root(fresh)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o1777

@@ -78,7 +78,7 @@ def test_cgroup_hierarchies_apart_or_shared() -> None:
         host_cgroup.mounts(SPLIT_MOUNTS.replace("memory", "blkio"))
 
 
-def test_wrap_joins_every_cgroup_then_execs_ip_netns_exec_with_argv_untouched() -> None:
+def test_wrap_joins_every_cgroup_then_execs_nsenter_with_argv_untouched() -> None:
     argv = ["/usr/bin/python3", "-c", "print('a b'); import sys", "$HOME", "it's"]
     wrapped = host_cgroup.wrap("agent2", argv, SHARED_MOUNTS)
     assert wrapped[:2] == ["/bin/sh", "-c"]
@@ -88,7 +88,8 @@ def test_wrap_joins_every_cgroup_then_execs_ip_netns_exec_with_argv_untouched() 
         "echo $$ > /sys/fs/cgroup/cpu,cpuacct/loadtower/agent2/cgroup.procs",
         "echo $$ > /sys/fs/cgroup/memory/loadtower/agent2/cgroup.procs",
     ]
-    assert script == f'set -e; {"; ".join(joins)}; exec {netns.tool("ip")} netns exec ltc-agent2 "$@"'
+    nsenter = netns.tool("nsenter")
+    assert script == f'set -e; {"; ".join(joins)}; exec {nsenter} --net=/run/netns/ltc-agent2 "$@"'
     syntax = subprocess.run(["/bin/sh", "-n", "-c", script], capture_output=True, timeout=30)
     assert syntax.returncode == 0, syntax.stderr
     with pytest.raises(LoadtowerError, match="nothing to run"):

@@ -1,0 +1,441 @@
+"""The cluster sandbox (`loadtower sandbox up --cluster`): hosts in network namespaces.
+
+Each host (db1, db2, db3, agent1, agent2, and ch1 when chdb is importable) is a network
+namespace ``ltc-NAME`` with a DATA and a MGMT address, its own sshd (user ltsandbox)
+and its own cgroup ``loadtower/NAME`` (sandbox/netns.py, host_*.py). On top of those
+this module starts three Cassandra 5.0 nodes in two DCs with TLS (db1 dc1/r1 the seed,
+db3 dc2/r1, db2 dc1/r2 the standby for scale-out), Prometheus and node_exporter in the
+root namespace, the ClickHouse host, and writes DIR/inventory.toml
+(cluster_inventory). Every step is recorded with its seconds in DIR/cluster/state.json.
+
+``down`` removes everything by name (host_teardown.remove_all), so it also works after
+a SIGKILL of ``up``. One cluster per machine: the names are fixed; /run/loadtower-
+cluster.dir names the directory whose cluster is up.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+
+from loadtower.errors import LoadtowerError
+from loadtower.sandbox import (
+    auth,
+    cluster_actions,
+    cluster_auth,
+    cluster_inventory,
+    cluster_nodes,
+    cluster_sudoers,
+    cluster_tls,
+    host_cgroup,
+    host_sshd,
+    host_teardown,
+    host_user,
+    metrics_services,
+    netns,
+    ssh_server,
+)
+from loadtower.sandbox import clickhouse_service as ch
+from loadtower.sandbox import cluster_state as cst
+from loadtower.sandbox import processes as procs
+from loadtower.sandbox.cassandra_node import check_java
+from loadtower.sandbox.cluster_layout import (
+    CASSANDRA_PORT,
+    CLICKHOUSE_HOST,
+    CLICKHOUSE_PORT,
+    DB_HOSTS,
+    OWNER_FILE,
+    SEED,
+    SSH_PORT,
+    ClusterHost,
+    cluster_dir,
+    hosts,
+)
+from loadtower.sandbox.cluster_state import ClusterNode, ClusterState
+from loadtower.sandbox.jars import fetch_jars
+from loadtower.sandbox.state import locked
+from loadtower.sandbox.tls_certs import TlsFiles
+
+ROOT_SERVICES = ("node_exporter", "prometheus")
+
+
+def owner() -> Path | None:
+    """The directory whose cluster sandbox is up on this machine, if any."""
+    try:
+        return Path(OWNER_FILE.read_text().strip())
+    except OSError:
+        return None
+
+
+class ClusterSandbox:
+    def __init__(
+        self, directory: Path | str, heap: str = "1G", clickhouse: bool | None = None
+    ) -> None:
+        self.dir = Path(directory).resolve()
+        self.heap = heap
+        self.clickhouse = clickhouse
+
+    # ---- up -------------------------------------------------------------------------
+    def up(self, timeout: float = 300.0, say: Callable[[str], None] | None = None) -> dict:
+        say = say or (lambda line: print(line, file=sys.stderr))
+        cluster_sudoers.check_path("the sandbox directory", self.dir)
+        clickhouse = self._clickhouse_wanted()
+        self._refuse_other_owner()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with locked(self.dir):
+            old = cst.load(self.dir)
+            if old and old.ready and self._alive(old):
+                cluster_inventory.write(self.dir, old)
+                return self.info()
+            state = ClusterState(hosts=[h.name for h in hosts(clickhouse)])
+            try:
+                with self._step(state, "jars and java"):
+                    fetch_jars()
+                    check_java()
+                with self._step(state, "leftovers of an earlier cluster"):
+                    self._remove_leftovers(old, say)
+                OWNER_FILE.write_text(f"{self.dir}\n")
+                cst.save(self.dir, state)
+                self._start(state, clickhouse, timeout)
+            except BaseException:
+                self._teardown(state)
+                raise
+        return self.info()
+
+    def _start(self, state: ClusterState, clickhouse: bool, timeout: float) -> None:
+        names = state.hosts
+        with self._step(state, "user ltsandbox and sudo rules"):
+            host_user.ensure_user()
+            host_user.install_sudoers(cluster_sudoers.rules(self.dir))
+        with self._step(state, f"fabric and {len(names)} hosts (namespaces, veths, cgroups)"):
+            netns.create_fabric()
+            for name in names:
+                netns.add_host(name)
+                host_cgroup.create(name)
+        with self._step(state, "sshd per host"):
+            self._start_sshd(state, timeout)
+        with self._step(state, "TLS material"):
+            tls = cluster_tls.files(self.dir)
+            state.tls = {
+                "ca": str(tls.ca),
+                "client_cert": str(tls.client_cert),
+                "client_key": str(tls.client_key),
+            }
+        for host in DB_HOSTS:
+            state.nodes[host.node] = ClusterNode(host.name, standby=host.standby)
+        for host in DB_HOSTS:
+            if not host.standby:
+                with self._step(state, f"Cassandra {host.name} ({host.dc}/{host.rack})"):
+                    self._start_node(state, host, tls, timeout)
+        with self._step(state, "Cassandra login (system_auth in both DCs, over TLS)"):
+            self._login(tls)
+        with self._step(state, "Prometheus and node_exporter"):
+            self._start_metrics(state, timeout)
+        if clickhouse:
+            with self._step(state, "ClickHouse host ch1"):
+                self._start_clickhouse(state, timeout)
+        cluster_inventory.write(self.dir, state)
+        state.ready = True
+        cst.save(self.dir, state)
+
+    @contextmanager
+    def _step(self, state: ClusterState, name: str) -> Iterator[None]:
+        start = time.monotonic()
+        yield
+        state.steps.append({"step": name, "seconds": round(time.monotonic() - start, 2)})
+        if cst.path(self.dir).parent.exists():
+            cst.save(self.dir, state)
+
+    def _clickhouse_wanted(self) -> bool:
+        if self.clickhouse is None:
+            return ch.available()
+        if self.clickhouse and not ch.available():
+            raise LoadtowerError(
+                "--clickhouse: chdb is not importable here (pip install chdb-core), "
+                "or use --no-clickhouse"
+            )
+        return self.clickhouse
+
+    def _refuse_other_owner(self) -> None:
+        other = owner()
+        if other is None or other == self.dir:
+            return
+        if host_teardown.leftovers():
+            raise LoadtowerError(
+                f"the cluster sandbox of {other} is up (one per machine): "
+                f"`loadtower sandbox down --cluster --dir {other}` first"
+            )
+
+    def _remove_leftovers(self, old: ClusterState | None, say: Callable[[str], None]) -> None:
+        if old is not None:
+            self._stop_root_services(old)
+        self._kill_mentioning()
+        left = host_teardown.leftovers()
+        if left:
+            removed = host_teardown.remove_all()
+            say(
+                f"removed {len(removed)} leftovers of an earlier cluster sandbox "
+                f"({', '.join(left[:4])}{', ...' if len(left) > 4 else ''})"
+            )
+
+    def _start_sshd(self, state: ClusterState, timeout: float) -> None:
+        ssh = host_sshd.prepare(self.dir, state.hosts)
+        state.ssh = {k: v for k, v in ssh.items() if k != "configs"}
+        logs = cluster_dir(self.dir) / "logs"
+        for name in state.hosts:
+            argv = host_cgroup.wrap(name, host_sshd.command(str(ssh["configs"][name])))
+            state.services[f"sshd-{name}"] = procs.spawn(argv, logs / f"sshd-{name}.log")
+            cst.save(self.dir, state)
+        for name in state.hosts:
+            address = netns.mgmt_address(name)
+            cluster_actions.wait_for(
+                f"sshd of {name} ({address}:{SSH_PORT})",
+                state.services[f"sshd-{name}"],
+                lambda a=address: ssh_server.banner(a, SSH_PORT),  # type: ignore[misc]
+                min(timeout, 60.0),
+            )
+
+    def _start_node(
+        self, state: ClusterState, host: ClusterHost, tls: TlsFiles, timeout: float
+    ) -> None:
+        node = state.nodes[host.node]
+        spec = cluster_nodes.spec(self.dir, host, tls, self.heap)
+        node.process = cluster_nodes.spawn(spec, host)
+        cst.save(self.dir, state)
+        cluster_actions.wait_cql(host, node, timeout)
+
+    def _login(self, tls: TlsFiles) -> None:
+        client = cluster_tls.client(tls)
+        seed = netns.data_address(SEED)
+        if auth.can_login(seed, CASSANDRA_PORT, auth.password(self.dir), client):
+            return
+        cluster_auth.spread_system_auth(seed, client)
+        host = next(h for h in DB_HOSTS if h.name == SEED)
+        spec = cluster_nodes.spec(self.dir, host, tls, self.heap)
+        repair = cluster_nodes.nodetool(spec, host, "repair", "-full", "system_auth", timeout=300)
+        if repair.returncode != 0:
+            raise LoadtowerError(
+                f"nodetool repair system_auth on {SEED} failed: "
+                f"{(repair.stderr or repair.stdout).strip()[-800:]}"
+            )
+        auth.ensure_role(seed, CASSANDRA_PORT, self.dir, tls=client)
+
+    def _start_metrics(self, state: ClusterState, timeout: float) -> None:
+        taken: set[int] = set()
+        for name, preferred in (("node_exporter", 9100), ("prometheus", 9090)):
+            state.ports[name] = procs.free_port(["127.0.0.1"], preferred, taken)
+            taken.add(state.ports[name])
+        home = cluster_dir(self.dir) / "prometheus"
+        logs = cluster_dir(self.dir) / "logs"
+        commands = {
+            "node_exporter": metrics_services.node_exporter_command(state.ports["node_exporter"]),
+            "prometheus": metrics_services.prometheus_command(
+                home, state.ports["prometheus"], state.ports["node_exporter"]
+            ),
+        }
+        urls = {
+            "node_exporter": f"http://127.0.0.1:{state.ports['node_exporter']}/metrics",
+            "prometheus": f"http://127.0.0.1:{state.ports['prometheus']}/-/ready",
+        }
+        for name in ROOT_SERVICES:
+            state.services[name] = procs.spawn(commands[name], logs / f"{name}.log")
+            cst.save(self.dir, state)
+        for name in ROOT_SERVICES:
+            cluster_actions.wait_for(
+                name,
+                state.services[name],
+                lambda u=urls[name]: metrics_services.http_ok(u),  # type: ignore[misc]
+                min(timeout, 60.0),
+            )
+
+    def _start_clickhouse(self, state: ClusterState, timeout: float) -> None:
+        name = CLICKHOUSE_HOST.name
+        address = netns.data_address(name)
+        data = cluster_dir(self.dir) / "clickhouse" / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        auth.secret(ch.password_file(self.dir))
+        argv = [
+            sys.executable,
+            "-m",
+            "loadtower.sandbox.clickhouse_chdb",
+            "--address",
+            address,
+            "--port",
+            str(CLICKHOUSE_PORT),
+            "--user",
+            ch.USERNAME,
+            "--password-file",
+            str(ch.password_file(self.dir)),
+            "--data",
+            str(data),
+        ]
+        log = cluster_dir(self.dir) / "logs" / "clickhouse.log"
+        state.services["clickhouse"] = procs.spawn(host_cgroup.wrap(name, argv), log)
+        cst.save(self.dir, state)
+        cluster_actions.wait_for(
+            f"ClickHouse (chdb) on {name} {address}:{CLICKHOUSE_PORT}",
+            state.services["clickhouse"],
+            lambda: ch.ping(address, CLICKHOUSE_PORT),
+            min(timeout, 60.0),
+        )
+
+    # ---- status / info ---------------------------------------------------------------
+    def _alive(self, state: ClusterState) -> bool:
+        services = all(procs.is_alive(r) for r in state.services.values())
+        nodes = all(procs.is_alive(n.process) for n in state.nodes.values() if not n.standby)
+        return bool(state.services) and services and nodes
+
+    def info(self) -> dict:
+        state = cst.load(self.dir)
+        if state is None:
+            left = host_teardown.leftovers()
+            return {"dir": str(self.dir), "cluster": True, "up": False, "leftovers": left}
+        up = state.ready and self._alive(state)
+        host_rows = []
+        for name in state.hosts:
+            row: dict[str, object] = {
+                "name": name,
+                "namespace": netns.namespace(name),
+                "data_address": netns.data_address(name),
+                "mgmt_address": netns.mgmt_address(name),
+                "cgroup": f"loadtower/{name}",
+                "sshd": procs.is_alive(state.services.get(f"sshd-{name}")),
+            }
+            try:
+                cpu_ns, mem = host_cgroup.usage(name)
+                row["cpu_seconds"], row["memory_bytes"] = round(cpu_ns / 1e9, 2), mem
+            except (OSError, LoadtowerError):
+                row["cpu_seconds"], row["memory_bytes"] = None, None
+            host_rows.append(row)
+        nodes = [
+            {
+                "index": h.node,
+                "host": h.name,
+                "address": netns.data_address(h.name),
+                "dc": h.dc,
+                "rack": h.rack,
+                "standby": h.standby,
+                "state": cluster_nodes.status(state, h),
+            }
+            for h in DB_HOSTS
+        ]
+        ports = state.ports
+        info: dict = {
+            "dir": str(self.dir),
+            "cluster": True,
+            "up": up,
+            "inventory": str(self.dir / "inventory.toml"),
+            "hosts": host_rows,
+            "cassandra": {
+                "port": CASSANDRA_PORT,
+                "nodes": nodes,
+                "username": auth.USERNAME,
+                "password_file": str(auth.password_file(self.dir)),
+                "tls": state.tls,
+            },
+            "prometheus": {
+                "url": f"http://127.0.0.1:{ports.get('prometheus')}",
+                "up": procs.is_alive(state.services.get("prometheus")),
+            },
+            "node_exporter": {
+                "instance": f"127.0.0.1:{ports.get('node_exporter')}",
+                "up": procs.is_alive(state.services.get("node_exporter")),
+            },
+            "ssh": {**state.ssh, "user": cluster_sudoers.USER, "port": SSH_PORT},
+            "clickhouse": self._clickhouse_info(state),
+            "steps": state.steps,
+            "leftovers": [] if up else host_teardown.leftovers(),
+        }
+        return info
+
+    def _clickhouse_info(self, state: ClusterState) -> dict:
+        if "clickhouse" not in state.services:
+            return {"enabled": False, "up": False}
+        address = netns.data_address(CLICKHOUSE_HOST.name)
+        return {
+            "enabled": True,
+            "host": CLICKHOUSE_HOST.name,
+            "address": address,
+            "port": CLICKHOUSE_PORT,
+            "url": f"http://{address}:{CLICKHOUSE_PORT}",
+            "username": ch.USERNAME,
+            "password_file": str(ch.password_file(self.dir)),
+            "up": procs.is_alive(state.services.get("clickhouse")),
+            "warning": ch.WARNING,
+        }
+
+    # ---- node actions ----------------------------------------------------------------
+    def node(self, action: str, number: int, wait: bool = True, timeout: float = 300.0) -> str:
+        return cluster_actions.node_action(
+            self.dir, cluster_tls.files(self.dir), action, number, wait, timeout, self.heap
+        )
+
+    # ---- down ------------------------------------------------------------------------
+    def down(self) -> bool:
+        """Remove everything of the cluster; False when nothing was there (idle-safe)."""
+        other = owner()
+        if other is not None and other != self.dir and host_teardown.leftovers():
+            raise LoadtowerError(
+                f"the cluster sandbox up on this machine is {other}'s, not {self.dir}'s: "
+                f"`loadtower sandbox down --cluster --dir {other}`"
+            )
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with locked(self.dir):
+            state = cst.load(self.dir)
+            removed = self._teardown(state)
+        return bool(removed)
+
+    def _teardown(self, state: ClusterState | None) -> list[str]:
+        removed: list[str] = []
+        if state is not None:
+            removed += self._stop_root_services(state)
+        removed += self._kill_mentioning()
+        removed += host_teardown.remove_all()
+        if owner() in (self.dir, None) or not host_teardown.leftovers():
+            OWNER_FILE.unlink(missing_ok=True)
+        if state is not None:
+            for node in state.nodes.values():
+                node.process, node.paused, node.partitioned = None, False, False
+            state.services = {k: None for k in state.services}
+            state.ready = False
+            cst.save(self.dir, state)
+        return removed
+
+    def _stop_root_services(self, state: ClusterState) -> list[str]:
+        stopped = []
+        for name in ROOT_SERVICES:
+            record = state.services.get(name)
+            if procs.is_alive(record):
+                procs.stop(record)
+                stopped.append(f"process {name}")
+        return stopped
+
+    def _kill_mentioning(self) -> list[str]:
+        """Root-namespace processes whose command line names DIR/cluster (Prometheus
+        started by an `up` that was killed before it could record it)."""
+        root = str(cluster_dir(self.dir)) + "/"
+        me = os.getpid()
+        found = []
+        for proc in psutil.process_iter(["pid", "cmdline"]):
+            if proc.pid == me:
+                continue
+            if any(root in arg for arg in proc.info["cmdline"] or []):
+                found.append(proc)
+        for proc in found:
+            try:
+                proc.terminate()
+            except psutil.Error:
+                pass
+        _, alive = psutil.wait_procs(found, timeout=15)
+        for proc in alive:
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
+        return [f"process {p.pid}" for p in found]
