@@ -21,6 +21,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
+from loadtower.errors import LoadtowerError
 from loadtower.sandbox.auth import secret
 from loadtower.sandbox.state import SandboxState
 
@@ -90,3 +91,15 @@ def ping(host: str, port: int, timeout: float = 2.0) -> bool:
             return reply.read().startswith(b"Ok.")
     except OSError:
         return False
+
+
+def wanted(flag: bool | None) -> bool:
+    """--clickhouse / --no-clickhouse / neither (None: when chdb is importable)."""
+    if flag is None:
+        return available()
+    if flag and not available():
+        raise LoadtowerError(
+            "--clickhouse: chdb is not importable here (pip install chdb-core), "
+            "or use --no-clickhouse"
+        )
+    return flag

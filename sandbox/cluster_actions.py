@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from loadtower.errors import LoadtowerError
@@ -23,23 +21,11 @@ from loadtower.sandbox import cluster_state as cst
 from loadtower.sandbox import processes as procs
 from loadtower.sandbox.cluster_layout import ClusterHost, cluster_dir, db_host
 from loadtower.sandbox.cluster_state import ClusterNode, ClusterState
-from loadtower.sandbox.cluster_sudoers import USER
+from loadtower.sandbox.cluster_sudoers import NODE_ACTIONS, USER
 from loadtower.sandbox.state import locked
 from loadtower.sandbox.tls_certs import TlsFiles
 
-ACTIONS = (
-    "start",
-    "stop",
-    "kill",
-    "pause",
-    "resume",
-    "flush",
-    "compact",
-    "status",
-    "partition",
-    "heal",
-    "decommission",
-)
+ACTIONS = (*NODE_ACTIONS, "decommission")  # decommission: root only, not through sudo
 
 
 def check_own_host(host: ClusterHost) -> None:
@@ -53,29 +39,11 @@ def check_own_host(host: ClusterHost) -> None:
 
 
 def wait_cql(host: ClusterHost, node: ClusterNode, timeout: float) -> None:
-    wait_for(
+    procs.wait_ready(
         f"Cassandra node {host.node} ({host.name} {netns.data_address(host.name)})",
         node.process,
         lambda: cluster_nodes.answers(host),
         timeout,
-    )
-
-
-def wait_for(
-    what: str, record: procs.ProcessRecord | None, check: Callable[[], bool], timeout: float
-) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        if not procs.is_alive(record):
-            log = record.log if record else ""
-            raise LoadtowerError(
-                f"{what} exited during start-up; last lines of {log}:\n{procs.log_tail(log)}"
-            )
-        time.sleep(0.3)
-    raise LoadtowerError(
-        f"{what} did not answer within {timeout:.0f}s; see {record and record.log}"
     )
 
 

@@ -9,10 +9,9 @@ loadtower: the first run bootstraps the agent install set there with no index.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from loadtower.sandbox import netns
+from loadtower.sandbox import inventory_file, netns
 from loadtower.sandbox.auth import USERNAME, password_file
 from loadtower.sandbox.cluster_layout import (
     AGENT_HOSTS,
@@ -141,8 +140,4 @@ def render(directory: Path, state: ClusterState) -> str:
 
 
 def write(directory: Path, state: ClusterState) -> Path:
-    path = directory / "inventory.toml"
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(render(directory, state))
-    os.replace(tmp, path)
-    return path
+    return inventory_file.write_text(directory, render(directory, state))

@@ -85,7 +85,7 @@ class ClusterSandbox:
     def up(self, timeout: float = 300.0, say: Callable[[str], None] | None = None) -> dict:
         say = say or (lambda line: print(line, file=sys.stderr))
         cluster_sudoers.check_path("the sandbox directory", self.dir)
-        clickhouse = self._clickhouse_wanted()
+        clickhouse = ch.wanted(self.clickhouse)
         self._refuse_other_owner()
         self.dir.mkdir(parents=True, exist_ok=True)
         with locked(self.dir):
@@ -152,16 +152,6 @@ class ClusterSandbox:
         if cst.path(self.dir).parent.exists():
             cst.save(self.dir, state)
 
-    def _clickhouse_wanted(self) -> bool:
-        if self.clickhouse is None:
-            return ch.available()
-        if self.clickhouse and not ch.available():
-            raise LoadtowerError(
-                "--clickhouse: chdb is not importable here (pip install chdb-core), "
-                "or use --no-clickhouse"
-            )
-        return self.clickhouse
-
     def _refuse_other_owner(self) -> None:
         other = owner()
         if other is None or other == self.dir:
@@ -194,7 +184,7 @@ class ClusterSandbox:
             cst.save(self.dir, state)
         for name in state.hosts:
             address = netns.mgmt_address(name)
-            cluster_actions.wait_for(
+            procs.wait_ready(
                 f"sshd of {name} ({address}:{SSH_PORT})",
                 state.services[f"sshd-{name}"],
                 lambda a=address: ssh_server.banner(a, SSH_PORT),  # type: ignore[misc]
@@ -247,7 +237,7 @@ class ClusterSandbox:
             state.services[name] = procs.spawn(commands[name], logs / f"{name}.log")
             cst.save(self.dir, state)
         for name in ROOT_SERVICES:
-            cluster_actions.wait_for(
+            procs.wait_ready(
                 name,
                 state.services[name],
                 lambda u=urls[name]: metrics_services.http_ok(u),  # type: ignore[misc]
@@ -278,7 +268,7 @@ class ClusterSandbox:
         log = cluster_dir(self.dir) / "logs" / "clickhouse.log"
         state.services["clickhouse"] = procs.spawn(host_cgroup.wrap(name, argv), log)
         cst.save(self.dir, state)
-        cluster_actions.wait_for(
+        procs.wait_ready(
             f"ClickHouse (chdb) on {name} {address}:{CLICKHOUSE_PORT}",
             state.services["clickhouse"],
             lambda: ch.ping(address, CLICKHOUSE_PORT),

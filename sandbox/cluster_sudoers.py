@@ -15,22 +15,11 @@ import sys
 from pathlib import Path
 
 from loadtower.errors import LoadtowerError
-from loadtower.sandbox import host_user
+from loadtower.sandbox import host_user, inventory_file
 from loadtower.sandbox.cluster_layout import DB_HOSTS
 
 USER = host_user.USER
-NODE_ACTIONS = (
-    "start",
-    "stop",
-    "kill",
-    "pause",
-    "resume",
-    "flush",
-    "compact",
-    "status",
-    "partition",
-    "heal",
-)
+NODE_ACTIONS = (*inventory_file.NODE_ACTIONS, "partition", "heal")  # what ltsandbox may sudo
 SAFE_PATH = re.compile(r"^[A-Za-z0-9_./+-]+$")
 
 

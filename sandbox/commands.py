@@ -11,6 +11,9 @@ from pathlib import Path
 
 from loadtower.defaults import default_sandbox_dir
 from loadtower.errors import LoadtowerError
+from loadtower.sandbox import clickhouse_service as ch
+from loadtower.sandbox import inventory_file
+from loadtower.sandbox import mongodb_service as mongo
 
 HELP = (
     "Start, inspect and stop a local sandbox of real services "
@@ -49,14 +52,7 @@ examples:
 (docs/cluster-sandbox.md)"""
 
 NODE_ACTIONS = (
-    "start",
-    "stop",
-    "kill",
-    "pause",
-    "resume",
-    "flush",
-    "compact",
-    "status",
+    *inventory_file.NODE_ACTIONS,  # start stop kill pause resume flush compact status
     "decommission",  # a standby node that joined: stream its data back, make it fresh again
     "partition",  # cluster sandbox only: the node's host loses its DATA link
     "heal",  # cluster sandbox only: the DATA link back up
@@ -66,8 +62,8 @@ CLUSTER_HELP = (
     "namespaces, Cassandra in two DCs with TLS, SSH as ltsandbox (docs/cluster-sandbox.md); "
     "status/node/down find a cluster directory by themselves"
 )
-CLICKHOUSE_ACTIONS = ("start", "stop", "kill", "restart", "status")
-MONGODB_ACTIONS = ("start", "stop", "kill", "restart", "status")
+CLICKHOUSE_ACTIONS = ch.ACTIONS
+MONGODB_ACTIONS = mongo.ACTIONS
 REQUIRE_MONGODB_ENV = "LOADTOWER_REQUIRE_MONGODB"  # CI: a sandbox without FerretDB is an error
 
 

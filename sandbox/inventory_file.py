@@ -182,9 +182,13 @@ def render(directory: Path, state: SandboxState) -> str:
 
 
 def write(directory: Path, state: SandboxState) -> Path:
+    return write_text(directory, render(directory, state))
+
+
+def write_text(directory: Path, text: str) -> Path:
     """Write DIR/inventory.toml atomically (a run may be reading it)."""
     path = directory / "inventory.toml"
     tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(render(directory, state))
+    tmp.write_text(text)
     os.replace(tmp, path)
     return path

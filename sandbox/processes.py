@@ -153,3 +153,22 @@ def log_tail(path: str | Path, lines: int = 15) -> str:
     except OSError:
         return ""
     return "\n".join(text[-lines:])
+
+
+def wait_ready(
+    what: str, record: ProcessRecord | None, check: Callable[[], bool], timeout: float
+) -> None:
+    """Wait until ``check()`` is true for a process the sandbox started; one clear
+    LoadtowerError when it exits first (with its log's last lines) or at ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        if not is_alive(record):
+            log = record.log if record else ""
+            raise LoadtowerError(
+                f"{what} exited during start-up; last lines of {log}:\n{log_tail(log)}"
+            )
+        time.sleep(0.3)
+    where = f"; see {record.log}" if record else ""
+    raise LoadtowerError(f"{what} did not answer within {timeout:.0f}s{where}")

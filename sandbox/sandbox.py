@@ -15,7 +15,7 @@ import ipaddress
 import shutil
 import signal
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -151,7 +151,7 @@ class Sandbox:
         self._refuse_resize(running)
         fetch_jars()
         check_java()
-        clickhouse = self._clickhouse_wanted()
+        clickhouse = ch.wanted(self.clickhouse)
         mongodb = self._mongodb_wanted()
         self.dir.mkdir(parents=True, exist_ok=True)
         with st.locked(self.dir):
@@ -226,16 +226,6 @@ class Sandbox:
                 f"{'pass --tls' if state.tls else 'drop --tls'}, or run "
                 f"`loadtower sandbox down --dir {self.dir}` first"
             )
-
-    def _clickhouse_wanted(self) -> bool:
-        if self.clickhouse is None:
-            return ch.available()
-        if self.clickhouse and not ch.available():
-            raise LoadtowerError(
-                "--clickhouse: chdb is not importable here (pip install chdb-core), "
-                "or use --no-clickhouse"
-            )
-        return self.clickhouse
 
     def _mongodb_wanted(self) -> bool:
         if self.mongodb is None:
@@ -342,20 +332,11 @@ class Sandbox:
         for name in SERVICES:
             self._wait(name, state.services[name], checks[name], min(timeout, 60.0))
 
-    def _wait(self, what: str, record: procs.ProcessRecord | None, check, timeout: float) -> None:  # noqa: ANN001
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if check():
-                return
-            if not procs.is_alive(record):
-                log = record.log if record else ""
-                raise LoadtowerError(
-                    f"{what} exited during start-up; last lines of {log}:\n{procs.log_tail(log)}"
-                )
-            time.sleep(0.3)
-        raise LoadtowerError(
-            f"{what} did not answer within {timeout:.0f}s; see {record.log if record else self.dir}"
-        )
+    def _wait(
+        self, what: str, record: procs.ProcessRecord | None, check: Callable[[], bool],
+        timeout: float,
+    ) -> None:
+        procs.wait_ready(what, record, check, timeout)
 
     def _start_node(self, state: st.SandboxState, index: int, timeout: float) -> None:
         node = state.nodes[index]
