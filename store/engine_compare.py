@@ -33,6 +33,7 @@ import numpy as np
 from loadtower.errors import LoadtowerError
 from loadtower.store import hdr
 from loadtower.store.connection import connect
+from loadtower.store.engine_text import codes_text as codes_text  # the CLI's and report's
 from loadtower.store.phase_rate import measured_duration, ops_per_s
 from loadtower.store.ramp_steps import ramp_of
 
@@ -262,11 +263,6 @@ def engine_table(
     return out
 
 
-def codes_text(codes: dict[str, int]) -> str:
-    """``OK 1,234, MongoNetwork 12``: a row's return codes as the CLI and report show them."""
-    return ", ".join(f"{name} {count:,}" for name, count in codes.items())
-
-
 def run_sides(store_path: Path | str, run_id: str) -> list[tuple[str, str]]:
     """(side, engine) of a run's phases, in order (one per target)."""
     with connect(Path(store_path), read_only=True) as con:
@@ -275,43 +271,3 @@ def run_sides(store_path: Path | str, run_id: str) -> list[tuple[str, str]]:
             seen.setdefault(side, engine)
     return list(seen.items())
 
-
-ENGINE_COLUMNS = ("phase", "op", "engine", "ops", "ops/s", "avg", "min", "max", "median", "p90",
-                  "p95", "p99", "return codes")
-ENGINE_TEXT_COLUMNS = ("phase", "op", "engine", "return codes")
-
-
-def _ms(value: float | None, fmt: str = "{:.2f}") -> str:
-    return "" if value is None else fmt.format(value)
-
-
-def side_label(row: dict[str, Any]) -> str:
-    """``mongodb``, or ``cass-east (cassandra)`` when the target is not named for its engine."""
-    return row["target"] if row["target"] == row["engine"] else f"{row['target']} ({row['engine']})"
-
-
-def engine_cells(row: dict[str, Any]) -> tuple[str, ...]:
-    """One engine_table row as the text of ENGINE_COLUMNS' cells (raw text: the caller
-    makes the text columns visible): the figures `loadtower compare`, the report and the
-    TUI print, so that the same quantity reads the same everywhere."""
-    return (
-        row["phase"], row["op"], side_label(row), f"{row['ops']:,}", f"{row['ops_per_s']:,.1f}",
-        _ms(row["avg_ms"]), _ms(row["min_ms"], "{:.3f}"), _ms(row["max_ms"]),
-        _ms(row["median_ms"]), _ms(row["p90_ms"]), _ms(row["p95_ms"]), _ms(row["p99_ms"]),
-        codes_text(row["return_codes"]),
-    )  # fmt: skip
-
-
-def engine_lines(rows: list[dict[str, Any]]) -> list[tuple[bool, tuple[str, ...]]]:
-    """(starts a new phase, cells) per row, in engine_table's order: the phase and op are
-    written on the first row of each (phase, op) and left blank below it, as printed."""
-    out = []
-    previous: tuple[str, str] | None = None
-    for row in rows:
-        key = (row["phase"], row["op"])
-        cells = engine_cells(row)
-        if key == previous:
-            cells = ("", "", *cells[2:])
-        out.append((previous is not None and key[0] != previous[0], cells))
-        previous = key
-    return out

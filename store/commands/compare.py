@@ -88,12 +88,8 @@ def _table(title: str, columns: tuple[str, ...], text_columns: tuple[str, ...]) 
 def _print_engines(args: argparse.Namespace) -> int:
     from loadtower.errors import LoadtowerError
     from loadtower.store.commands.tables import print_whole
-    from loadtower.store.engine_compare import (
-        ENGINE_COLUMNS,
-        ENGINE_TEXT_COLUMNS,
-        engine_lines,
-        engine_table,
-    )
+    from loadtower.store.engine_compare import engine_table
+    from loadtower.store.engine_text import ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS, engine_lines
     from loadtower.store.terminal_text import cell, visible
 
     runs = [args.run_a] + ([args.run_b] if args.run_b and args.run_b != args.run_a else [])

@@ -1,7 +1,7 @@
 """The engines of one run with several targets (or of two runs) side by side: study 4's
 table, per phase (workload), op type and engine, the rows of
 store.engine_compare.engine_table in the very text `loadtower compare RUN` prints
-(engine_compare.engine_lines), so the same quantity reads the same in the CLI, the
+(store.engine_text.engine_lines), so the same quantity reads the same in the CLI, the
 report and here. Read in a worker thread; rows keyed by (phase, op, target)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from loadtower.errors import LoadtowerError
-from loadtower.store.engine_compare import ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS
+from loadtower.store.engine_text import ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS
 from loadtower.store.terminal_text import markup_safe, visible
 
 CODES_WIDTH = 26  # "OK 12,345, MongoNetwork 2,": longer return codes fold onto more lines
@@ -37,6 +37,21 @@ def engine_row_cells(cells: tuple[str, ...]) -> tuple[Text, ...]:
         else Text(text, justify="right")
         for column, text in zip(ENGINE_COLUMNS, cells, strict=True)
     )
+
+
+def add_engine_columns(table: DataTable) -> None:
+    """ENGINE_COLUMNS, keyed by name; the return codes fold so the table fits 120 columns."""
+    for column in ENGINE_COLUMNS:
+        table.add_column(column, key=column,
+                         width=CODES_WIDTH if column == "return codes" else None)
+
+
+def fill_engine_table(table: DataTable, rows: list[dict[str, Any]],
+                      lines: list[tuple[bool, tuple[str, ...]]]) -> None:
+    """engine_table's rows (and engine_lines' text of them) into `table`, keyed by row."""
+    table.clear()
+    for row, (_new_phase, cells) in zip(rows, lines, strict=True):
+        table.add_row(*engine_row_cells(cells), key=engine_key(row), height=None)
 
 
 class EnginesScreen(Screen):
@@ -62,15 +77,13 @@ class EnginesScreen(Screen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        table = self.query_one("#engines-table", DataTable)
-        for column in ENGINE_COLUMNS:  # the return codes fold: the table fits 120 columns
-            table.add_column(column, key=column,
-                             width=CODES_WIDTH if column == "return codes" else None)
+        add_engine_columns(self.query_one("#engines-table", DataTable))
         self.load()
 
     @work(thread=True, exclusive=True)
     def load(self) -> None:
-        from loadtower.store.engine_compare import engine_lines, engine_table, run_sides
+        from loadtower.store.engine_compare import engine_table, run_sides
+        from loadtower.store.engine_text import engine_lines
 
         try:
             if len(self.run_ids) == 1 and len(run_sides(self.store, self.run_ids[0])) < 2:
@@ -94,10 +107,7 @@ class EnginesScreen(Screen):
     def _show(self, rows: list[dict[str, Any]],
               lines: list[tuple[bool, tuple[str, ...]]]) -> None:
         self.rows = rows
-        table = self.query_one("#engines-table", DataTable)
-        table.clear()
-        for row, (_new_phase, cells) in zip(rows, lines, strict=True):
-            table.add_row(*engine_row_cells(cells), key=engine_key(row), height=None)
+        fill_engine_table(self.query_one("#engines-table", DataTable), rows, lines)
         sides = list(dict.fromkeys(r["target"] for r in rows))
         self.query_one("#engines-title", Static).update(
             f"[b]Engines[/b] {self._runs_text()}: {markup_safe(', '.join(sides))}\n" + LEGEND)
