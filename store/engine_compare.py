@@ -270,4 +270,3 @@ def run_sides(store_path: Path | str, run_id: str) -> list[tuple[str, str]]:
         for side, engine, _base in _sides(con, run_id).values():
             seen.setdefault(side, engine)
     return list(seen.items())
-
