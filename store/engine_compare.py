@@ -33,6 +33,7 @@ import numpy as np
 from loadtower.errors import LoadtowerError
 from loadtower.store import hdr
 from loadtower.store.connection import connect
+from loadtower.store.engine_text import codes_text as codes_text  # the CLI's and report's
 from loadtower.store.phase_rate import measured_duration, ops_per_s
 from loadtower.store.ramp_steps import ramp_of
 
@@ -260,11 +261,6 @@ def engine_table(
             }
         )
     return out
-
-
-def codes_text(codes: dict[str, int]) -> str:
-    """``OK 1,234, MongoNetwork 12``: a row's return codes as the CLI and report show them."""
-    return ", ".join(f"{name} {count:,}" for name, count in codes.items())
 
 
 def run_sides(store_path: Path | str, run_id: str) -> list[tuple[str, str]]:

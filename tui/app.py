@@ -58,6 +58,12 @@ class LoadtowerApp(App[None]):
 
         self.push_screen(CompareScreen(self.store, run_a, run_b))
 
+    def open_engines(self, run_id: str) -> None:
+        """The engines table of one run with several targets."""
+        from loadtower.tui.screens.engines import EnginesScreen
+
+        self.push_screen(EnginesScreen(self.store, [run_id]))
+
     def _to_base(self) -> None:
         while len(self.screen_stack) > 2:
             self.pop_screen()

@@ -88,7 +88,8 @@ def _table(title: str, columns: tuple[str, ...], text_columns: tuple[str, ...]) 
 def _print_engines(args: argparse.Namespace) -> int:
     from loadtower.errors import LoadtowerError
     from loadtower.store.commands.tables import print_whole
-    from loadtower.store.engine_compare import codes_text, engine_table
+    from loadtower.store.engine_compare import engine_table
+    from loadtower.store.engine_text import ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS, engine_lines
     from loadtower.store.terminal_text import cell, visible
 
     runs = [args.run_a] + ([args.run_b] if args.run_b and args.run_b != args.run_a else [])
@@ -103,31 +104,12 @@ def _print_engines(args: argparse.Namespace) -> int:
         f"{' vs '.join(runs)}: per op type and engine ({args.latency} time, ms; "
         "'total' merges every op)"
     )
-    columns = ("phase", "op", "engine", "ops", "ops/s", "avg", "min", "max", "median", "p90",
-               "p95", "p99", "return codes")
-    table = _table(title, columns, ("phase", "op", "engine", "return codes"))
-    previous: tuple[str, str] | None = None
-    for r in rows:
-        key = (r["phase"], r["op"])
-        if previous is not None and key[0] != previous[0]:
+    table = _table(title, ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS)
+    for new_phase, cells in engine_lines(rows):
+        if new_phase:
             table.add_section()
-        label = r["target"] if r["target"] == r["engine"] else f"{r['target']} ({r['engine']})"
-        table.add_row(
-            cell(r["phase"] if key != previous else ""),
-            cell(r["op"] if key != previous else ""),
-            cell(label),
-            f"{r['ops']:,}",
-            f"{r['ops_per_s']:,.1f}",
-            _num(r["avg_ms"]),
-            _num(r["min_ms"], "{:.3f}"),
-            _num(r["max_ms"]),
-            _num(r["median_ms"]),
-            _num(r["p90_ms"]),
-            _num(r["p95_ms"]),
-            _num(r["p99_ms"]),
-            cell(codes_text(r["return_codes"])),
-        )
-        previous = key
+        table.add_row(*(cell(text) if column in ENGINE_TEXT_COLUMNS else text
+                        for column, text in zip(ENGINE_COLUMNS, cells, strict=True)))
     print_whole(table)
     return 0
 

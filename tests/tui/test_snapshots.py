@@ -1,6 +1,7 @@
 """Snapshot tests (pytest-textual-snapshot) of the runs, live, replay, SQL and compare
-screens at a fixed terminal size, from the fixture store. The store is opened by a
-relative path from the test's directory so that no temporary path shows on screen.
+screens (and the engines screen, 120x36 only) at a fixed terminal size, from the fixture
+stores. A store is opened by a relative path from the test's directory so that no
+temporary path shows on screen.
 Update with `pytest tests/tui/test_snapshots.py --snapshot-update`, then look at the
 SVGs in __snapshots__/ before committing them."""
 
@@ -93,3 +94,20 @@ def test_compare(here: Path, snap_compare, size: tuple[int, int]) -> None:
         await settle(pilot)
 
     assert snap_compare(LoadtowerApp(here), terminal_size=size, run_before=compared)
+
+
+def test_engines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, snap_compare) -> None:
+    """The engines table of one ycsb-suite run (Cassandra and MongoDB, MongoDB's errors by
+    class folded in the return codes column)."""
+    from tests.tui.engines_store import RUN_SUITE, build_engines_store
+
+    build_engines_store(tmp_path / "engines.duckdb")
+    monkeypatch.chdir(tmp_path)
+
+    async def engines(pilot: Pilot) -> None:
+        await settle(pilot)
+        pilot.app.open_engines(RUN_SUITE)
+        await settle(pilot)
+
+    app = LoadtowerApp(Path("engines.duckdb"))
+    assert snap_compare(app, terminal_size=SIZE, run_before=engines)

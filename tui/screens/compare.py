@@ -4,7 +4,9 @@ Each phase and op is one table row two lines high: run A's figure over run B's, 
 the change from A to B beside them, so the table fits a 100-column terminal. A ramp is
 stored with one phase label per step ("saturation@40"), so its steps are rows of their
 own; when the store can tell ramp steps apart (StoreReader.ramp_steps), a second table
-shows each step's asked and achieved rate, percentiles and verdict for A and B."""
+shows each step's asked and achieved rate, percentiles and verdict for A and B. When both
+runs ran several targets (e.g. two ycsb-suite runs), the engines table of both
+(engine_compare.engine_table, as `loadtower compare A B` prints it) shows too."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from loadtower.errors import LoadtowerError
 from loadtower.store.terminal_text import markup_safe, visible
+from loadtower.tui.screens.engines import add_engine_columns, fill_engine_table
 from loadtower.tui.widgets.chart import LineChart, Series, Span
 
 SIGNIFICANCE = ("[dim]Δ from A to B, in colour when significant (Welch's t-test over "
@@ -101,6 +104,8 @@ class CompareScreen(Screen):
     CompareScreen #compare-table { height: auto; max-height: 50%; }
     CompareScreen #compare-steps { height: auto; max-height: 30%; display: none; }
     CompareScreen #compare-steps.-shown { display: block; }
+    CompareScreen #compare-engines { height: auto; max-height: 40%; display: none; }
+    CompareScreen #compare-engines.-shown { display: block; }
     CompareScreen #compare-charts { height: 1fr; min-height: 8; }
     """
     BINDINGS = [
@@ -114,6 +119,7 @@ class CompareScreen(Screen):
         self.rows: list[dict[str, Any]] = []
         self.steps: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
         self.error: str | None = None
+        self.engine_rows: list[dict[str, Any]] = []
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -123,6 +129,7 @@ class CompareScreen(Screen):
         )
         yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
         yield DataTable(id="compare-steps", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="compare-engines", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="compare-charts"):
             yield LineChart("ops/s over the run (A, B)", id="compare-ops")
             yield LineChart("p99 ms over the run (A, B)", " ms", id="compare-p99")
@@ -131,7 +138,31 @@ class CompareScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#compare-table", DataTable).add_columns(*COLUMNS)
         self.query_one("#compare-steps", DataTable).add_columns(*STEP_COLUMNS)
+        add_engine_columns(self.query_one("#compare-engines", DataTable))
         self.load()
+        self.load_engines()
+
+    @work(thread=True, exclusive=True, group="engines")
+    def load_engines(self) -> None:
+        """The engines table when both runs ran several targets (else it stays hidden)."""
+        from loadtower.store.engine_compare import engine_table, run_sides
+        from loadtower.store.engine_text import engine_lines
+
+        runs = [self.run_a, self.run_b]
+        try:
+            if any(len(run_sides(self.store, run)) < 2 for run in runs):
+                return
+            rows = engine_table(self.store, runs)
+        except LoadtowerError:
+            return  # the figures' worker says what is wrong with the runs
+        self.app.call_from_thread(self._show_engines, rows, engine_lines(rows))
+
+    def _show_engines(self, rows: list[dict[str, Any]],
+                      lines: list[tuple[bool, tuple[str, ...]]]) -> None:
+        self.engine_rows = rows
+        table = self.query_one("#compare-engines", DataTable)
+        fill_engine_table(table, rows, lines)
+        table.set_class(bool(table.row_count), "-shown")
 
     @work(thread=True, exclusive=True)
     def load(self) -> None:

@@ -67,7 +67,8 @@ class RunsScreen(Screen):
         Binding("enter", "open", "Open", tooltip="The run under the cursor: live if running, "
                 "else its replay"),
         Binding("space", "mark", "Mark", tooltip="Mark or unmark the run (two to compare)"),
-        Binding("c", "compare", "Compare", tooltip="The two marked runs side by side"),
+        Binding("c", "compare", "Compare", tooltip="The two marked runs side by side, or "
+                "the engines of one run with several targets"),
         Binding("slash", "filter", "Filter", tooltip="Show the runs whose name, scenario, "
                 "status or id holds a text"),
         Binding("o", "sort", "Sort", tooltip="Sort by the next key: started, name, status, "
@@ -211,10 +212,37 @@ class RunsScreen(Screen):
         self._show(self.runs)
 
     def action_compare(self) -> None:
-        if len(self.marked) != 2:
+        """Two marked runs side by side; else the engines of the one marked run (or of the
+        run under the cursor), a run with several targets (e.g. ycsb-suite)."""
+        if len(self.marked) == 2:
+            self.app.open_compare(*self.marked)  # type: ignore[attr-defined]
+            return
+        run = self.marked[0] if self.marked else getattr(self.selected(), "id", None)
+        if run is None:
             self.notify("mark two runs with space first", severity="warning")
             return
-        self.app.open_compare(*self.marked)  # type: ignore[attr-defined]
+        self._engines_of(run)
+
+    @work(thread=True, exclusive=True, group="engines")
+    def _engines_of(self, run_id: str) -> None:
+        """The engines screen when the run ran several targets, else a warning (the
+        store is read here, off the UI thread)."""
+        from loadtower.errors import LoadtowerError
+        from loadtower.store.engine_compare import run_sides
+
+        try:
+            sides = len(run_sides(self.store, run_id))
+        except LoadtowerError as exc:
+            self.app.call_from_thread(self.notify, visible(str(exc).splitlines()[0], False),
+                                  severity="error", markup=False)
+            return
+        if sides > 1:
+            self.app.call_from_thread(self.app.open_engines, run_id)  # type: ignore[attr-defined]
+            return
+        what = "ran one target" if sides else "has no ops stored"
+        self.app.call_from_thread(
+            self.notify, f"run {visible(run_id, False)} {what}: mark two runs with space to "
+            "compare them", severity="warning", markup=False)
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
