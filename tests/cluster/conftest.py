@@ -1,4 +1,4 @@
-"""One cluster sandbox for the whole session (`loadtower sandbox up --cluster`), as a
+"""One cluster sandbox for this package's tests (`loadtower sandbox up --cluster`), as a
 user brings it up: `loadtower sandbox up --cluster --dir DIR --json`, and `loadtower
 sandbox down --dir DIR` in finally, then the leftover check (no ltc-* namespace, veth or
 bridge, no loadtower/* cgroup, no user ltsandbox, no sudo rule, no process naming DIR).
@@ -8,7 +8,9 @@ midway (hosts, sshd and a Cassandra node already started), then `sandbox down` o
 directory runs; what was left is recorded for test_crash_down.py (the names are fixed,
 so two clusters cannot exist at once: this runs first, in the same fixture).
 
-Run these tests alone: `flock /tmp/lt-cluster.lock timeout 1800 .venv/bin/pytest -m
+Package scope, not session: the cluster is down again once the last test of tests/cluster/
+has run, so later tests that make their own ltc-* hosts (tests/sandbox/test_netns_hosts.py)
+find the machine free. Run these tests alone: `flock /tmp/lt-cluster.lock timeout 1800 .venv/bin/pytest -m
 integration -q tests/cluster/`.
 """
 
@@ -91,7 +93,7 @@ def _crash_then_down(directory: Path) -> CrashResult:
     return result
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def crash_then_down(tmp_path_factory: pytest.TempPathFactory) -> CrashResult:
     directory = tmp_path_factory.mktemp("cluster-crash").resolve()
     try:
@@ -101,7 +103,7 @@ def crash_then_down(tmp_path_factory: pytest.TempPathFactory) -> CrashResult:
             run_cli(["sandbox", "down", "--cluster", "--dir", str(directory)], DOWN_TIMEOUT_S)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster(
     tmp_path_factory: pytest.TempPathFactory, crash_then_down: CrashResult
 ) -> Iterator[dict]:
@@ -159,7 +161,7 @@ BUILTIN_SETS = ("target.consistency=ONE",)
 NO_ROUTE = "198.51.100.1"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def first_run(cluster: dict, tmp_path_factory: pytest.TempPathFactory) -> FirstRun:
     """Every test that runs a scenario uses this first: the agent hosts start with nothing."""
     from tests.orchestrator.run_helpers import run_scenario
