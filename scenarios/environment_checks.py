@@ -52,9 +52,10 @@ def file_problem(path: Path) -> str | None:
 
 
 def tls_file_problems(plan: Plan) -> list[tuple[KeyPath, str]]:
-    """(key, problem) for each TLS file of a CQL engine that cannot be read here."""
+    """(key, problem) for each TLS file of a CQL engine or MongoDB that cannot be read
+    here."""
     out: list[tuple[KeyPath, str]] = []
-    for engine in ("cassandra", "scylla"):
+    for engine in ("cassandra", "scylla", "mongodb"):
         creds = plan.inventory.credentials(engine)
         for key in TLS_FILE_KEYS:
             value = getattr(creds, key)

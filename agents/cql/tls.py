@@ -11,10 +11,12 @@ one line naming the host, whatever driver then connects:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import ssl
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,14 +69,32 @@ class TlsOptions:
 def load_cert_chain(context: ssl.SSLContext, cert_pem: str, key_pem: str) -> None:
     """ssl reads a certificate chain only from a file: a private (0600) temporary file,
     removed as soon as it is read."""
-    fd, path = tempfile.mkstemp(prefix="loadtower-tls-", suffix=".pem")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(key_pem.rstrip("\n") + "\n" + cert_pem)
+    with private_files(combined_pem(cert_pem, key_pem)) as (path,):
         context.load_cert_chain(path)
+
+
+@contextlib.contextmanager
+def private_files(*texts: str) -> Iterator[list[str]]:
+    """Paths of private (0600) temporary files holding ``texts``, removed on exit: for a
+    client (ssl, pymongo) that reads a CA or a certificate and key only from files."""
+    paths: list[str] = []
+    try:
+        for text in texts:
+            fd, path = tempfile.mkstemp(prefix="loadtower-tls-", suffix=".pem")
+            paths.append(path)
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(text)
+        yield paths
     finally:
-        os.unlink(path)
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+
+def combined_pem(cert_pem: str, key_pem: str) -> str:
+    """A client certificate and its key in one PEM (pymongo's tlsCertificateKeyFile)."""
+    return key_pem.rstrip("\n") + "\n" + cert_pem
 
 
 def reason(exc: BaseException) -> str:

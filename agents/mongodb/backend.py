@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from loadtower.agents.backends import PREPARE_TIMEOUT_S
+from loadtower.agents.cql.tls import TlsOptions
 from loadtower.agents.mongodb.errors import MongoAuthFailed, MongoDuplicateKey
 from loadtower.agents.mongodb.ops import MongoOps
 from loadtower.agents.mongodb.session import MongoSession
@@ -43,10 +44,13 @@ class MongoBackend:
             str(target.get("write_concern")),
             str(target.get("read_preference")),
             bool((cfg.spec.get("connection") or {}).get("secure")),
+            tls.key() if (tls := TlsOptions.from_spec(
+                (cfg.spec.get("connection") or {}).get("tls"))) else None,
         )
 
     async def open(self, cfg: PhaseConfig) -> Any:
         target = self._target(cfg)
+        connection = cfg.spec.get("connection") or {}
         session = MongoSession()
         try:
             await session.connect(
@@ -55,7 +59,9 @@ class MongoBackend:
                 cfg.username,
                 cfg.password,
                 target["keyspace"],
-                secure=bool((cfg.spec.get("connection") or {}).get("secure")),
+                secure=bool(connection.get("secure")),
+                tls=TlsOptions.from_spec(connection.get("tls")),
+                names=connection.get("names"),
                 pool_size=cfg.max_in_flight,
                 write_concern=target.get("write_concern"),
                 read_preference=target.get("read_preference"),

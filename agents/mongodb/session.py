@@ -13,10 +13,13 @@ Contact points are ``host`` or ``host:port``; ``port`` is the port of those with
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from loadtower.agents.cql.tls import TlsOptions, probe
 from loadtower.agents.mongodb.errors import MongoAuthFailed, stable
+from loadtower.agents.mongodb.tls import client_kwargs
 
 T = TypeVar("T")
 NAMESPACE_EXISTS = 48
@@ -72,28 +75,36 @@ class MongoSession:
         database: str,
         *,
         secure: bool = False,
+        tls: TlsOptions | None = None,
+        names: dict[str, str] | None = None,
         pool_size: int = 100,
         write_concern: str | int | None = None,
         read_preference: str | None = None,
     ) -> None:
         """Connects and checks the credentials with one ``ping`` (bounded by the server
-        selection timeout); wrong credentials raise ``MongoAuthFailed`` naming the user."""
+        selection timeout); wrong credentials raise ``MongoAuthFailed`` naming the user.
+        With ``tls`` (the spec's PEM contents) one handshake with each host first: a wrong
+        CA raises ``TlsHandshakeError``, one line naming the host (``names``: address ->
+        inventory name) and the CA file."""
         from pymongo import AsyncMongoClient
 
         hosts = [split_host(p, port) for p in contact_points] or [f"127.0.0.1:{port}"]
         auth: dict[str, Any] = {}
         if username:
             auth = {"username": username, "password": password or "", "authSource": "admin"}
-        self.client = AsyncMongoClient(
-            hosts,
-            tls=secure,
-            maxPoolSize=max(1, pool_size),
-            serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS,
-            connectTimeoutMS=CONNECT_TIMEOUT_MS,
-            socketTimeoutMS=SOCKET_TIMEOUT_MS,
-            appname="loadtower",
-            **auth,
-        )
+        if tls is not None:
+            await asyncio.to_thread(probe, hosts, port, tls, names, CONNECT_TIMEOUT_MS / 1000)
+        with client_kwargs(tls, secure) as tls_kwargs:
+            self.client = AsyncMongoClient(
+                hosts,
+                maxPoolSize=max(1, pool_size),
+                serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS,
+                connectTimeoutMS=CONNECT_TIMEOUT_MS,
+                socketTimeoutMS=SOCKET_TIMEOUT_MS,
+                appname="loadtower",
+                **tls_kwargs,
+                **auth,
+            )
         self.write_concern, self.read_preference = write_concern, read_preference
         self.db = self.client.get_database(database)
         try:

@@ -14,6 +14,7 @@ from loadtower.scenarios.models import CQL_ENGINES
 from loadtower.scenarios.plan import Plan
 
 MAX_PEM_BYTES = 256 * 1024
+TLS_ENGINES = (*CQL_ENGINES, "mongodb")
 
 
 def _read(plan: Plan, engine: str, key: str, value: str) -> tuple[str, str]:
@@ -32,8 +33,9 @@ def _read(plan: Plan, engine: str, key: str, value: str) -> tuple[str, str]:
 
 
 def tls_options(plan: Plan, engine: str) -> TlsOptions | None:
-    """The engine's TLS options (PEM contents read now), or None without ``tls``."""
-    if engine not in CQL_ENGINES:
+    """The engine's TLS options (PEM contents read now), or None without ``tls``
+    (CQL engines and MongoDB have the TLS keys)."""
+    if engine not in TLS_ENGINES:
         return None
     creds = plan.inventory.credentials(engine)
     if not creds.tls:

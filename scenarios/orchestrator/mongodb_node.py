@@ -21,11 +21,14 @@ import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S, reach
 from loadtower.scenarios.plan import Plan
+
+if TYPE_CHECKING:
+    from loadtower.agents.cql.tls import TlsOptions
 
 AUTH_FAILED = 18
 OPCOUNTERS = ("insert", "query", "update", "delete", "getmore", "command")
@@ -35,31 +38,52 @@ FERRET_COMMANDS = {"insert": "insert", "query": "find", "update": "update", "del
 
 
 def _client(point: str, port: int, username: str | None, password: str | None, secure: bool,
-            timeout: float) -> Any:
+            timeout: float, tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None
+            ) -> Any:
+    """A pymongo client on ``point:port``. With ``tls`` (the inventory's TLS keys), one
+    handshake first that checks the certificate against the node's own address (``node``:
+    host name, address, port; ``point`` may be an SSH forward's local end): a wrong CA is
+    ``TlsHandshakeError``, one line naming the host and the CA file."""
+    import socket
+
     import pymongo
+
+    from loadtower.agents.cql.tls import wrap
+    from loadtower.agents.mongodb.tls import client_kwargs
 
     auth: dict[str, Any] = {}
     if username:
         auth = {"username": username, "password": password or "", "authSource": "admin"}
     ms = int(timeout * 1000)
-    return pymongo.MongoClient(
-        point, port, tls=secure, serverSelectionTimeoutMS=ms, connectTimeoutMS=ms,
-        socketTimeoutMS=ms, appname="loadtower-orchestrator", **auth,
-    )
+    name, address, db_port = node or ("", point, port)
+    if tls is not None:
+        sock = socket.create_connection((point, port), timeout=timeout)
+        sock.settimeout(timeout)
+        wrap(sock, tls, address, name, f"{address}:{db_port}").close()
+    # through a forward pymongo sees 127.0.0.1: the handshake above checked the name
+    with client_kwargs(tls, secure, allow_invalid_hostnames=point != address) as tls_kwargs:
+        return pymongo.MongoClient(
+            point, port, serverSelectionTimeoutMS=ms, connectTimeoutMS=ms,
+            socketTimeoutMS=ms, appname="loadtower-orchestrator", **tls_kwargs, **auth,
+        )
 
 
 @contextlib.asynccontextmanager
 async def connected(actions: Any, plan: Plan, host: str, timeout: float = QUERY_TIMEOUT_S
                     ) -> AsyncIterator[Any]:
     """A pymongo client logged in to MongoDB host ``host`` (over a forward when SSH)."""
+    from loadtower.scenarios.orchestrator.cql_tls import tls_options
     from loadtower.scenarios.orchestrator.secrets import engine_password
 
     inventory = plan.inventory
     creds = inventory.credentials("mongodb")
     password = engine_password(plan, "mongodb")
+    tls = tls_options(plan, "mongodb")
     address, port = inventory.hosts[host].address, inventory.db_port(host, "mongodb")
     async with reach(actions, host, address, port) as (point, local_port):
-        client = _client(point, local_port, creds.username, password, creds.secure, timeout)
+        client = await asyncio.wait_for(asyncio.to_thread(
+            _client, point, local_port, creds.username, password, creds.secure, timeout, tls,
+            (host, address, port)), timeout * 2)
         try:
             yield client
         finally:
