@@ -11,7 +11,8 @@ import pytest
 
 from loadtower.errors import LoadtowerError
 from loadtower.store import StoreReader, StoreWriter, delete_run
-from loadtower.store.schema import SCHEMA_VERSION, current_version, migrate
+from loadtower.store.export import export_run
+from loadtower.store.schema import SCHEMA_VERSION, VIEWS, current_version, migrate
 from tests.store.synth import make_lines, write_run
 
 
@@ -51,6 +52,9 @@ def test_writer_and_reader_node_stats(tmp_path: Path) -> None:
     assert [row[0] for row in joined] == ["db1", "db2"]
     with pytest.raises(LoadtowerError, match="no run"):
         reader.node_stats("20990101-000000-none")
+    counts = export_run(path, run_id, "csv", tmp_path / "out")
+    assert counts["node_stats"] == 4
+    assert (tmp_path / "out" / "node_stats.csv").read_text().count("mongodb") == 4
     delete_run(path, run_id)
     _, left = StoreReader(path).sql("SELECT count(*) FROM node_stats")
     assert left == [(0,)]
@@ -60,6 +64,8 @@ def test_a_schema_4_store_upgrades_and_keeps_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "old.duckdb"
     con = duckdb.connect(str(path))
     migrate(con, target=4)
+    for name, body in VIEWS.items():  # as a schema-4 writer left them (no view reads node_stats)
+        con.execute(f"CREATE VIEW {name} AS {body}")
     con.execute("INSERT INTO runs (id, name, status) VALUES ('20250101-000000-aaaa', 'old', "
                 "'completed')")
     con.execute("INSERT INTO events VALUES ('20250101-000000-aaaa', 1.0, 'node_stats', "
@@ -73,6 +79,9 @@ def test_a_schema_4_store_upgrades_and_keeps_its_rows(tmp_path: Path) -> None:
     assert old.node_stats("20250101-000000-aaaa") == []
     with pytest.raises(LoadtowerError, match="no run"):
         old.node_stats("20990101-000000-none")
+    counts = export_run(path, "20250101-000000-aaaa", "csv", tmp_path / "old-out")
+    assert "node_stats" not in counts and counts["node_seconds"] == 1
+    assert not (tmp_path / "old-out" / "node_stats.csv").exists()
     with StoreWriter(path) as writer:
         run_id = writer.start_run("new", "scn", "", "", {}, {}, {})
         writer.node_stats(run_id, 5.0, "db1", "mongodb", {"ops_per_s": 1.0})
