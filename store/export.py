@@ -16,6 +16,7 @@ from loadtower.store.connection import connect
 from loadtower.store.output_files import OutputDir
 
 # file name -> query (one parameter: the run id)
+SINCE = {"node_stats": "node_stats"}  # file -> table a store before its schema lacks
 EXPORTS = {
     "run": "SELECT * FROM runs WHERE id = ?",
     "phases": "SELECT * FROM phases WHERE run_id = ? ORDER BY idx",
@@ -25,6 +26,7 @@ EXPORTS = {
     "op_seconds": "SELECT * FROM op_seconds WHERE run_id = ? ORDER BY ts, op",
     "op_second_hists": "SELECT * FROM op_second WHERE run_id = ? ORDER BY ts, op",
     "node_seconds": "SELECT * FROM node_seconds WHERE run_id = ? ORDER BY ts, host",
+    "node_stats": "SELECT * FROM node_stats WHERE run_id = ? ORDER BY ts, host, name",
     "agent_samples": "SELECT * FROM agent_samples WHERE run_id = ? ORDER BY ts, agent",
     "phase_summary": "SELECT * FROM phase_summary WHERE run_id = ? ORDER BY first_ts, op",
 }
@@ -47,11 +49,14 @@ def export_run(
     with connect(store, read_only=True) as con:
         if not con.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchall():
             raise LoadtowerError(f"no run '{run_id}' in {store} (see 'loadtower runs')")
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    # an older store no writer has migrated yet has no such table: no such file
+    exports = {name: query for name, query in EXPORTS.items() if SINCE.get(name, "runs") in tables}
     counts = {}
     with OutputDir(out, protect=[store], force=force) as folder:
-        for name in EXPORTS:
+        for name in exports:
             folder.check(f"{name}.{fmt}")  # all refused before any is written
-        for name, query in EXPORTS.items():
+        for name, query in exports.items():
             with connect(store, read_only=True) as con:
                 # a relation, not execute(): DuckDB hands it to Arrow without an extra copy
                 table = con.sql(query, params=[run_id]).to_arrow_table()

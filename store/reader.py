@@ -130,6 +130,18 @@ class StoreReader:
         sql = "SELECT * FROM node_seconds WHERE run_id = ? ORDER BY ts, host"
         return self._query(sql, [run_id], run_id)
 
+    def node_stats(self, run_id: str, host: str | None = None) -> list[dict[str, Any]]:
+        """The database's own figures of each node (``ts, host, engine, name, value``);
+        none from a store of schema 4 or older that no writer has migrated yet."""
+        sql = "SELECT ts, host, engine, name, value FROM node_stats WHERE run_id = ?"
+        if not self._query("SELECT 1 FROM duckdb_tables() WHERE table_name = 'node_stats'"):
+            self._query("SELECT 1", run_id=run_id)  # an unknown run is still one clear line
+            return []
+        params: list[Any] = [run_id]
+        if host is not None:
+            sql, params = sql + " AND host = ?", params + [host]
+        return self._query(sql + " ORDER BY ts, host, name", params, run_id)
+
     def agent_samples(self, run_id: str) -> list[dict[str, Any]]:
         sql = "SELECT * FROM agent_samples WHERE run_id = ? ORDER BY ts, agent"
         return self._query(sql, [run_id], run_id)

@@ -59,6 +59,12 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE op_phase ADD COLUMN first_start DOUBLE",
         "ALTER TABLE op_phase ADD COLUMN last_done DOUBLE",
     ],
+    # 5: the database's own figures of a node (an engine's ``node_stats`` hook, e.g.
+    # MongoDB's serverStatus), beside node_samples: long format, any engine, any figure
+    [
+        """CREATE TABLE node_stats (run_id VARCHAR, ts DOUBLE, host VARCHAR, engine VARCHAR,
+            name VARCHAR, value DOUBLE)""",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -88,6 +94,7 @@ RUN_TABLES = {
     "op_minute": "run_id",
     "op_phase": "run_id",
     "node_samples": "run_id",
+    "node_stats": "run_id",
     "agent_samples": "run_id",
     "events": "run_id",
     "logs": "run_id",

@@ -50,6 +50,7 @@ _COLUMNS = {
     "node_samples": ["run_id", "ts", "host", "cpu_pct", "mem_used_bytes", "mem_total_bytes"]
     + ["disk_read_bps", "disk_write_bps", "net_rx_bps", "net_tx_bps"],
     "agent_samples": ["run_id", "ts", "agent", "host", "cpu_pct", "ops", "state"],
+    "node_stats": ["run_id", "ts", "host", "engine", "name", "value"],
 }
 
 
@@ -225,6 +226,16 @@ class StoreWriter:
     ) -> None:
         row = (run_id, ts, host, cpu_pct, mem_used_bytes, mem_total_bytes, disk_read_bps)
         self._append("node_samples", row + (disk_write_bps, net_rx_bps, net_tx_bps))
+
+    def node_stats(
+        self, run_id: str, ts: float, host: str, engine: str, figures: dict[str, float | None]
+    ) -> None:
+        """The database's own figures of `host` at `ts` (name -> value; None: not reported),
+        one `node_stats` row each, beside the node samples."""
+        with self._lock:
+            self._rows["node_stats"].extend(
+                (run_id, ts, host, engine, name, value) for name, value in figures.items()
+            )
 
     def set_host_facts(self, run_id: str, facts: dict[str, Any]) -> None:
         merged = self._facts.setdefault(run_id, {})

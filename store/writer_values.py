@@ -22,6 +22,7 @@ TYPES: dict[str, list[pa.DataType]] = {
     "events": [_S, _F, _S, _S, _S, _S, _S],
     "logs": [_S, _F, _S, _S, _S],
     "node_samples": [_S, _F, _S, _F, _I, _I, _F, _F, _F, _F],
+    "node_stats": [_S, _F, _S, _S, _S, _F],
     "agent_samples": [_S, _F, _S, _S, _F, _F, _S],
 }
 _BUILD_ERRORS = (pa.ArrowException, UnicodeError, TypeError, ValueError, OverflowError)

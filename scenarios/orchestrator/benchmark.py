@@ -280,19 +280,27 @@ class Orchestrator:
 
     def _engine_stats(self, pool: Any, sinks: Sinks, hosts: list[str]) -> list[asyncio.Task]:
         """A task per DB host whose engine has its own figures (``engines.py``'s
-        ``node_stats``, e.g. MongoDB's serverStatus): ``node_stats`` events beside the
-        node samples, whose columns are fixed."""
+        ``node_stats``, e.g. MongoDB's serverStatus): rows of the store's ``node_stats``
+        table beside the node samples, and one ``node_metrics`` event per host saying
+        where they come from."""
         from loadtower.scenarios.orchestrator.engines import hook
 
         tasks = []
+        told: set[str] = set()  # hosts whose node_metrics event is written
         interval = float(self.plan.inventory.metrics.interval)
         for host in hosts:
             node_stats = hook(self.plan.inventory.hosts[host].engine, "node_stats")
             if node_stats is None:
                 continue
 
-            def emit(message: str, data: dict, host: str = host) -> None:
-                sinks.event("node_stats", message, host=host, data=data)
+            engine = str(self.plan.inventory.hosts[host].engine)
+
+            def emit(message: str, data: dict, host: str = host, engine: str = engine) -> None:
+                if sinks.node_stats(host, engine, data) and host not in told:
+                    told.add(host)
+                    sinks.event("node_metrics", f"{host}: the database's own figures "
+                                f"({engine} node_stats hook) go to the node_stats table; "
+                                f"first reading: {message}", host=host)
 
             tasks.append(asyncio.create_task(
                 _quietly(node_stats(pool, self.plan, host, emit, interval), sinks, host)))

@@ -12,7 +12,7 @@ here plus, where it needs them, a module with hooks (``clickhouse_node.py``,
   ``version`` (CQL engines: ``db_query``'s own queries);
 - ``after_load``: ``async (ctx, phase index) -> dict`` merged into the load's result;
 - ``node_stats``: ``async (actions, plan, host, emit, interval)`` that emits the
-  server's own figures until cancelled (stored as ``node_stats`` events).
+  server's own figures until cancelled (rows of the store's ``node_stats`` table).
 
 Hooks are ``"module:function"`` and imported on first use.
 """

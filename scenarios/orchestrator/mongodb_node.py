@@ -6,8 +6,8 @@
   and a ``warning`` event for each host that is FerretDB: its timings are FerretDB's;
 - ``version``: ``buildInfo``'s version (and ``ferretdbVersion`` for FerretDB);
 - ``after_load``: the collection's document count after a load phase;
-- ``node_stats``: ``serverStatus`` figures (connections, opcounter deltas, resident
-  memory) as ``node_stats`` events: the store's node samples have fixed columns.
+- ``node_stats``: ``serverStatus`` figures (connections, opcounter deltas and ops/s,
+  resident memory) for the store's ``node_stats`` table, beside the node samples.
 
 Every wait has a timeout. pymongo's client is synchronous: every call that may touch
 the network (including ``close``) runs in a thread, since the SSH forward it goes
@@ -217,8 +217,11 @@ def stats_of(status: dict[str, Any], before: dict[str, int] | None) -> tuple[dic
 async def node_stats(actions: Any, plan: Plan, host: str, emit: Callable[[str, dict], None],
                      interval: float, timeout: float = QUERY_TIMEOUT_S) -> None:
     """Every ``interval`` s one ``serverStatus`` of ``host``, emitted as (message, data)
-    until cancelled; a reading that fails is skipped (the next one tries again)."""
+    until cancelled: ``data`` is ``stats_of``'s figures with ``ts`` and ``ops_per_s`` (the
+    opcounter deltas over the time between the two readings). A reading that fails is
+    skipped (the next one tries again)."""
     before: dict[str, int] | None = None
+    read_at = 0.0  # when `before` was read (monotonic)
     async with connected(actions, plan, host, timeout) as client:
         while True:
             started = time.monotonic()
@@ -227,10 +230,12 @@ async def node_stats(actions: Any, plan: Plan, host: str, emit: Callable[[str, d
             except Exception:  # noqa: BLE001 - a down node has no stats; the next tick retries
                 before = None
             else:
+                now = time.monotonic()
                 figures, before_next = stats_of(status, before)
                 if before is not None:
                     ops = sum(figures["opcounters_delta"].values())
+                    figures["ops_per_s"] = round(ops / max(now - read_at, 1e-3), 1)
                     emit(f"{host} serverStatus: {ops} ops, connections "
                          f"{figures['connections_current']}", {"ts": time.time(), **figures})
-                before = before_next
+                before, read_at = before_next, now
             await asyncio.sleep(max(0.05, interval - (time.monotonic() - started)))

@@ -164,6 +164,18 @@ class Sinks:
                     ts=float(ts),
                 )
 
+    def node_stats(self, host: str, engine: str, data: dict[str, Any]) -> int:
+        """The database's own figures of `host` (an engine's ``node_stats`` hook) as rows of
+        the store's ``node_stats`` table: nested dicts become dotted names
+        (``opcounters_delta.insert``), only numbers are kept (a figure the server did not
+        report is no row). ``data["ts"]`` is the reading's time. Returns the rows written."""
+        data = dict(data)
+        ts = float(data.pop("ts", None) or time.time())
+        figures = numeric_figures(data)
+        if figures:
+            self.writer.node_stats(self.run_id, ts, host, engine, figures)
+        return len(figures)
+
     def node_sample(self, sample: Any) -> None:
         s = sample if isinstance(sample, dict) else sample.__dict__
         self.writer.add_node_sample(
@@ -178,3 +190,15 @@ class Sinks:
             float(s["net_rx_bps"]),
             float(s["net_tx_bps"]),
         )
+
+
+def numeric_figures(data: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    """`data`'s numbers by dotted name (nested dicts flattened; bools, text, None left out)."""
+    out: dict[str, float] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(numeric_figures(value, f"{name}."))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out[name] = float(value)
+    return out

@@ -10,7 +10,7 @@ from loadtower.defaults import add_force_argument, add_store_argument, store_pat
 HELP = "Export a run's samples as Parquet or CSV."
 DESCRIPTION = """Export a run's samples as Parquet or CSV files, one per table or view
 (run, phases, events, logs, op_intervals, op_seconds, op_second_hists, node_seconds,
-agent_samples, phase_summary), into the folder --out (made if missing).
+node_stats, agent_samples, phase_summary), into the folder --out (made if missing).
 
 Each file is written to a temporary file in --out and renamed once whole. Files that
 already exist are refused (nothing is written) unless --force; a directory, a device or

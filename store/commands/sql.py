@@ -15,8 +15,9 @@ DESCRIPTION = """Run one read-only SQL query (SELECT, EXPLAIN, PRAGMA) over the 
 
 Views: op_seconds, node_seconds, phase_summary. Tables: runs, phases, events, logs,
 op_intervals (per agent), op_second / op_minute / op_phase (merged, with HDR histograms),
-node_samples, agent_samples. Exact percentiles over any window merge the histograms:
-hdr_percentile(list(response_hist), 99) in ms, hdr_percentiles(list(...), [50, 99]).
+node_samples, node_stats (the database's own figures per node), agent_samples. Exact
+percentiles over any window merge the histograms: hdr_percentile(list(response_hist), 99)
+in ms, hdr_percentiles(list(...), [50, 99]).
 No other file can be read or written and no setting changed. See docs/store.md.
 
 Ctrl-C stops a running query at once (exit 130).

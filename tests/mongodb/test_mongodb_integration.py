@@ -147,11 +147,19 @@ def test_load_and_ycsb_a_to_f_at_fixed_rates(
     versions = next(e for e in events if e["kind"] == "versions")
     data = as_dict(versions["data"])
     assert data["databases"]["mongo1"]["ferretdb_version"] == "v1.24.2"
-    stats = [e for e in events if e["kind"] == "node_stats" and e["host"] == "mongo1"]
+    # serverStatus figures: rows of the node_stats table, one node_metrics event saying so
+    assert not [e for e in events if e["kind"] == "node_stats"]
+    told = [e for e in events if e["kind"] == "node_metrics" and e["host"] == "mongo1"
+            and "node_stats table" in e["message"]]
+    assert len(told) == 1, told
+    stats = reader.node_stats(run_id, host="mongo1")
     assert stats, "no serverStatus figures of mongo1"
-    figures = as_dict(stats[-1]["data"])
-    assert set(figures["opcounters_delta"]) >= {"insert", "query", "update", "delete"}
-    assert sum(sum(as_dict(e["data"])["opcounters_delta"].values()) for e in stats) > 0
+    assert {r["engine"] for r in stats} == {"mongodb"}
+    names = {r["name"] for r in stats}
+    assert names >= {f"opcounters_delta.{k}" for k in ("insert", "query", "update", "delete")}
+    assert "ops_per_s" in names
+    assert sum(r["value"] for r in stats if r["name"].startswith("opcounters_delta.")) > 0
+    assert max(r["value"] for r in stats if r["name"] == "ops_per_s") > 0
 
 
 def test_a_killed_ferretdb_shows_as_errors_by_class_and_the_run_completes(

@@ -94,3 +94,21 @@ def test_an_agent_above_90_percent_cpu_is_warned_about_once_per_window(tmp_path:
     assert {e["host"] for e in warnings} == {"h"}
     agents = StoreReader(tmp_path / "store.duckdb").agent_samples(run_id)
     assert len(agents) == len(seen)  # every line's CPU is recorded, warned or not
+
+
+def test_engine_figures_become_node_stats_rows(tmp_path: Path) -> None:
+    sinks, writer, run_id = _sinks(tmp_path)
+    data = {"ts": 100.25, "connections_current": 4, "mem_resident_mb": None, "flag": True,
+            "note": "text", "opcounters_delta": {"insert": 10, "query": 2}, "ops_per_s": 12.0}
+    assert sinks.node_stats("db1", "mongodb", data) == 4  # numbers only, nested by dots
+    assert sinks.node_stats("db1", "mongodb", {"ts": 101.0, "note": "no numbers"}) == 0
+    assert data["ts"] == 100.25  # the caller's dict is left as it was
+    writer.end_run(run_id, "completed", None)
+    writer.close()
+    rows = StoreReader(tmp_path / "store.duckdb").node_stats(run_id)
+    assert {(r["ts"], r["host"], r["engine"], r["name"], r["value"]) for r in rows} == {
+        (100.25, "db1", "mongodb", "connections_current", 4.0),
+        (100.25, "db1", "mongodb", "opcounters_delta.insert", 10.0),
+        (100.25, "db1", "mongodb", "opcounters_delta.query", 2.0),
+        (100.25, "db1", "mongodb", "ops_per_s", 12.0),
+    }
