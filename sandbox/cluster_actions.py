@@ -70,8 +70,7 @@ def node_action(
                 node.process = cluster_nodes.spawn(spec, host)
         elif action in ("stop", "kill"):
             if action == "kill":
-                procs.send(node.process, signal.SIGKILL)
-                procs.wait_until(lambda: not procs.is_alive(node.process), 15.0)
+                procs.kill(node.process)
             procs.stop(node.process)
             node.process, node.paused = None, False
         elif action in ("pause", "resume"):

@@ -18,7 +18,6 @@ against a real MongoDB-protocol server, not to measure MongoDB.
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -188,8 +187,7 @@ def act(
     record = state.services.get(SERVICE)
     if action in ("stop", "kill", "restart"):
         if action == "kill":
-            procs.send(record, signal.SIGKILL)
-            procs.wait_until(lambda: not procs.is_alive(record), 15.0)
+            procs.kill(record)
         stop(state)
         st.save(directory, state)
     if action in ("start", "restart"):

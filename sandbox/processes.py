@@ -102,6 +102,12 @@ def stop(record: ProcessRecord | None, timeout: float = 30.0) -> None:
     wait_until(lambda: not is_alive(record), 10.0)
 
 
+def kill(record: ProcessRecord | None, timeout: float = 15.0) -> None:
+    """SIGKILL, then wait (at most ``timeout``) until the process is gone."""
+    send(record, signal.SIGKILL)
+    wait_until(lambda: not is_alive(record), timeout)
+
+
 def wait_until(check: Callable[[], bool], timeout: float, interval: float = 0.2) -> bool:
     deadline = time.monotonic() + timeout
     while True:

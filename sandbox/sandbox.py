@@ -288,8 +288,7 @@ class Sandbox:
             record = state.services.get("clickhouse")
             if action in ("stop", "kill", "restart"):
                 if action == "kill":
-                    procs.send(record, signal.SIGKILL)
-                    procs.wait_until(lambda: not procs.is_alive(record), 15.0)
+                    procs.kill(record)
                 procs.stop(record)
                 state.services["clickhouse"] = None
                 st.save(self.dir, state)
@@ -514,8 +513,7 @@ class Sandbox:
                     st.save(self.dir, state)
             elif action in ("stop", "kill"):
                 if action == "kill":
-                    procs.send(node.process, signal.SIGKILL)
-                    procs.wait_until(lambda: not procs.is_alive(node.process), 15.0)
+                    procs.kill(node.process)
                 procs.stop(node.process)
                 node.process, node.paused = None, False
             elif action == "decommission":
