@@ -22,7 +22,8 @@ async def settle(pilot: Pilot, timeout: float = WAIT_S) -> None:
         await pilot.pause()
         busy = [w for w in app.workers if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
         screen = app.screen
-        stale = getattr(screen, "up_to_date", True) is False or tables_pending(screen)
+        stale = (getattr(screen, "up_to_date", True) is False or tables_pending(screen)
+                 or footer_pending(screen))
         if not busy and not stale:
             await pilot.pause()
             return
@@ -33,6 +34,24 @@ async def settle(pilot: Pilot, timeout: float = WAIT_S) -> None:
                 await asyncio.wait_for(worker.wait(), max(0.1, deadline - loop.time()))
         if stale:
             await pilot.pause(0.02)
+
+
+def footer_pending(screen: object) -> bool:
+    """A footer recomposes after the next refresh once the screen's bindings change (a
+    live run that ends hides stop/skip/pause): until then it shows the old keys."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    for footer in screen.query(Footer):  # type: ignore[attr-defined]
+        if not footer._bindings_ready:
+            continue
+        wanted = {binding.action for _node, binding, _on, _tip
+                  in screen.active_bindings.values() if binding.show}  # type: ignore[attr-defined]
+        shown = {key.action for key in footer.query(FooterKey)
+                 if not key.has_class("-command-palette")}
+        if shown != wanted:
+            return True
+    return False
 
 
 def tables_pending(screen: object) -> bool:

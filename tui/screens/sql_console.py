@@ -218,6 +218,8 @@ class SqlScreen(Screen):
         running = [e for e in self._cancels.values() if not e.is_set()]
         for event in running:
             event.set()
+        if running and self.is_mounted:
+            self.refresh_bindings()  # the footer greys the cancel key out again
         return len(running)
 
     def on_unmount(self) -> None:
