@@ -1,16 +1,27 @@
-"""Client CPU per op: raw drivers vs loadtower's agent vs latte, in one run.
+"""Client CPU per op: loadtower's agent against latte, and the agent's CQL paths, in one run.
 
-The same number of YCSB-C reads at the same fixed, sub-saturation rate against the
-sandbox: (a) raw cassandra-driver, (b) the agent on cassandra-driver, (c) raw acsylla,
-(d) the agent on acsylla, (e) latte when it is on PATH (`make bench-peers`).
-The agent on acsylla runs its open-model sends on its own CQL connections (`native_io =
-"wire"`, the default); (d2) is the same agent sending through the C++ driver under
-acsylla (`native_io = "driver"`), for comparison.
-Prints CPU-microseconds per op, ops/s and errors for each, and the ratios b/a, d/c
-and d/e (goals: <= 1.25, <= 1.3, <= 1.5), and d2/e. The machine is shared and noisy: compare
-ratios from one run, not absolute figures across runs.
+Default (issue 18's table): for YCSB C (reads) and YCSB A (50% reads, 50% one-field
+updates) over RECORDS loaded rows (the agent: the presets' zipfian keys; latte: its
+`hash_range`, uniform), at each rate of --rates (1,000, 5,000
+and 10,000 ops/s), one run of the agent on the Rust core (`native_io = "rust"`, one
+worker process) and one run of latte (`make bench-peers`), each alone, one after the
+other. For each: CPU-microseconds per op (the agent's worker process over its run
+phase, latte's `cpu_time_s` over its run), errors, and the rate held (the agent: the
+mean of its whole seconds after the first and before the last; latte: its requests
+over its elapsed time) as a share of the rate asked. The ratio agent/latte is the
+issue's goal (<= 1.0, zero errors, rates held within 1%). A rate that either one
+cannot hold here is said so, with the highest rate both held. The agent's `cql_path`
+event says which path ran; a run that fell back from the Rust core is marked.
 
-usage: python bench/agent.py [--sandbox DIR] [--rate 1000] [--seconds 10] [--json]
+--paths: the older comparison at one --rate: raw cassandra-driver, the agent on it,
+raw acsylla, the agent on acsylla (`native_io` wire and driver), the agent on the Rust
+core, latte; ratios b/a, d/c, d/e, d2/e and f/e.
+
+The machine is shared and noisy: compare ratios from one run, not absolute figures
+across runs.
+
+usage: python bench/agent.py [--sandbox DIR] [--rates 1000,5000,10000] [--seconds 10]
+                             [--workloads ycsb-c,ycsb-a] [--paths [--rate 1000]] [--json]
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 KEYSPACE = "lt_bench"
@@ -37,42 +49,64 @@ def children_cpu() -> float:
 
 
 def agent(
-    info: dict, driver: str, rate: float, seconds: float, load: bool = False, io: str = "wire"
+    info: dict, driver: str, rate: float, seconds: float, load: bool = False, io: str = "wire",
+    workload: str = "ycsb-c",
 ) -> dict:
+    """One `loadtower agent run` (one worker process): its summary, the ops/s it held over
+    its whole seconds (after the first, before the last) and the CQL path it reported."""
     cass = info["cassandra"]
     argv = [
-        sys.executable,
-        "-m",
-        "loadtower",
-        "agent",
-        "run",
-        "--driver",
-        driver,
-        "--native-io",
-        io,
-        "--contact-points",
-        ",".join(cass["contact_points"]),
-        "--port",
-        str(cass["port"]),
-        "--username",
-        cass["username"],
-        "--password-env",
-        "LT_BENCH_PW",
-        "--keyspace",
-        KEYSPACE,
-        "--workload",
-        "ycsb-c",
-        "--records",
-        str(RECORDS),
+        sys.executable, "-m", "loadtower", "agent", "run",
+        "--driver", driver,
+        "--native-io", io,
+        "--contact-points", ",".join(cass["contact_points"]),
+        "--port", str(cass["port"]),
+        "--username", cass["username"],
+        "--password-env", "LT_BENCH_PW",
+        "--keyspace", KEYSPACE,
+        "--workload", workload,
+        "--records", str(RECORDS),
         "--json",
     ]
     argv += (
         ["--load", "--duration", "0"] if load else ["--rate", str(rate), "--duration", str(seconds)]
     )
     env = {**os.environ, "LT_BENCH_PW": cass["password"]}
-    out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False)
-    summary = json.loads(out.stdout.strip().splitlines()[-1])["summary"]
-    return {"ops": summary["ops"], "errors": summary["errors"], "cpu_s": summary["cpu_s"]}
+    out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900, check=False)
+    lines = [json.loads(x) for x in out.stdout.splitlines() if x.startswith("{")]
+    if not lines or "summary" not in lines[-1]:
+        raise SystemExit(f"`loadtower agent run` ({workload}, {rate:g} ops/s) printed no summary:"
+                         f" {out.stderr[-1500:]}")
+    summary = lines[-1]["summary"]
+    result = {"ops": summary["ops"], "errors": summary["errors"], "cpu_s": summary["cpu_s"]}
+    if not load:
+        result["held_ops_s"] = held_rate(lines)
+        result["path"] = cql_path(lines)
+    return result
+
+
+def held_rate(lines: list[dict]) -> float | None:
+    """Mean ops per whole second of the run phase, its first and last seconds left out
+    (Locust starts the lanes over the first; the stop cuts the last)."""
+    per: dict[int, int] = {}
+    for x in lines:
+        if x.get("type") == "interval" and x.get("phase") == "run":
+            per[x["ts"]] = per.get(x["ts"], 0) + sum(s["ops"] for s in x["ops"].values())
+    seconds = sorted(per)[1:-1]
+    return round(sum(per[s] for s in seconds) / len(seconds), 1) if seconds else None
+
+
+def cql_path(lines: list[dict]) -> str:
+    """What the agent's `cql_path` events say (the Rust core's path(), or why not)."""
+    said = []
+    for x in lines:
+        if x.get("type") == "event" and x.get("kind") == "cql_path":
+            data = x.get("data")
+            if isinstance(data, dict) and data.get("driver"):
+                said.append(f"{data['driver']} {data.get('driver_version', '')}".strip())
+            else:
+                said.append(str(x.get("message")))
+    return "; ".join(dict.fromkeys(said)) or "(no cql_path event)"
 
 
 def raw(info: dict, client: str, ops: int, rate: float) -> dict:
@@ -106,15 +140,32 @@ LATTE_SCRIPT = """
 use latte::*;
 const KEYSPACE = "{ks}";
 const ROWS = latte::param!("rows", {records});
+const FIELDS = {fields};
 pub async fn prepare(ctx) {{
     ctx.prepare("read", `SELECT * FROM ${{KEYSPACE}}.usertable WHERE y_id = :y_id`).await?;
+    for f in 0..FIELDS {{
+        ctx.prepare(`update${{f}}`,
+                    `UPDATE ${{KEYSPACE}}.usertable SET field${{f}} = :v WHERE y_id = :y_id`).await?;
+    }}
 }}
-pub async fn run(ctx, i) {{
+pub async fn read(ctx, i) {{
     let k = hash_range(i, ROWS);
     ctx.execute_prepared("read", [`{prefix}${{k}}`]).await?;
 }}
+pub async fn update(ctx, i) {{
+    let k = hash_range(i, ROWS);
+    let f = hash_range(i + 1, FIELDS);
+    ctx.execute_prepared(`update${{f}}`, [text(i, {field_size}), `{prefix}${{k}}`]).await?;
+}}
 """
 LATTE_PREFIX = "latte"
+FIELDS, FIELD_SIZE = 10, 100  # `loadtower agent run`'s defaults: the rows it loads
+LATTE_FUNCTIONS = {"ycsb-c": "read", "ycsb-a": "read:0.5,update:0.5"}
+
+
+def latte_exe() -> str | None:
+    exe = shutil.which("latte") or str(Path.home() / ".cargo/bin/latte")
+    return exe if Path(exe).exists() else None
 
 
 def seed_latte_rows(info: dict) -> None:
@@ -141,39 +192,35 @@ def seed_latte_rows(info: dict) -> None:
         cluster.shutdown()
 
 
-def latte(info: dict, ops: int, rate: float) -> dict | None:
+def latte(info: dict, ops: int, rate: float, workload: str = "ycsb-c") -> dict | None:
     """latte's CPU per op over its run alone, as the others are measured: the report's
     `cpu_time_s` and `elapsed_time_s` cover the run, not the start, connect and prepare
     (the process's whole CPU is kept as `process_cpu_s`)."""
-    exe = shutil.which("latte") or str(Path.home() / ".cargo/bin/latte")
-    if not Path(exe).exists():
+    exe = latte_exe()
+    if exe is None:
         return None
     cass = info["cassandra"]
     with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "read.rn"
-        script.write_text(LATTE_SCRIPT.format(ks=KEYSPACE, records=RECORDS, prefix=LATTE_PREFIX))
+        script = Path(tmp) / "ycsb.rn"
+        script.write_text(LATTE_SCRIPT.format(ks=KEYSPACE, records=RECORDS, prefix=LATTE_PREFIX,
+                                              fields=FIELDS, field_size=FIELD_SIZE))
         before = children_cpu()
         out = subprocess.run(
             [
-                exe,
-                "run",
-                str(script),
-                "-d",
-                str(ops),
-                "-r",
-                str(rate),
-                "--user",
-                cass["username"],
-                "--password",
-                cass["password"],
+                exe, "run", str(script),
+                "-f", LATTE_FUNCTIONS[workload],
+                "-d", str(ops),
+                "-r", str(rate),
+                "--user", cass["username"],
+                "--password", cass["password"],
+                "--consistency", "LOCAL_QUORUM",  # the agent's default too
                 "-q",
                 f"{cass['contact_points'][0]}:{cass['port']}",
-                "-o",
-                str(Path(tmp) / "report.json"),
+                "-o", str(Path(tmp) / "report.json"),
             ],
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=900,
             check=False,
             cwd=tmp,  # latte writes its log file into the working directory
         )
@@ -182,51 +229,109 @@ def latte(info: dict, ops: int, rate: float) -> dict | None:
         if out.returncode != 0 or not report.exists():
             return {"ops": 0, "errors": ops, "cpu_s": used, "note": out.stderr[-300:]}
         result = json.loads(report.read_text())["result"]
+        wall = float(result["elapsed_time_s"])
         return {
             "ops": int(result["request_count"]),
             "errors": int(result.get("error_count") or 0),
             "cpu_s": float(result["cpu_time_s"]),
-            "wall_s": float(result["elapsed_time_s"]),
+            "wall_s": wall,
+            "held_ops_s": round(int(result["request_count"]) / max(wall, 1e-9), 1),
             "process_cpu_s": round(used, 3),
         }
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--sandbox", default=os.environ.get("LOADTOWER_SANDBOX", ".sandbox"))
-    p.add_argument("--rate", type=float, default=1000.0)  # (b) cannot keep 1,500 here
-    p.add_argument("--seconds", type=float, default=10.0)
-    p.add_argument("--json", action="store_true")
-    a = p.parse_args()
-    from loadtower.sandbox import Sandbox
+def latte_version() -> str:
+    exe = latte_exe()
+    if exe is None:
+        return "not installed"
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30,
+                         check=False)
+    return (out.stdout or out.stderr).strip()
 
-    info = Sandbox(a.sandbox).info()
-    if not info.get("up"):
-        sys.exit(f"the sandbox in {a.sandbox} is not up: loadtower sandbox up --dir {a.sandbox}")
-    ops = int(a.rate * a.seconds)
-    agent(info, "acsylla", a.rate, a.seconds, load=True)
-    if shutil.which("latte") or (Path.home() / ".cargo/bin/latte").exists():
-        seed_latte_rows(info)
+
+def us_per_op(r: dict) -> float:
+    return round(1e6 * r["cpu_s"] / max(r["ops"], 1), 1)
+
+
+def held(r: dict, rate: float) -> bool:
+    """Zero errors and the rate held within 1%."""
+    got = r.get("held_ops_s")
+    return r["errors"] == 0 and got is not None and abs(got - rate) <= 0.01 * rate
+
+
+# ---- issue 18's table ------------------------------------------------------------------
+def table(info: dict, rates: list[float], seconds: float, workloads: list[str]) -> dict:
+    rows: list[dict[str, Any]] = []
+    for workload in workloads:
+        for rate in rates:
+            ops = int(rate * seconds)
+            row: dict[str, Any] = {"workload": workload, "rate": rate}
+            a = agent(info, "auto", rate, seconds, io="rust", workload=workload)
+            a["us_per_op"] = us_per_op(a)
+            row["agent"] = a
+            la = latte(info, ops, rate, workload)
+            if la is not None:
+                la["us_per_op"] = us_per_op(la)
+                row["latte"] = la
+                row["ratio"] = round(a["us_per_op"] / la["us_per_op"], 2) if la["us_per_op"] else None
+            row["held"] = held(a, rate) and (la is None or held(la, rate))
+            rows.append(row)
+    held_rates = [r["rate"] for r in rows if r["held"]]
+    sustained = {
+        w: max((r["rate"] for r in rows if r["workload"] == w and r["held"]), default=None)
+        for w in workloads
+    }
+    return {"seconds": seconds, "records": RECORDS, "latte": latte_version(), "rows": rows,
+            "highest_rate_held": sustained, "all_held": len(held_rates) == len(rows)}
+
+
+def print_table(result: dict) -> None:
+    print(f"CPU per op, loadtower agent (Rust core, 1 worker process) vs latte ({result['latte']}); "
+          f"{result['seconds']:g} s per run, {result['records']:,} rows")
+    head = (f"{'workload':8} {'rate':>7} {'agent us/op':>11} {'latte us/op':>11} {'ratio':>6} "
+            f"{'agent err':>9} {'latte err':>9} {'agent held':>10} {'latte held':>10}")
+    print(head)
+
+    def pct(r: dict | None, rate: float) -> str:
+        if r is None or r.get("held_ops_s") is None:
+            return "n/a"
+        return f"{100.0 * r['held_ops_s'] / rate:.1f}%"
+
+    for row in result["rows"]:
+        a, la, rate = row["agent"], row.get("latte"), row["rate"]
+        print(f"{row['workload']:8} {rate:>7,.0f} {a['us_per_op']:>11.1f} "
+              f"{(la['us_per_op'] if la else float('nan')):>11.1f} "
+              f"{(row.get('ratio') if row.get('ratio') is not None else float('nan')):>6.2f} "
+              f"{a['errors']:>9} {(la['errors'] if la else 'n/a'):>9} {pct(a, rate):>10} "
+              f"{pct(la, rate):>10}" + ("" if row["held"] else "  NOT HELD"))
+    paths = sorted({row["agent"]["path"] for row in result["rows"]})
+    print(f"agent CQL path: {' | '.join(paths)}")
+    for workload, rate in result["highest_rate_held"].items():
+        print(f"{workload}: highest rate held (zero errors, within 1%) by both here: "
+              + (f"{rate:,.0f} ops/s" if rate else "none of the rates asked"))
+    if result["latte"] == "not installed":
+        print("latte is not installed (`make bench-peers`): no ratio")
+
+
+# ---- the older comparison of the agent's CQL paths ---------------------------------------
+def paths(info: dict, rate: float, seconds: float) -> dict:
+    ops = int(rate * seconds)
     results = {}
     for name, fn in [
-        ("a_raw_driver", lambda: raw(info, "driver", ops, a.rate)),
-        ("b_agent_driver", lambda: agent(info, "cassandra-driver", a.rate, a.seconds)),
-        ("c_raw_acsylla", lambda: raw(info, "acsylla", ops, a.rate)),
-        ("d_agent_acsylla", lambda: agent(info, "acsylla", a.rate, a.seconds)),
-        ("d2_agent_acsylla_cpp_io",
-         lambda: agent(info, "acsylla", a.rate, a.seconds, io="driver")),
-        ("e_latte", lambda: latte(info, ops, a.rate)),
+        ("a_raw_driver", lambda: raw(info, "driver", ops, rate)),
+        ("b_agent_driver", lambda: agent(info, "cassandra-driver", rate, seconds)),
+        ("c_raw_acsylla", lambda: raw(info, "acsylla", ops, rate)),
+        ("d_agent_acsylla", lambda: agent(info, "acsylla", rate, seconds)),
+        ("d2_agent_acsylla_cpp_io", lambda: agent(info, "acsylla", rate, seconds, io="driver")),
+        ("f_agent_rust", lambda: agent(info, "auto", rate, seconds, io="rust")),
+        ("e_latte", lambda: latte(info, ops, rate)),
     ]:
         t0 = time.monotonic()
         r = fn()
         if r is None:
             continue
-        r["us_per_op"] = round(1e6 * r["cpu_s"] / max(r["ops"], 1), 1)
-        wall = r.pop("wall_s", None) or (
-            a.seconds
-            if "agent" in name
-            else time.monotonic() - t0
-        )
+        r["us_per_op"] = us_per_op(r)
+        wall = r.pop("wall_s", None) or (seconds if "agent" in name else time.monotonic() - t0)
         r["ops_per_s"] = round(r["ops"] / max(wall, 1e-9), 1)
         results[name] = r
 
@@ -240,16 +345,55 @@ def main() -> None:
         "d/c": ratio("d_agent_acsylla", "c_raw_acsylla"),
         "d/e": ratio("d_agent_acsylla", "e_latte"),
         "d2/e": ratio("d2_agent_acsylla_cpp_io", "e_latte"),
+        "f/e": ratio("f_agent_rust", "e_latte"),
     }
-    if a.json:
-        print(json.dumps({"rate": a.rate, "ops": ops, "results": results, "ratios": ratios}))
-        return
-    print(f"{ops:,} YCSB-C reads at {a.rate:g} ops/s each")
+    return {"rate": rate, "ops": ops, "results": results, "ratios": ratios}
+
+
+def print_paths(result: dict) -> None:
+    print(f"{result['ops']:,} YCSB-C reads at {result['rate']:g} ops/s each")
     print(f"{'client':24} {'CPU us/op':>10} {'ops/s':>10} {'errors':>7}")
-    for name, r in results.items():
+    for name, r in result["results"].items():
         print(f"{name:24} {r['us_per_op']:>10.1f} {r['ops_per_s']:>10.1f} {r['errors']:>7}")
-    for k, v in ratios.items():
+    for k, v in result["ratios"].items():
         print(f"ratio {k}: {'n/a (latte not installed)' if v is None else v}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--sandbox", default=os.environ.get("LOADTOWER_SANDBOX", ".sandbox"))
+    p.add_argument("--rates", default="1000,5000,10000", help="ops/s, comma-separated")
+    p.add_argument("--workloads", default="ycsb-c,ycsb-a", help="ycsb-c and/or ycsb-a")
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--paths", action="store_true", help="the agent's CQL paths at one --rate")
+    p.add_argument("--rate", type=float, default=1000.0, help="--paths: ops/s")
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args()
+    workloads = [w.strip() for w in a.workloads.split(",") if w.strip()]
+    unknown = [w for w in workloads if w not in LATTE_FUNCTIONS]
+    if unknown:
+        p.error(f"--workloads: {', '.join(unknown)} (known: {', '.join(LATTE_FUNCTIONS)})")
+    try:
+        rates = [float(r) for r in a.rates.split(",") if r.strip()]
+    except ValueError:
+        p.error(f"--rates {a.rates}: not numbers")
+    from loadtower.sandbox import Sandbox
+
+    info = Sandbox(a.sandbox).info()
+    if not info.get("up"):
+        sys.exit(f"the sandbox in {a.sandbox} is not up: loadtower sandbox up --dir {a.sandbox}")
+    agent(info, "auto", 0.0, 0.0, load=True)  # the rows (asyncio load lanes)
+    if latte_exe():
+        seed_latte_rows(info)
+    if a.paths:
+        compared = paths(info, a.rate, a.seconds)
+        print(json.dumps(compared)) if a.json else print_paths(compared)
+        return
+    result = table(info, rates, a.seconds, workloads)
+    if a.json:
+        print(json.dumps(result))
+    else:
+        print_table(result)
 
 
 if __name__ == "__main__":
