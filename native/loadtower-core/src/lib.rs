@@ -35,7 +35,7 @@ use workload::{Settings, Workload};
 const DRIVER: &str = "scylla-rust-driver";
 const DRIVER_VERSION: &str = "1.9.0"; // the scylla crate in Cargo.lock
 const PROTOCOL: &str = "CQL native protocol v4 (the scylla crate speaks v4 only)";
-const WORKER_THREADS: usize = 2;
+const WORKER_THREADS: usize = 1; // measured best on a 2-core load host (docs/agent-protocol.md)
 
 fn consistency(name: &str) -> PyResult<Consistency> {
     Ok(match name.to_ascii_uppercase().as_str() {
