@@ -304,6 +304,25 @@ impl Core {
         self.shared.as_ref().map(|s| s.recorder.lock().unwrap().in_flight).unwrap_or(0)
     }
 
+    /// {node address: slots taken} now (`?` for ops whose replica is not known).
+    fn in_flight_per_node(&self) -> PyResult<HashMap<String, usize>> {
+        let shared = self.shared()?;
+        let state = self.session()?.get_cluster_state();
+        Ok(shared
+            .taken()
+            .into_iter()
+            .map(|(id, n)| {
+                let name = state
+                    .get_nodes_info()
+                    .iter()
+                    .find(|node| node.host_id == id)
+                    .map(|node| node.address.to_string())
+                    .unwrap_or_else(|| "?".into());
+                (name, n)
+            })
+            .collect())
+    }
+
     /// (intended, recorded): ops scheduled and ops counted so far.
     fn counts(&self) -> (u64, u64) {
         self.shared
