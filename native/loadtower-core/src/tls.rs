@@ -7,6 +7,7 @@ use openssl::x509::store::X509StoreBuilder;
 use openssl::x509::X509;
 use scylla::client::session::OpenSsl010Config;
 
+#[derive(Clone)]
 pub struct TlsPem {
     pub ca_pem: String,
     pub cert_pem: Option<String>,
