@@ -1,7 +1,8 @@
 # loadtower: `make demo` (sandbox + quick-start scenario + live TUI), `make test`.
 # Every target that needs the venv depends on $(STAMP): scripts/install.sh runs on a
 # fresh clone and again only when pyproject.toml, setup.py, the install sets
-# (loadtower/install_sets.py, the dependency lists setup.py reads) or the script change.
+# (loadtower/install_sets.py, the dependency lists setup.py reads), the scripts or the
+# Rust load core's sources (native/loadtower-core, built by scripts/build_core.sh) change.
 VENV ?= .venv
 LT := $(VENV)/bin/loadtower
 STAMP := $(VENV)/.installed
@@ -10,7 +11,9 @@ NODES ?= 1
 
 .PHONY: install agent-wheel demo test lint unit integration sandbox-up sandbox-down sandbox-up-cluster sandbox-down-cluster bench-peers clean
 
-$(STAMP): pyproject.toml setup.py loadtower/install_sets.py scripts/install.sh
+CORE_SOURCES := $(wildcard native/loadtower-core/Cargo.* native/loadtower-core/src/*.rs)
+
+$(STAMP): pyproject.toml setup.py loadtower/install_sets.py scripts/install.sh scripts/build_core.sh $(CORE_SOURCES)
 	bash scripts/install.sh
 	touch $@
 

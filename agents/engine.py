@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loadtower.agents.backends import Backend, backend_for
+from loadtower.agents.cql import rust_feed
 from loadtower.agents.cql.native_feed import NativeFeed
+from loadtower.agents.cql.rust_feed import RustFeed
 from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.measure import IntervalRecorder
@@ -113,6 +115,9 @@ class Engine:
         self.inflight = InFlight()
         self.native = NativeFeed(self.recorder, self._warn, LATE_S, self._event)
         self.native_on = False
+        self.rust = RustFeed(self.recorder, self._warn, self.out)
+        self.rust_on = False
+        self._path_said: set[str] = set()  # why the Rust core does not run, said once each
 
     # ---- thread plumbing (called from the Locust side) --------------------------------
     def start(self) -> None:
@@ -200,14 +205,42 @@ class Engine:
         if unknown:
             raise ValueError(f"the {schema} schema has no op {', '.join(unknown)}")
         self.ops, self.mix = table_ops, OpMix(mix, rng)
-        if NativeFeed.usable(self.session, backend.engine):
+        self.rust_on = self._rust_wanted(cfg, backend.engine, schema, mix)
+        if self.rust_on:  # open-model lanes on the Rust core (native_io "rust")
+            await self.rust.configure(
+                cfg, key, backend.statements(cfg, schema, table), schema, table, mix, records,
+                self._new_key)
+        elif self._rust_early(cfg, backend.engine):
+            self.rust.connect_early(cfg, key)  # e.g. during the load: ready for the run
+        if NativeFeed.usable(self.session, backend.engine) and not self._rust_early(
+                cfg, backend.engine):
             self.native.connect_early(cfg, key)  # e.g. during the load: ready for the run
-        self.native_on = NativeFeed.wanted(cfg, self.session, backend.engine, mix)
+        self.native_on = not self.rust_on and NativeFeed.wanted(
+            cfg, self.session, backend.engine, mix)
         if self.native_on:  # open-model lanes on the acsylla path: the native sender
             await self.native.configure(
                 cfg, key, backend.statements(cfg, schema, table),
                 lambda session: backend.ops(cfg, schema, session, **common), self.mix.next)
         self.begin_phase(cfg)
+
+    def _rust_early(self, cfg: PhaseConfig, engine: str) -> bool:
+        """A CQL target that asks for the Rust core, which is installed."""
+        return engine == "cassandra" and rust_feed.asked(cfg) and rust_feed.available()
+
+    def _rust_wanted(self, cfg: PhaseConfig, engine: str, schema: str,
+                     mix: dict[str, float]) -> bool:
+        """Open-model run phases on a CQL target asking for the Rust core; when it cannot
+        run them, a `cql_path` event says why (once per reason)."""
+        if not (cfg.mode == "run" and cfg.lane_rate and engine == "cassandra"
+                and rust_feed.asked(cfg)):
+            return False
+        why = rust_feed.why_not(cfg, engine, schema, mix)
+        if why is None:
+            return True
+        if why not in self._path_said:
+            self._path_said.add(why)
+            self._event("cql_path", f"native_io rust: {why}; the older CQL path runs instead")
+        return False
 
     def begin_phase(self, cfg: PhaseConfig) -> None:
         """The phase is prepared (its ops and mix are set): from now on lanes run its ops,
@@ -215,7 +248,7 @@ class Engine:
         self._slots = asyncio.Semaphore(cfg.max_in_flight)
         self.config = cfg
         self.run = PhaseRun(cfg.phase)
-        self.recorder.phase = self.native.phase = cfg.phase
+        self.recorder.phase = self.native.phase = self.rust.phase = cfg.phase
         self.recorder.mark()
         self._load_lanes = 0
         self._advised.clear()
@@ -254,6 +287,8 @@ class Engine:
         try:
             if cfg.mode == "load":
                 await self._load_lane(lane, run)
+            elif cfg.lane_rate and self.rust_on:
+                await self.rust.lane(lane.stopped, cfg.lane_rate)
             elif cfg.lane_rate and self.native_on:
                 await self.native.lane(lane.stopped, cfg.lane_rate)
             elif cfg.lane_rate:
@@ -370,6 +405,7 @@ class Engine:
         if run is None:
             self._stop_all()
             await self.native.idle()
+            await self.rust.idle()
             return
         if run.drain is None:
             run.drained = True
@@ -391,13 +427,18 @@ class Engine:
         self._stop_all()
         started = time.monotonic()
         deadline = started + DRAIN_TIMEOUT_S
-        waiting = self.inflight.count(run.name) + self.native.in_flight()
+        waiting = self.inflight.count(run.name) + self.native.in_flight() + self.rust.in_flight()
         await self.inflight.wait(run.name, DRAIN_TIMEOUT_S)
         try:
             abandoned = await self.native.drain(deadline)
         except Exception as exc:  # noqa: BLE001 - the phase's lines and event go out anyway
             self._warn(f"phase {run.name}: stopping the native sender: {type(exc).__name__}: {exc}")
             abandoned = 0
+        self.rust.phase_counts = None
+        try:
+            abandoned += await self.rust.drain(deadline)
+        except Exception as exc:  # noqa: BLE001 - the phase's lines and event go out anyway
+            self._warn(f"phase {run.name}: stopping the Rust core: {type(exc).__name__}: {exc}")
         done = time.monotonic()
         for ticket in self.inflight.abandon(run.name):
             self.recorder.error(run.name, ticket.op, DrainTimeout.__name__, ticket.late,
@@ -415,7 +456,10 @@ class Engine:
                 "message": f"phase {run.name}: waited {drain_s:.2f} s for {waiting} in-flight ops"
                 f" ({abandoned} did not finish)",
                 "data": {"phase": run.name, "waited_ops": waiting, "drain_s": drain_s,
-                         "abandoned": abandoned},
+                         "abandoned": abandoned,
+                         # the Rust core's ops of the phase: intended = counted + abandoned
+                         **({"core": self.rust.phase_counts}
+                            if self.rust_on and self.rust.phase_counts else {})},
             }
         )
 
@@ -430,6 +474,7 @@ class Engine:
             await asyncio.sleep(int(now) + 1 - now + 0.005)
             before = int(time.time())
             self.native.harvest(before - 1)
+            self.rust.harvest(before - 1)
             run = self.run
             alive = bool(self.lanes) and run is not None and not run.drained
             for line in self.recorder.finished(before, keep_alive=alive):
@@ -442,6 +487,7 @@ class Engine:
             self._ticker.cancel()
         await asyncio.sleep(0)
         await self.native.close()
+        await self.rust.close()
         for line in self.recorder.finished(2**62):  # phases that never drained (none)
             self.out(line)
         if self.session is not None:

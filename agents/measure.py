@@ -11,16 +11,44 @@ compress, and the store merges hundreds a second without inflating each one.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import resource
+import struct
 import time
 from typing import Any
 
+import pyhdrh
+from hdrh.histogram import HdrHistogram
+
 from loadtower.protocol.hdr_encoding import encode, new_hist
-from loadtower.protocol.hdr_format import HIGHEST
+from loadtower.protocol.hdr_format import (
+    DIGITS,
+    ENCODING_COOKIE,
+    HIGHEST,
+    LOWEST,
+    PAYLOAD_HEADER,
+)
 from loadtower.protocol.lines import IntervalLine, OpSample
 
-__all__ = ["Bucket", "IntervalRecorder", "OpStats", "clamp_us", "encode", "new_hist"]
+__all__ = ["Bucket", "IntervalRecorder", "OpStats", "clamp_us", "decode_v2", "encode", "new_hist"]
+_V2_COOKIE = struct.pack(">I", ENCODING_COOKIE)
+_V2_FIELDS = struct.pack(">IIqq", 0, DIGITS, LOWEST, HIGHEST)  # header bytes 8..32
+
+
+def decode_v2(raw: bytes) -> HdrHistogram:
+    """A histogram from the uncompressed V2 encoding (header + varint counts, not base64)
+    of the protocol's range; ValueError for anything else."""
+    if len(raw) < PAYLOAD_HEADER.size or raw[:4] != _V2_COOKIE or raw[8:32] != _V2_FIELDS:
+        raise ValueError("not an HDR V2 histogram over the protocol's range")
+    hist = new_hist()
+    if PAYLOAD_HEADER.size + int.from_bytes(raw[4:8], "big") > len(raw):
+        raise ValueError("HDR V2 histogram payload is truncated")
+    got = pyhdrh.decode(raw, PAYLOAD_HEADER.size, ctypes.addressof(hist.counts),
+                        hist.counts_len, hist.word_size)
+    hist.set_internal_tacking_values(got["min_nonzero_index"], got["max_nonzero_index"],
+                                     got["total"])
+    return hist
 
 
 def clamp_us(seconds: float) -> int:
@@ -142,6 +170,20 @@ class IntervalRecorder:
             nonzero = np.flatnonzero(view)
             if nonzero.size:
                 hist.set_internal_tacking_values(int(nonzero[0]), int(nonzero[-1]), int(view.sum()))
+
+    def add_encoded(self, phase: str, second: int, op: str, sample: dict[str, Any]) -> None:
+        """Merge a second the Rust core measured: its ``service``/``response`` are raw
+        uncompressed V2 encodings (bytes), decoded with pyhdrh, the codec hdrh itself
+        uses; ``first``/``last``: wall-clock earliest intended start, latest completion."""
+        bucket = self._bucket(phase, second)
+        bucket.span(sample["first"], sample["last"])
+        stats = bucket.stats(op)
+        stats.ops += sample["ops"]
+        stats.late += sample["late"]
+        for name, count in sample["errors"].items():
+            stats.errors[name] = stats.errors.get(name, 0) + count
+        stats.service.add(decode_v2(sample["service"]))
+        stats.response.add(decode_v2(sample["response"]))
 
     def pending(self, phase: str | None = None) -> bool:
         return any(phase is None or p == phase for p, _s in self.buckets)

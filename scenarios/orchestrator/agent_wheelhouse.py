@@ -203,6 +203,7 @@ def build_wheelhouse(target: PythonTarget, fast: bool) -> tuple[Path, bool]:
     final = wheelhouse_dir(target, fast)
     if (final / COMPLETE).exists():
         os.utime(final.parent)
+        _add_core(final, target)
         return final, True
     final.parent.mkdir(parents=True, exist_ok=True)
     _prune(final.parent.parent, final.parent.name)
@@ -223,7 +224,15 @@ def build_wheelhouse(target: PythonTarget, fast: bool) -> tuple[Path, bool]:
         except OSError:  # another process made it meanwhile
             if not (final / COMPLETE).exists():
                 raise
+    _add_core(final, target)
     return final, False
+
+
+def _add_core(house: Path, target: PythonTarget) -> None:
+    """The Rust load core's wheel, built here (scripts/build_core.sh), when it fits."""
+    from loadtower.scenarios.orchestrator import core_wheel
+
+    core_wheel.add_to(house, target)
 
 
 def local_target(python: str) -> PythonTarget:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 import time
 
@@ -163,3 +164,6 @@ def test_coordinated_omission_stall_is_visible(sandbox: dict) -> None:
     assert service_after.get_value_at_percentile(99) < 200_000
     assert late > 0
     assert summary["errors"] == 0
+    if importlib.util.find_spec("loadtower_core") is not None:  # ran on the Rust core
+        paths = [x["data"] for x in lines if x.get("kind") == "cql_path" and x.get("data")]
+        assert paths and paths[-1]["driver"] == "scylla-rust-driver", paths

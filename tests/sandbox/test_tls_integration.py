@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 ADDRESS = "127.0.3.1"
 HAS_ACSYLLA = importlib.util.find_spec("acsylla") is not None
+HAS_CORE = importlib.util.find_spec("loadtower_core") is not None  # the Rust core (default)
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,9 @@ def test_quickstart_runs_over_tls(tls_box: dict, tmp_path: Path) -> None:
     coordinators = {e["phase"]: _data(e) for e in events if e["kind"] == "coordinators"}
     assert coordinators == {"1-load": {"db1": 2000}, "ycsb-a": {"db1": ran}}
     paths = [e["message"] for e in events if e["kind"] == "cql_path"]
-    if HAS_ACSYLLA:  # the open-model sender: the wire path has no TLS, the C++ driver ran
+    if HAS_CORE:  # the open-model sends ran on the Rust core, over TLS
+        assert paths and all("Rust core" in p and ", TLS," in p for p in paths), paths
+    elif HAS_ACSYLLA:  # the open-model sender: the wire path has no TLS, the C++ driver ran
         assert paths == ["native_io wire has no TLS: the open-model sender runs on the C++ "
                          "driver (native_io driver) instead"]
 
@@ -181,6 +184,9 @@ def test_standalone_agent_run_over_tls_with_a_local_dc(tls_box: dict) -> None:
     )
     assert status == 0, lines[-5:]
     assert summary["ops"] > 0 and summary["errors"] == 0
-    if HAS_ACSYLLA:
-        paths = [x["message"] for x in lines if x.get("kind") == "cql_path"]
-        assert paths and "no TLS and local_dc datacenter1" in paths[0]
+    paths = [x for x in lines if x.get("kind") == "cql_path"]
+    if HAS_CORE:  # the Rust core: TLS and the local DC through the driver
+        assert paths and paths[-1]["data"]["tls"] is True, paths
+        assert paths[-1]["data"]["local_dc"] == "datacenter1"
+    elif HAS_ACSYLLA:
+        assert paths and "no TLS and local_dc datacenter1" in paths[0]["message"]

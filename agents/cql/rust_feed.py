@@ -1,0 +1,246 @@
+"""Open-model run phases on the Rust load core (``native_io = "rust"``, the default).
+
+`loadtower_core` (native/loadtower-core: ScyllaDB's Rust driver under PyO3) owns the hot
+loop: the schedule of intended start times, keys and values of the built-in workloads,
+sending through the driver (token-aware, TLS, local DC, re-prepare), per-node in-flight
+slots (a hung node's ops wait for ITS slots and time out; the other nodes' ops keep
+their rate), timing and per-second HDR histograms. Each Locust user's lane only adds its
+rate; Python harvests finished seconds once a second into the engine's recorder.
+
+When the core is not installed, or the phase asks for something it does not bind (a
+schema or op it lacks: read_modify_write, batches, recipes), the older paths run and a
+``cql_path`` event says why. At configure a ``cql_path`` event carries ``Core.path()``
+(driver, version, protocol, TLS, local DC, per-node limit) as its data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from loadtower.agents.cql.schemas import cql_name
+from loadtower.agents.cql.tls import TlsOptions
+from loadtower.agents.measure import IntervalRecorder
+
+STOP_TIMEOUT_S = 30.0  # lanes gone without a drain: how long the core waits for its ops
+CONNECT_TIMEOUT_MS = 10_000
+REQUEST_TIMEOUT_MS = 12_000
+PREPARE_TIMEOUT_S = 30.0
+WATCH_S = 0.05  # how often the feed looks whether its lanes are gone
+# the core's tokio worker threads (the driver's I/O and the ops' tasks; the schedule is one
+# of them): 1 measured best on a 2-core load host (docs/agent-protocol.md: 20.8 vs 28.1 us/op
+# at 5,000 ops/s, 60 vs 73 at 1,000)
+CORE_THREADS = int(os.environ.get("LOADTOWER_CORE_THREADS", "1"))
+
+
+def core_module() -> Any:
+    """The compiled core, or None when it is not installed here."""
+    try:  # by name: built by maturin (scripts/build_core.sh), absent where cargo was
+        return importlib.import_module("loadtower_core")
+    except ImportError:
+        return None
+
+
+def available() -> bool:
+    return core_module() is not None
+
+
+def asked(cfg: Any) -> bool:
+    """The target asks for the Rust core (``native_io`` "rust", the default)."""
+    return str(cfg.spec["target"].get("native_io") or "rust") == "rust"
+
+
+def why_not(cfg: Any, engine: str, schema: str, mix: Mapping[str, float]) -> str | None:
+    """Why an open-model run phase that asks for the core cannot have it (None: it can)."""
+    if engine != "cassandra":
+        return f"the Rust core speaks CQL only, not {engine}"
+    module = core_module()
+    if module is None:
+        return "loadtower_core is not installed here (no cargo when loadtower was installed?)"
+    if not module.Core.supported(schema, dict(mix)):
+        ops = ", ".join(sorted(op for op, w in mix.items() if w > 0))
+        return f"the Rust core does not bind the {schema} schema's ops {ops}"
+    return None
+
+
+def tls_dict(cfg: Any) -> dict[str, Any] | None:
+    options = TlsOptions.from_spec((cfg.spec.get("connection") or {}).get("tls"))
+    if options is None:
+        return None
+    return {"ca_pem": options.ca_pem, "cert_pem": options.cert_pem, "key_pem": options.key_pem,
+            "verify_hostname": options.verify_hostname}
+
+
+def metadata_name(name: str) -> str:
+    """A keyspace or table name as the driver's schema metadata spells it."""
+    quoted = cql_name(name)
+    return quoted[1:-1].replace('""', '"') if quoted.startswith('"') else quoted.lower()
+
+
+class RustFeed:
+    """NativeFeed's interface (connect_early, configure, lane, idle, in_flight, drain,
+    harvest, close, phase) over one `loadtower_core.Core` per agent process."""
+
+    def __init__(self, recorder: IntervalRecorder, warn: Callable[[str], None],
+                 out: Callable[[Mapping[str, Any]], None]) -> None:
+        self.recorder, self.warn, self.out = recorder, warn, out
+        self.phase = ""
+        self.stop_timeout: float | None = None
+        self.core: Any = None
+        self.core_key: tuple | None = None
+        self.rate = 0.0
+        self.lanes = 0
+        self.abandoned = 0
+        self.counted_from = (0, 0)  # the core's (intended, counted) when the phase began
+        self.phase_counts: dict[str, int] | None = None  # the last drained phase's
+        self._task: asyncio.Task | None = None
+        self._connecting: asyncio.Task | None = None
+        self._connecting_key: tuple | None = None
+
+    # -- connecting and configuring -------------------------------------------------------
+    def connect_early(self, cfg: Any, key: tuple) -> None:
+        """Connect in the background (from any CQL phase, e.g. the load), so that the first
+        run phase does not wait for it."""
+        if self._connecting is None or self._connecting_key != key:
+            task = asyncio.get_running_loop().create_task(self._connect(cfg, key))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())  # read later
+            self._connecting, self._connecting_key = task, key
+
+    async def _connect(self, cfg: Any, key: tuple) -> None:
+        await self.idle()
+        if self.core is not None and self.core_key == key:
+            return
+        await self._close_core()
+        module = core_module()
+        assert module is not None
+        core = module.Core(CORE_THREADS)
+        target = cfg.spec["target"]
+        await asyncio.to_thread(
+            core.connect, list(cfg.contact_points), int(cfg.port or 9042), cfg.username,
+            cfg.password, str(target["consistency"]), tls_dict(cfg), target.get("local_dc"),
+            REQUEST_TIMEOUT_MS, CONNECT_TIMEOUT_MS)
+        self.core, self.core_key = core, key
+
+    async def configure(self, cfg: Any, key: tuple, statements: dict[str, str], schema: str,
+                        table: str, mix: Mapping[str, float], records: int,
+                        new_key_start: int) -> None:
+        """Connect (once per target), prepare this phase's statements, set its workload."""
+        self.connect_early(cfg, key)
+        assert self._connecting is not None
+        try:
+            await self._connecting
+        except Exception:  # noqa: BLE001 - e.g. a node down during the load: try once more
+            self._connecting = None
+            self.connect_early(cfg, key)
+            assert self._connecting is not None
+            await self._connecting
+        await self.idle()
+        core = self.core
+        assert core is not None
+        await asyncio.to_thread(core.prepare, statements, PREPARE_TIMEOUT_S)
+        spec = cfg.spec
+        dataset, workload = spec["dataset"], spec["workload"]
+        seed = cfg.seed if cfg.seed is not None else random.getrandbits(63)
+        core.configure(
+            schema, int(dataset["fields"]), int(dataset["field_size"]), int(records),
+            str(workload.get("distribution") or "uniform"),
+            float(workload.get("hotspot_data_fraction", 0.2)),
+            float(workload.get("hotspot_op_fraction", 0.8)),
+            [(op, float(w)) for op, w in mix.items()], int(seed) & ((1 << 63) - 1),
+            int(new_key_start), int(cfg.max_in_flight),
+            metadata_name(spec["target"]["keyspace"]), metadata_name(table),
+            int(workload.get("scan_length", 100)), int(workload.get("batch_size", 100)))
+        self.counted_from = tuple(core.counts())
+        path = dict(core.path())
+        self.out({"type": "event", "kind": "cql_path", "ts": time.time(), "phase": cfg.phase,
+                  "message": _path_line(path), "data": path})
+
+    # -- lanes ------------------------------------------------------------------------------
+    async def lane(self, stopped: asyncio.Event, rate: float) -> None:
+        """A lane's life on this path: its rate joins the core's schedule until it stops."""
+        self.rate += rate
+        self.lanes += 1
+        if self._task is None or self._task.done():
+            self.core.start(self.rate)
+            self._task = asyncio.get_running_loop().create_task(self._watch())
+        else:
+            self.core.set_rate(self.rate)
+        try:
+            await stopped.wait()
+        finally:
+            self.rate -= rate
+            self.lanes -= 1
+            if self.lanes > 0:
+                self.core.set_rate(self.rate)
+
+    async def _watch(self) -> None:
+        """Runs while lanes feed the core; stops it once they are gone."""
+        try:
+            while self.lanes > 0:
+                await asyncio.sleep(WATCH_S)
+        finally:
+            timeout = STOP_TIMEOUT_S if self.stop_timeout is None else self.stop_timeout
+            self.abandoned += int(await asyncio.to_thread(self.core.stop, timeout))
+
+    async def idle(self) -> None:
+        """Wait until the lanes are gone and the core has stopped."""
+        if self._task is not None:
+            await self._task
+            self._task = None
+
+    def in_flight(self) -> int:
+        return int(self.core.in_flight()) if self.core is not None and self._task else 0
+
+    async def drain(self, deadline: float) -> int:
+        """End the phase on this path: stop the schedule, wait until `deadline` (monotonic)
+        for the ops in flight, merge every second. Ops still out then are given up: how
+        many is returned (the caller counts them); their completion is never recorded."""
+        if self._task is not None:
+            self.stop_timeout = max(0.0, deadline - time.monotonic())
+            try:
+                await self.idle()
+            finally:
+                self.stop_timeout = None
+        abandoned, self.abandoned = self.abandoned, 0
+        self.harvest(int(time.time()) + 1, final=True)
+        if self.core is not None:
+            intended, counted = self.core.counts()
+            self.phase_counts = {"intended": intended - self.counted_from[0],
+                                 "counted": counted - self.counted_from[1],
+                                 "abandoned": abandoned}
+            self.counted_from = (intended, counted)
+        return abandoned
+
+    # -- measurement ----------------------------------------------------------------------
+    def harvest(self, upto: int, final: bool = False) -> None:
+        """Merge what completed in seconds up to `upto` into the phase's buckets."""
+        if self.core is None:
+            return
+        for second, op, sample in self.core.harvest(upto, final):
+            self.recorder.add_encoded(self.phase, second, op, sample)
+
+    async def close(self) -> None:
+        if self._connecting is not None and not self._connecting.done():
+            self._connecting.cancel()
+        self._connecting = self._connecting_key = None
+        await self.idle()
+        self.harvest(int(time.time()) + 1, final=True)
+        await self._close_core()
+
+    async def _close_core(self) -> None:
+        if self.core is not None:
+            await asyncio.to_thread(self.core.close)
+        self.core = self.core_key = None
+
+
+def _path_line(path: Mapping[str, Any]) -> str:
+    tls = "TLS" if path.get("tls") else "no TLS"
+    dc = f"local DC {path['local_dc']}" if path.get("local_dc") else "every DC"
+    return (f"open-model sends on the Rust core: {path.get('driver')} "
+            f"{path.get('driver_version')}, {path.get('protocol')}, {tls}, {dc}, "
+            f"{path.get('per_node_in_flight')} in flight per node")

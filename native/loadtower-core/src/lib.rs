@@ -1,0 +1,431 @@
+//! loadtower_core: the load core of loadtower's CQL agents (docs/agent-protocol.md, "The
+//! Rust core"). One `Core` per agent process owns a tokio runtime and a session of
+//! ScyllaDB's Rust driver (`scylla` crate); Python connects, prepares, configures a
+//! phase's workload, starts an open-model schedule and harvests per-second samples.
+
+mod errors;
+mod prepare;
+pub mod keys;
+pub mod record;
+mod routing;
+mod sched;
+mod tls;
+pub mod workload;
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::policies::load_balancing::DefaultPolicy;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::Consistency;
+use tokio::runtime::Runtime;
+use tokio::task::JoinHandle;
+
+use sched::{Shared, Target};
+use workload::{Settings, Workload};
+
+const DRIVER: &str = "scylla-rust-driver";
+const DRIVER_VERSION: &str = "1.9.0"; // the scylla crate in Cargo.lock
+const PROTOCOL: &str = "CQL native protocol v4 (the scylla crate speaks v4 only)";
+const WORKER_THREADS: usize = 1; // measured best on a 2-core load host (docs/agent-protocol.md)
+
+fn consistency(name: &str) -> PyResult<Consistency> {
+    Ok(match name.to_ascii_uppercase().as_str() {
+        "ANY" => Consistency::Any,
+        "ONE" => Consistency::One,
+        "TWO" => Consistency::Two,
+        "THREE" => Consistency::Three,
+        "QUORUM" => Consistency::Quorum,
+        "ALL" => Consistency::All,
+        "LOCAL_QUORUM" => Consistency::LocalQuorum,
+        "EACH_QUORUM" => Consistency::EachQuorum,
+        "LOCAL_ONE" => Consistency::LocalOne,
+        other => return Err(PyValueError::new_err(format!("unknown consistency '{other}'"))),
+    })
+}
+
+fn opt_str(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<String>> {
+    match d.get_item(key)? {
+        Some(v) if !v.is_none() => Ok(Some(v.extract()?)),
+        _ => Ok(None),
+    }
+}
+
+#[pyclass(module = "loadtower_core")]
+struct Core {
+    rt: Runtime,
+    shared: Option<Arc<Shared>>,
+    session: Option<Arc<Session>>,
+    prepared: HashMap<String, Arc<PreparedStatement>>,
+    workload: Option<Workload>,
+    op_names: Vec<String>,
+    keyspace: String,
+    table: String,
+    task: Option<JoinHandle<Workload>>,
+    tls: bool,
+    local_dc: Option<String>,
+    settings: Option<Connection>,
+}
+
+/// What a session is built from, kept for the prepare helper (prepare.rs).
+#[derive(Clone)]
+struct Connection {
+    username: Option<String>,
+    password: Option<String>,
+    tls: Option<tls::TlsPem>,
+    profile: scylla::client::execution_profile::ExecutionProfileHandle,
+    connect_timeout: Duration,
+}
+
+impl Connection {
+    fn builder(&self) -> Result<SessionBuilder, String> {
+        let tls_cfg = match &self.tls {
+            Some(pem) => Some(tls::config(pem)?),
+            None => None,
+        };
+        let mut builder = SessionBuilder::new()
+            .default_execution_profile_handle(self.profile.clone())
+            .connection_timeout(self.connect_timeout)
+            .tls_context(tls_cfg);
+        if let Some(user) = self.username.clone().filter(|u| !u.is_empty()) {
+            builder = builder.user(user, self.password.clone().unwrap_or_default());
+        }
+        Ok(builder)
+    }
+}
+
+impl Core {
+    fn shared(&self) -> PyResult<&Arc<Shared>> {
+        self.shared.as_ref().ok_or_else(|| PyRuntimeError::new_err("the core is not connected"))
+    }
+
+    fn session(&self) -> PyResult<Arc<Session>> {
+        self.session.clone().ok_or_else(|| PyRuntimeError::new_err("the core is not connected"))
+    }
+}
+
+#[pymethods]
+impl Core {
+    #[new]
+    #[pyo3(signature = (worker_threads = WORKER_THREADS))]
+    fn new(worker_threads: usize) -> PyResult<Self> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(worker_threads.max(1))
+            .thread_name("lt-core")
+            .enable_all()
+            .build()
+            .map_err(|e| PyRuntimeError::new_err(format!("tokio runtime: {e}")))?;
+        Ok(Core {
+            rt,
+            shared: None,
+            session: None,
+            prepared: HashMap::new(),
+            workload: None,
+            op_names: Vec::new(),
+            keyspace: String::new(),
+            table: String::new(),
+            task: None,
+            tls: false,
+            local_dc: None,
+            settings: None,
+        })
+    }
+
+    /// Connect a session (token-aware; with `local_dc`: that DC only). Raises
+    /// ConnectionError with one line naming the contact points on failure.
+    #[pyo3(signature = (contact_points, port, username, password, consistency_name, tls = None,
+                        local_dc = None, request_timeout_ms = 12_000, connect_timeout_ms = 10_000))]
+    #[allow(clippy::too_many_arguments)]
+    fn connect(&mut self, py: Python<'_>, contact_points: Vec<String>, port: u16,
+               username: Option<String>, password: Option<String>, consistency_name: &str,
+               tls: Option<&Bound<'_, PyDict>>, local_dc: Option<String>,
+               request_timeout_ms: u64, connect_timeout_ms: u64) -> PyResult<()> {
+        let consistency = consistency(consistency_name)?;
+        let nodes: Vec<String> = contact_points
+            .iter()
+            .map(|p| if p.contains(':') { p.clone() } else { format!("{p}:{port}") })
+            .collect();
+        let tls_pem = match tls {
+            Some(d) if !d.is_empty() => Some(tls::TlsPem {
+                ca_pem: opt_str(d, "ca_pem")?.ok_or_else(|| PyValueError::new_err("tls: no ca_pem"))?,
+                cert_pem: opt_str(d, "cert_pem")?,
+                key_pem: opt_str(d, "key_pem")?,
+            }),
+            _ => None,
+        };
+        self.tls = tls_pem.is_some();
+        let mut policy = DefaultPolicy::builder().token_aware(true);
+        if let Some(dc) = &local_dc {
+            policy = policy.prefer_datacenter(dc.clone()).permit_dc_failover(false);
+        }
+        let request_timeout = Duration::from_millis(request_timeout_ms);
+        let targeted = routing::Targeted { inner: policy.build(), local_dc: local_dc.clone() };
+        let profile = ExecutionProfile::builder()
+            .consistency(consistency)
+            .request_timeout(Some(request_timeout))
+            .load_balancing_policy(Arc::new(targeted))
+            .build()
+            .into_handle();
+        let settings = Connection {
+            username, password, tls: tls_pem, profile,
+            connect_timeout: Duration::from_millis(connect_timeout_ms),
+        };
+        let mut builder = settings.builder().map_err(PyValueError::new_err)?.known_nodes(&nodes);
+        if let Some(dc) = &local_dc {
+            // no pools to other DCs' nodes at all: they coordinate nothing of ours
+            builder = builder.host_filter(Arc::new(
+                scylla::policies::host_filter::DcHostFilter::new(dc.clone())));
+        }
+        let deadline = Duration::from_millis(connect_timeout_ms.max(1000) * 3);
+        let session = py
+            .allow_threads(|| self.rt.block_on(async { tokio::time::timeout(deadline, builder.build()).await }))
+            .map_err(|_| format!("timed out after {} s", deadline.as_secs()))
+            .and_then(|r| r.map_err(|e| e.to_string()))
+            .map_err(|e| {
+                pyo3::exceptions::PyConnectionError::new_err(format!(
+                    "connecting to {}: {e}", nodes.join(",")))
+            })?;
+        self.session = Some(Arc::new(session));
+        self.shared = Some(Arc::new(Shared::new(request_timeout, local_dc.clone())));
+        self.local_dc = local_dc;
+        self.settings = Some(settings);
+        Ok(())
+    }
+
+    /// Prepare statements (name -> CQL) through the driver, which prepares on every node it
+    /// reaches and re-prepares on UNPREPARED. Each waits at most `timeout_s`.
+    #[pyo3(signature = (statements, timeout_s = 30.0))]
+    fn prepare(&mut self, py: Python<'_>, statements: HashMap<String, String>, timeout_s: f64)
+        -> PyResult<()> {
+        let session = self.session()?;
+        let limit = Duration::from_secs_f64(timeout_s.max(0.1));
+        let settings = self.settings.clone().expect("connected");
+        let make = move || settings.builder().expect("the TLS settings built before");
+        let prepared = py
+            .allow_threads(|| self.rt.block_on(prepare::prepare_all(&session, make, &statements, limit)))
+            .map_err(PyRuntimeError::new_err)?;
+        self.prepared = prepared;
+        Ok(())
+    }
+
+    /// Whether this core binds every op of `mix` for `schema` itself.
+    #[staticmethod]
+    fn supported(schema: &str, mix: HashMap<String, f64>) -> bool {
+        let ops = workload::supported_ops(schema);
+        mix.iter().any(|(_, w)| *w > 0.0)
+            && mix.iter().filter(|(_, w)| **w > 0.0).all(|(op, _)| ops.contains(&op.as_str()))
+    }
+
+    /// The phase's workload (keys, values, op mix) and its per-node in-flight limit.
+    #[pyo3(signature = (schema, fields, field_size, records, distribution, hotspot_data_fraction,
+                        hotspot_op_fraction, mix, seed, new_key_start, per_node_in_flight,
+                        keyspace, table, scan_length = 100, batch_size = 100))]
+    #[allow(clippy::too_many_arguments)]
+    fn configure(&mut self, schema: String, fields: usize, field_size: usize, records: u64,
+                 distribution: String, hotspot_data_fraction: f64, hotspot_op_fraction: f64,
+                 mix: Vec<(String, f64)>, seed: u64, new_key_start: i64, per_node_in_flight: usize,
+                 keyspace: String, table: String, scan_length: i32, batch_size: usize)
+        -> PyResult<()> {
+        let _ = batch_size; // batches run on the Python paths (not `supported`)
+        if self.task.is_some() {
+            return Err(PyRuntimeError::new_err("configure while running: stop first"));
+        }
+        let settings = Settings {
+            schema, fields, field_size, records, distribution, hot_data: hotspot_data_fraction,
+            hot_ops: hotspot_op_fraction, seed, new_key_start, scan_length,
+        };
+        let w = Workload::new(settings, &mix).map_err(PyValueError::new_err)?;
+        self.op_names = w.names.clone();
+        self.workload = Some(w);
+        self.shared()?.per_node.store(per_node_in_flight.max(1), Ordering::Relaxed);
+        self.keyspace = keyspace.trim_matches('"').to_string();
+        self.table = table.trim_matches('"').to_string();
+        Ok(())
+    }
+
+    /// Start the open-model schedule at `rate_ops_s`.
+    fn start(&mut self, rate_ops_s: f64) -> PyResult<()> {
+        if self.task.is_some() {
+            return Err(PyRuntimeError::new_err("already started"));
+        }
+        let shared = self.shared()?.clone();
+        let workload = self.workload.take().ok_or_else(|| PyRuntimeError::new_err("not configured"))?;
+        let target = Arc::new(Target {
+            session: self.session()?,
+            prepared: self.prepared.clone(),
+            keyspace: self.keyspace.clone(),
+            table: self.table.clone(),
+        });
+        shared.set_rate(rate_ops_s);
+        shared.running.store(true, Ordering::Release);
+        self.task = Some(self.rt.spawn(sched::run(shared, target, workload)));
+        Ok(())
+    }
+
+    fn set_rate(&self, rate_ops_s: f64) -> PyResult<()> {
+        self.shared()?.set_rate(rate_ops_s);
+        Ok(())
+    }
+
+    /// Stop scheduling; wait up to `timeout_s` for the ops in flight; give up on the rest
+    /// (never recorded afterwards): how many they are.
+    #[pyo3(signature = (timeout_s = 30.0))]
+    fn stop(&mut self, py: Python<'_>, timeout_s: f64) -> PyResult<u64> {
+        let Some(shared) = self.shared.clone() else { return Ok(0) };
+        shared.running.store(false, Ordering::Release);
+        let task = self.task.take();
+        let deadline = Instant::now() + Duration::from_secs_f64(timeout_s.max(0.0));
+        let workload = py.allow_threads(|| {
+            self.rt.block_on(async {
+                let w = match task {
+                    Some(t) => t.await.ok(),
+                    None => None,
+                };
+                while shared.recorder.lock().unwrap().in_flight > 0 && Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                w
+            })
+        });
+        if workload.is_some() {
+            self.workload = workload; // the next start goes on with its keys and RNG
+        }
+        let mut rec = shared.recorder.lock().unwrap();
+        let next = shared.seq.load(Ordering::Acquire);
+        shared.discard_below.store(next, Ordering::Release);
+        Ok(rec.abandon(next))
+    }
+
+    /// Ops scheduled and not yet counted (waiting for a slot or sent).
+    fn in_flight(&self) -> u64 {
+        self.shared.as_ref().map(|s| s.recorder.lock().unwrap().in_flight).unwrap_or(0)
+    }
+
+    /// {node address: slots taken} now (`?` for ops whose replica is not known).
+    fn in_flight_per_node(&self) -> PyResult<HashMap<String, usize>> {
+        let shared = self.shared()?;
+        let state = self.session()?.get_cluster_state();
+        Ok(shared
+            .taken()
+            .into_iter()
+            .map(|(id, n)| {
+                let name = state
+                    .get_nodes_info()
+                    .iter()
+                    .find(|node| node.host_id == id)
+                    .map(|node| node.address.to_string())
+                    .unwrap_or_else(|| "?".into());
+                (name, n)
+            })
+            .collect())
+    }
+
+    /// (intended, recorded): ops scheduled and ops counted so far.
+    fn counts(&self) -> (u64, u64) {
+        self.shared
+            .as_ref()
+            .map(|s| {
+                let r = s.recorder.lock().unwrap();
+                (r.intended, r.recorded)
+            })
+            .unwrap_or((0, 0))
+    }
+
+    /// [(second, op, sample)] of every second up to `upto` (wall clock, inclusive);
+    /// sample: ops, late, errors {class: n}, first, last, service, response (HDR V2 bytes).
+    #[pyo3(signature = (upto, final_ = false))]
+    fn harvest<'py>(&self, py: Python<'py>, upto: i64, final_: bool) -> PyResult<Bound<'py, PyList>> {
+        let _ = final_; // every second up to `upto` is handed over whether final or not
+        let out = PyList::empty(py);
+        let Some(shared) = &self.shared else { return Ok(out) };
+        let seconds = shared.recorder.lock().unwrap().harvest(upto);
+        for ((second, op), stats) in seconds {
+            let sample = PyDict::new(py);
+            sample.set_item("ops", stats.ops)?;
+            sample.set_item("late", stats.late)?;
+            let errors = PyDict::new(py);
+            for (class, n) in &stats.errors {
+                errors.set_item(*class, *n)?;
+            }
+            sample.set_item("errors", errors)?;
+            sample.set_item("first", stats.first)?;
+            sample.set_item("last", stats.last)?;
+            sample.set_item("service", PyBytes::new(py, &record::encode(&stats.service)))?;
+            sample.set_item("response", PyBytes::new(py, &record::encode(&stats.response)))?;
+            let name = self.op_names.get(op).cloned().unwrap_or_else(|| format!("op{op}"));
+            out.append((second, name, sample))?;
+        }
+        Ok(out)
+    }
+
+    /// What sends: driver, version, protocol, TLS, local DC, per-node in-flight limit.
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("driver", DRIVER)?;
+        d.set_item("driver_version", DRIVER_VERSION)?;
+        d.set_item("core_version", env!("CARGO_PKG_VERSION"))?;
+        d.set_item("protocol", PROTOCOL)?;
+        d.set_item("tls", self.tls)?;
+        d.set_item("local_dc", self.local_dc.clone())?;
+        d.set_item("per_node_in_flight", self.shared.as_ref().map(|s| s.per_node.load(Ordering::Relaxed)))?;
+        d.set_item("routing", "token-aware, per-node in-flight slots")?;
+        Ok(d)
+    }
+
+    /// Stop (abandoning what is in flight) and drop the session.
+    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.stop(py, 0.0)?;
+        self.prepared.clear();
+        if let Some(session) = self.session.take() {
+            py.allow_threads(|| self.rt.block_on(async move { drop(session) }));
+        }
+        Ok(())
+    }
+}
+
+/// Test hooks: the key hash, distribution draws and the HDR encoding, from Python.
+#[pyfunction]
+fn fnv64(value: i64) -> u64 {
+    keys::fnv64(value)
+}
+
+#[pyfunction]
+#[pyo3(signature = (distribution, records, count, seed, hot_data = 0.2, hot_ops = 0.8))]
+fn draws(distribution: &str, records: u64, count: usize, seed: u64, hot_data: f64, hot_ops: f64)
+    -> PyResult<Vec<u64>> {
+    let settings = Settings {
+        schema: "ycsb".into(), fields: 1, field_size: 1, records, distribution: distribution.into(),
+        hot_data, hot_ops, seed, new_key_start: 0, scan_length: 1,
+    };
+    let mut w = Workload::new(settings, &[("read".into(), 1.0)]).map_err(PyValueError::new_err)?;
+    Ok((0..count).map(|_| w.draw()).collect())
+}
+
+#[pyfunction]
+fn encode_values<'py>(py: Python<'py>, values_us: Vec<u64>) -> Bound<'py, PyBytes> {
+    let mut h = record::new_hist();
+    for v in values_us {
+        let _ = h.record(v.clamp(record::LOWEST, record::HIGHEST));
+    }
+    PyBytes::new(py, &record::encode(&h))
+}
+
+#[pymodule]
+fn loadtower_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Core>()?;
+    m.add_function(wrap_pyfunction!(fnv64, m)?)?;
+    m.add_function(wrap_pyfunction!(draws, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_values, m)?)?;
+    m.add("DRIVER", DRIVER)?;
+    m.add("DRIVER_VERSION", DRIVER_VERSION)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,167 @@
+//! The open-model schedule: intended start times on a fixed grid at the current rate;
+//! every op that is due is sent (a stall is caught up late, never dropped). Each op
+//! takes an in-flight slot of ITS node (routing::choose) and waits for one at most until
+//! its intended start + the request timeout (then: NodeBusy, late).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use scylla::client::session::Session;
+use scylla::statement::prepared::PreparedStatement;
+use tokio::sync::Semaphore;
+use uuid::Uuid;
+
+use crate::errors::{class, NODE_BUSY};
+use crate::record::{Outcome, Recorder};
+use crate::routing::choose;
+use crate::workload::Workload;
+
+pub const LATE: Duration = Duration::from_millis(2);
+const WAKE: Duration = Duration::from_millis(20); // the loop looks at its rate and flag this often
+
+/// What the scheduler and the ops share with the Python-facing `Core`.
+pub struct Shared {
+    pub running: AtomicBool,
+    pub rate_bits: AtomicU64,
+    pub seq: AtomicU64,
+    pub discard_below: AtomicU64,
+    pub per_node: AtomicUsize,
+    pub request_timeout: Duration,
+    pub local_dc: Option<String>,
+    pub recorder: Mutex<Recorder>,
+    slots: Mutex<HashMap<Uuid, (usize, Arc<Semaphore>)>>,
+}
+
+impl Shared {
+    pub fn new(request_timeout: Duration, local_dc: Option<String>) -> Self {
+        Shared {
+            running: AtomicBool::new(false),
+            rate_bits: AtomicU64::new(0f64.to_bits()),
+            seq: AtomicU64::new(0),
+            discard_below: AtomicU64::new(0),
+            per_node: AtomicUsize::new(128),
+            request_timeout,
+            local_dc,
+            recorder: Mutex::new(Recorder::new()),
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn rate(&self) -> f64 {
+        f64::from_bits(self.rate_bits.load(Ordering::Relaxed))
+    }
+
+    pub fn set_rate(&self, rate: f64) {
+        self.rate_bits.store(rate.max(0.0).to_bits(), Ordering::Relaxed);
+    }
+
+    /// The slots of node `id` (Uuid::nil: no replica known), sized to the current limit.
+    fn slots(&self, id: Uuid) -> Arc<Semaphore> {
+        let limit = self.per_node.load(Ordering::Relaxed).max(1);
+        let mut slots = self.slots.lock().unwrap();
+        match slots.get(&id) {
+            Some((size, sem)) if *size == limit => sem.clone(),
+            _ => {
+                let sem = Arc::new(Semaphore::new(limit));
+                slots.insert(id, (limit, sem.clone()));
+                sem
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// In flight (slots taken) per node id now.
+    pub fn taken(&self) -> Vec<(Uuid, usize)> {
+        let slots = self.slots.lock().unwrap();
+        slots.iter().map(|(id, (size, sem))| (*id, size - sem.available_permits())).collect()
+    }
+}
+
+pub struct Target {
+    pub session: Arc<Session>,
+    pub prepared: HashMap<String, Arc<PreparedStatement>>,
+    pub keyspace: String,
+    pub table: String,
+}
+
+/// The schedule's loop, until `running` is cleared.
+pub async fn run(shared: Arc<Shared>, target: Arc<Target>, mut workload: Workload) -> Workload {
+    let mut next = Instant::now();
+    while shared.running.load(Ordering::Acquire) {
+        let rate = shared.rate();
+        let now = Instant::now();
+        if rate <= 0.0 {
+            next = now + WAKE;
+            tokio::time::sleep(WAKE).await;
+            continue;
+        }
+        let interval = Duration::from_secs_f64(1.0 / rate);
+        while next <= now && shared.running.load(Ordering::Acquire) {
+            launch(&shared, &target, &mut workload, next);
+            next += interval;
+        }
+        let wake = next.min(Instant::now() + WAKE);
+        tokio::time::sleep_until(wake.into()).await;
+    }
+    workload
+}
+
+fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut Workload, intended: Instant) {
+    let bound = workload.next();
+    let seq = shared.seq.fetch_add(1, Ordering::AcqRel);
+    {
+        let mut rec = shared.recorder.lock().unwrap();
+        rec.in_flight += 1;
+        rec.intended += 1;
+    }
+    let prepared = target.prepared.get(&bound.statement).cloned();
+    let node = prepared
+        .as_ref()
+        .and_then(|p| p.calculate_token(&bound.values).ok().flatten())
+        .and_then(|token| {
+            choose(&target.session.get_cluster_state(), &target.keyspace, &target.table, token,
+                   shared.local_dc.as_deref())
+        })
+        .map(|(n, _)| n.host_id)
+        .unwrap_or_else(Uuid::nil);
+    let sem = shared.slots(node);
+    let (shared, target) = (shared.clone(), target.clone());
+    tokio::spawn(async move {
+        let op = bound.op;
+        let end = |late: bool, outcome: Outcome, done: Instant| {
+            shared.recorder.lock().unwrap().record(seq, op, intended, done, late, outcome);
+        };
+        let Some(prepared) = prepared else {
+            return end(false, Outcome::Error("Unprepared"), Instant::now());
+        };
+        let permit = match sem.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                let deadline = intended + shared.request_timeout;
+                match tokio::time::timeout_at(deadline.into(), sem.acquire_owned()).await {
+                    Ok(Ok(p)) => p,
+                    _ => return end(true, Outcome::Error(NODE_BUSY), Instant::now()),
+                }
+            }
+        };
+        if seq < shared.discard_below.load(Ordering::Acquire) {
+            return; // given up at a stop while it waited: never sent, never recorded
+        }
+        let sent = Instant::now();
+        let late = sent.saturating_duration_since(intended) > LATE;
+        let result = target.session.execute_unpaged(&prepared, &bound.values).await;
+        let done = Instant::now();
+        drop(permit);
+        match result {
+            Ok(_) => end(late, Outcome::Ok { sent }, done),
+            Err(e) => {
+                let c = class(&e);
+                // a request that timed out is late from its intended start
+                end(late || c == "RequestTimeout", Outcome::Error(c), done)
+            }
+        }
+    });
+}
