@@ -10,6 +10,7 @@ from rich.table import Table
 
 from loadtower.scenarios.crossref import check_references, workload_of
 from loadtower.scenarios.durations import format_duration
+from loadtower.scenarios.load_path import load_path_lines
 from loadtower.scenarios.loader import load_inventory, load_scenario
 from loadtower.scenarios.models import (
     CompactionPhase,
@@ -140,4 +141,5 @@ def render_plan(plan: Plan) -> Group:
         f"dataset: {sc.dataset.records:,} records x {sc.dataset.fields} fields x "
         f"{sc.dataset.field_size} B; keyspace {sc.target.keyspace}; metrics: {metrics}"
     )
-    return Group(hosts, phases, cell(footer))
+    paths = [cell(line) for line in load_path_lines(sc, inv)]
+    return Group(hosts, phases, cell(footer), *paths)

@@ -41,6 +41,11 @@ command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporte
 command -v tmux >/dev/null || need+=(tmux)
 command -v ip >/dev/null || need+=(iproute2)
 [ -x /usr/bin/sudo ] || need+=(sudo) # the cluster sandbox's sudo rules for ltsandbox
+# the Rust load core's openssl crate links the system's libssl (scripts/build_core.sh)
+if command -v cargo >/dev/null; then
+  [ -e /usr/include/openssl/ssl.h ] || need+=(libssl-dev)
+  command -v pkg-config >/dev/null || need+=(pkg-config)
+fi
 # Go builds FerretDB (the sandbox's MongoDB-protocol server) once. Debian's golang-go
 # only where it is 1.21 or newer (it then fetches the 1.24 toolchain FerretDB asks for
 # from the module proxy itself); bookworm's 1.19 cannot build it: Go from go.dev/dl.

@@ -139,3 +139,19 @@ def test_handshake_failure_line_names_host_address_and_ca() -> None:
     assert split_point("127.0.0.2:9043", 9042) == ("127.0.0.2", 9043)
     assert split_point("127.0.0.2", 9042) == ("127.0.0.2", 9042)
     assert split_point("[::1]:9043", 9042) == ("::1", 9043)
+
+
+def test_check_prints_each_cql_targets_load_path(write, tmp_path: Path, monkeypatch,
+                                                 capsys) -> None:
+    """`check` says which sender, TLS and local DC the run's agents are asked for."""
+    monkeypatch.setenv("LT_PW", "pw")
+    tls_certs.make(tmp_path / "tls", {"db1": ["127.0.0.1"]})
+    inv = write("inv.toml", _with_tls())
+    plain = write("sc.toml", SCENARIO)
+    assert main(["check", str(plain), "--inventory", str(inv)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "load path, cassandra:" in out and "TLS on; every DC local" in out
+    dc = write("dc.toml", SCENARIO + '\n[target]\nlocal_dc = "dc1"\n')
+    assert main(["check", str(dc), "--inventory", str(write("plain.toml", INVENTORY))]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "TLS off; local DC dc1" in out

@@ -178,7 +178,12 @@ impl Core {
             username, password, tls: tls_pem, profile,
             connect_timeout: Duration::from_millis(connect_timeout_ms),
         };
-        let builder = settings.builder().map_err(PyValueError::new_err)?.known_nodes(&nodes);
+        let mut builder = settings.builder().map_err(PyValueError::new_err)?.known_nodes(&nodes);
+        if let Some(dc) = &local_dc {
+            // no pools to other DCs' nodes at all: they coordinate nothing of ours
+            builder = builder.host_filter(Arc::new(
+                scylla::policies::host_filter::DcHostFilter::new(dc.clone())));
+        }
         let deadline = Duration::from_millis(connect_timeout_ms.max(1000) * 3);
         let session = py
             .allow_threads(|| self.rt.block_on(async { tokio::time::timeout(deadline, builder.build()).await }))
