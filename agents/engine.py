@@ -172,7 +172,6 @@ class Engine:
         self.backend = backend
         if cfg.worker_index == 0:
             await self.session.ddl(backend.ddl(cfg, schema, table))
-        await backend.prepare(self.session, cfg, table, backend.statements(cfg, schema, table))
         rng = random.Random(cfg.seed)
         records = int(cfg.records or dataset["records"])
         first = int(spec.get("start_key") or 0) if cfg.mode == "load" else 0
@@ -206,6 +205,8 @@ class Engine:
             raise ValueError(f"the {schema} schema has no op {', '.join(unknown)}")
         self.ops, self.mix = table_ops, OpMix(mix, rng)
         self.rust_on = self._rust_wanted(cfg, backend.engine, schema, mix)
+        if not self.rust_on:  # the core prepares on the nodes that answer (a node paused)
+            await backend.prepare(self.session, cfg, table, backend.statements(cfg, schema, table))
         if self.rust_on:  # open-model lanes on the Rust core (native_io "rust")
             await self.rust.configure(
                 cfg, key, backend.statements(cfg, schema, table), schema, table, mix, records,

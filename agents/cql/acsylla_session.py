@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from loadtower.agents.cql.ddl_retry import ATTEMPT_S, with_retries
 from loadtower.agents.cql.native_api import SSL_VERIFY_PEER_CERT, SSL_VERIFY_PEER_IDENTITY
 from loadtower.agents.cql.tls import TlsOptions
 
@@ -76,7 +77,8 @@ class AcsyllaSession:
         import acsylla
 
         for cql in statements:
-            await self.session.execute(acsylla.create_statement(cql, timeout=60.0))
+            await with_retries(lambda cql=cql: self.session.execute(  # type: ignore[misc]
+                acsylla.create_statement(cql, timeout=ATTEMPT_S)))
 
     async def prepare(self, statements: dict[str, str]) -> None:
         for name, cql in statements.items():

@@ -14,6 +14,7 @@ import asyncio
 import collections
 from typing import Any
 
+from loadtower.agents.cql.ddl_retry import ATTEMPT_S, with_retries
 from loadtower.agents.cql.tls import TlsOptions
 
 
@@ -81,7 +82,8 @@ class DriverSession:
 
     async def ddl(self, statements: list[str]) -> None:
         for cql in statements:
-            await asyncio.to_thread(self.session.execute, cql, timeout=60)
+            await with_retries(lambda cql=cql: asyncio.to_thread(  # type: ignore[misc]
+                self.session.execute, cql, timeout=ATTEMPT_S))
 
     async def prepare(self, statements: dict[str, str]) -> None:
         for name, cql in statements.items():

@@ -298,10 +298,6 @@ def test_a_hung_node_stalls_only_its_own_keys(box: dict, agent: Agent) -> None:
     assert sum(v["late"] for v in in_pause) >= failed  # each failed op is late
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the engine prepares (agents/engine.py configure -> backend.prepare) through its Python "
-    "session (acsylla) before the Rust core, and that prepare times out on the paused node "
-    "(CassErrorLibRequestTimedOut): remove this mark once it prepares on the live nodes"))
 def test_a_phase_starts_while_a_node_is_paused(box: dict, agent: Agent) -> None:
     with Paused(box, agent.hung) as pause:
         pause.pause()
