@@ -15,7 +15,10 @@ SENDERS = {
 
 
 def _line(name: str, engine: str, target: Target, creds: Credentials) -> str:
-    sender = SENDERS.get(str(target.native_io), str(target.native_io))
+    io = str(target.native_io)
+    if io == "wire" and (creds.tls or target.local_dc):
+        io = "driver"  # the wire connections have neither TLS nor a DC filter
+    sender = SENDERS.get(io, io)
     tls = "TLS on" if creds.tls else "TLS off"
     if creds.tls and not creds.tls_verify_hostname:
         tls += " (host names not checked)"

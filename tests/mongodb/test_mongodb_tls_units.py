@@ -32,17 +32,6 @@ def _inventory(extra: str = TLS) -> str:
                              + extra, 1)
 
 
-@pytest.fixture
-def write(tmp_path: Path):  # noqa: ANN201
-    def _write(name: str, text: str) -> Path:
-        path = tmp_path / name
-        path.write_text(text)
-        return path
-
-    (tmp_path / "mongo.pw").write_text("pw-of-mongo\n")
-    return _write
-
-
 def test_without_tls_options_only_secure_is_passed() -> None:
     with client_kwargs(None) as kw:
         assert kw == {"tls": False}

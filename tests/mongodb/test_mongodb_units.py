@@ -3,8 +3,6 @@ and checks that are MongoDB's, the serverStatus figures, the engine seams."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from pymongo import errors as pe
 
@@ -111,17 +109,6 @@ def test_backend_is_registered_with_its_schemas() -> None:
     assert backend.default_table("ycsb") == "usertable"
     with pytest.raises(ValueError, match="no 'recipes' schema"):
         backend.default_table("recipes")
-
-
-@pytest.fixture
-def write(tmp_path: Path):  # noqa: ANN201
-    def _write(name: str, text: str) -> Path:
-        path = tmp_path / name
-        path.write_text(text)
-        return path
-
-    (tmp_path / "mongo.pw").write_text("pw-of-mongo\n")
-    return _write
 
 
 def plan_error(write, scenario: str) -> str:  # noqa: ANN001

@@ -155,3 +155,4 @@ def test_check_prints_each_cql_targets_load_path(write, tmp_path: Path, monkeypa
     assert main(["check", str(dc), "--inventory", str(write("plain.toml", INVENTORY))]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "TLS off; local DC dc1" in out
+    assert "the C++ driver under acsylla" in out  # the wire connections have no DC filter
