@@ -30,6 +30,7 @@ from loadtower.agents.spool import parse_read
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.orchestrator.cleanup_script import marker_prefix
 
+LINK_CLOSE_WAIT_S = 3.0  # a watcher ended: how long its connection may take to show it closed
 SILENT_LINK_S = 8.0  # a watcher that printed nothing (it ticks every second) this long: link lost
 REFORWARD_FOR_S = 15.0
 SECOND_BACKFILL_AFTER_S = 5.0
@@ -48,6 +49,7 @@ class AgentHost:
     alive: dict[str, int] = field(default_factory=dict)  # agent -> pid
     last_word: float = field(default_factory=time.monotonic)
     watcher: Any = None
+    link: Any = None  # the SSH connection the watcher runs on
     task: asyncio.Task | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     cut_since: float | None = None
@@ -92,6 +94,7 @@ class AgentGuard:
             on_stdout=lambda line, h=host: self._on_watch(h, line),
             on_stderr=lambda line, h=host: self.sinks.log(h.name, "watcher", line),
         )
+        host.link = self._connection(host.name)
 
     def _on_watch(self, host: AgentHost, raw: str) -> None:
         host.last_word = time.monotonic()
@@ -118,7 +121,7 @@ class AgentGuard:
             ended = await self._until_link_ends(host)
             if self.closing:
                 return
-            if not ended and not self._link_closed(host.name):
+            if not ended and not self._watched_link_closed(host):
                 restarts += 1  # the watcher itself ended; the link is fine
                 if restarts > 5:
                     self.sinks.event(
@@ -139,7 +142,7 @@ class AgentGuard:
             while not self.closing:
                 done, _ = await asyncio.wait({ended}, timeout=1.0)
                 if done:
-                    await asyncio.sleep(0.1)  # let the connection notice it is closed
+                    await self._until_closed_or(host, LINK_CLOSE_WAIT_S)
                     return False
                 if time.monotonic() - host.last_word > SILENT_LINK_S:
                     self._abort_link(host.name)
@@ -147,6 +150,22 @@ class AgentGuard:
             return False
         finally:
             ended.cancel()
+
+    async def _until_closed_or(self, host: AgentHost, timeout: float) -> None:
+        """A watcher that ended: give its connection up to `timeout` to show it closed (a
+        cut link ends the watcher's channel first; asyncssh sees the connection's end a
+        moment later, later still on a busy machine), so that a lost link is never taken
+        for a watcher that merely ended."""
+        deadline = time.monotonic() + timeout
+        while not self._watched_link_closed(host) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+
+    def _watched_link_closed(self, host: AgentHost) -> bool:
+        """The watcher's own connection closed. Not the pool's current one: another task
+        (node metrics, a spool read) may have reconnected already, and the link was lost
+        all the same (the master's forwarded port went with it)."""
+        link = host.link
+        return link is None or link.is_closed()
 
     def _connection(self, name: str) -> Any:
         return self.pool.conns.get(self.pool.endpoint(name))
