@@ -125,6 +125,42 @@ def test_a_wrong_ca_fails_with_one_line_naming_the_host(tls_box: dict, tmp_path:
     assert str(info.value) == line
 
 
+@pytest.mark.skipif(not HAS_CORE, reason="the Rust core is not built (no cargo)")
+def test_the_rust_core_refuses_a_wrong_ca_in_one_line(tls_box: dict, tmp_path: Path) -> None:
+    """`loadtower_core.Core.connect` itself (the agent's probe aside): a wrong CA and a
+    missing client certificate are one line naming the node and the cause; the agent's
+    feed words it as the probe does."""
+    from loadtower.agents.cql.rust_feed import core_module, handshake_line
+
+    cass = tls_box["cassandra"]
+    wrong = _other_ca(tmp_path)
+    right = _options(tls_box)
+    where = f"{ADDRESS}:{cass['port']}"
+
+    def connect(pem: dict) -> str:
+        core = core_module().Core(1)
+        try:
+            with pytest.raises(ConnectionError) as refused:
+                core.connect([ADDRESS], cass["port"], cass["username"], cass["password"], "ONE",
+                             pem, None, 12_000, 5_000)
+        finally:
+            core.close()
+        return str(refused.value)
+
+    line = connect({"ca_pem": Path(wrong).read_text(), "cert_pem": right.cert_pem,
+                    "key_pem": right.key_pem})
+    assert line == (f"{where}: TLS handshake failed: certificate verify failed: unable to get "
+                    "local issuer certificate")
+    named = handshake_line(line, {"names": {ADDRESS: "db1"}, "tls": {"ca_file": wrong}})
+    with pytest.raises(TlsHandshakeError) as probed:
+        probe([ADDRESS], cass["port"], _options(tls_box, wrong), {ADDRESS: "db1"})
+    assert named == str(probed.value)
+    # the node requires a client certificate: without one it refuses (an alert), one line
+    unsigned = connect({"ca_pem": right.ca_pem})
+    assert unsigned.startswith(f"{where}: TLS handshake failed: "), unsigned
+    assert "certificate" in unsigned and "\n" not in unsigned, unsigned
+
+
 def test_a_client_without_tls_is_refused(tls_box: dict) -> None:
     conn = Conn(ADDRESS, tls_box["cassandra"]["port"], 10)
     try:
