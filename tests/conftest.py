@@ -1,4 +1,4 @@
-"""Shared fixtures. `numba_kernels` (autouse): the store's and the agents' numba loops
+"""Shared fixtures. `numba_kernels` (autouse): the store's numba loops
 compiled once, before the first test, so no test's own wait pays for the compiler.
 `sandbox`: one real sandbox for the whole test session.
 

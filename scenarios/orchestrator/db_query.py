@@ -2,19 +2,20 @@
 node's streams, ClickHouse's OPTIMIZE.
 
 They go through an SSH local forward to the host (the orchestrator needs no route to
-the database's port; the DB host reaches its own ``address:port``): for CQL one plain
-connection (``agents/cql/wire_conn.py``: no driver, no peer discovery), for ClickHouse
-clickhouse-connect. Every wait has a timeout.
+the database's port; the DB host reaches its own ``address:port``): for CQL
+cassandra-driver held to that one node (its peers are ignored: each node is asked
+alone), for ClickHouse clickhouse-connect. Every wait has a timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
-from loadtower.agents.cql.tls import TlsOptions
+from loadtower.agents.cql.tls import TlsOptions, wrap
 from loadtower.scenarios.models import CQL_ENGINES
 from loadtower.scenarios.plan import Plan
 
@@ -36,30 +37,105 @@ async def reach(actions: Any, host: str, address: str, port: int) -> AsyncIterat
         listener.close()
 
 
-def _cql_rows(
-    host: str, port: int, username: str | None, password: str | None, cql: str, timeout: float,
-    tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
-) -> list[dict[str, Any]]:
-    return _cql_many(host, port, username, password, [cql], timeout, tls, node)[0]
+class CqlQueryError(Exception):
+    """A query on one node failed; the message names the node and why (a server error
+    keeps its protocol code, e.g. ``(0x2200)`` for an invalid query)."""
+
+
+def _one_node_policy(endpoint: tuple[str, int]) -> Any:
+    """A load-balancing policy that knows one node: the one at ``endpoint`` (host, port;
+    an SSH forward's local end). The peers the driver reads from the system tables are
+    ignored (no pool, no query), whatever their addresses."""
+    from cassandra.policies import HostDistance, LoadBalancingPolicy
+
+    class OneNode(LoadBalancingPolicy):
+        def _mine(self, host: Any) -> bool:
+            return (host.endpoint.address, host.endpoint.port) == endpoint
+
+        def populate(self, cluster: Any, hosts: Any) -> None:
+            self.hosts = [h for h in hosts if self._mine(h)]
+
+        def distance(self, host: Any) -> Any:
+            return HostDistance.LOCAL if self._mine(host) else HostDistance.IGNORED
+
+        def make_query_plan(self, working_keyspace: Any = None, query: Any = None) -> Any:
+            return iter([h for h in self.hosts if h.is_up is not False])
+
+        def on_up(self, host: Any) -> None:
+            self.on_add(host)
+
+        def on_add(self, host: Any) -> None:
+            if self._mine(host) and host not in self.hosts:
+                self.hosts.append(host)
+
+        def on_down(self, host: Any) -> None:
+            pass
+
+        def on_remove(self, host: Any) -> None:
+            self.hosts = [h for h in self.hosts if h is not host]
+
+    return OneNode()
+
+
+def _server_error(exc: BaseException) -> str:
+    from cassandra import InvalidRequest, Unauthorized
+    from cassandra.cluster import NoHostAvailable
+
+    if isinstance(exc, NoHostAvailable) and exc.errors:
+        exc = next(iter(exc.errors.values()))
+    code = {InvalidRequest: 0x2200, Unauthorized: 0x2100}.get(type(exc))
+    text = str(exc) or type(exc).__name__
+    return f"{text} (0x{code:04X})" if code else text
 
 
 def _cql_many(
     host: str, port: int, username: str | None, password: str | None, cqls: list[str],
     timeout: float, tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
 ) -> list[list[dict[str, Any]]]:
-    """``node``: (host name, address, port) of the node that ``host:port`` reaches (an
-    SSH forward's local end): the name TLS checks and errors use."""
-    from loadtower.agents.cql.wire_conn import Conn
+    """Each query's rows from the node at ``host:port`` alone, through cassandra-driver.
+    ``node``: (host name, address, port) of the node that ``host:port`` reaches (an SSH
+    forward's local end): the name TLS checks and errors use."""
+    from cassandra.auth import PlainTextAuthProvider
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.query import dict_factory
+
+    from loadtower.agents.cql.driver_session import connection_class
 
     name, address, db_port = node or ("", host, port)
-    # every send and receive waits at most `timeout`
-    conn = Conn(host, port, timeout, tls=tls, server_name=address, label=name,
-                where=f"{address}:{db_port}")
+    where = f"{address}:{db_port}"
+    if tls is not None:  # one handshake first: a wrong CA is one line naming the node
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as exc:
+            raise CqlQueryError(f"connecting to {where}: {exc}") from None
+        sock.settimeout(timeout)
+        wrap(sock, tls, address, name, where).close()
+    profile = ExecutionProfile(load_balancing_policy=_one_node_policy((host, port)),
+                               request_timeout=timeout, row_factory=dict_factory)
+    cluster = Cluster(
+        [host], port=port,
+        auth_provider=PlainTextAuthProvider(username, password or "") if username else None,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connection_class=connection_class(),
+        connect_timeout=timeout, control_connection_timeout=timeout,
+        schema_metadata_enabled=False, token_metadata_enabled=False,
+        ssl_context=tls.context() if tls else None,
+        ssl_options={"server_hostname": address} if tls else None,
+    )
     try:
-        conn.handshake(username, password)
-        return [conn.rows(cql) for cql in cqls]
+        try:
+            session = cluster.connect()
+        except Exception as exc:  # noqa: BLE001 - refused, auth, TLS: one line naming the node
+            raise CqlQueryError(f"connecting to {where}: {_server_error(exc)}") from None
+        results = []
+        for cql in cqls:
+            try:
+                results.append(list(session.execute(cql, timeout=timeout)))
+            except Exception as exc:  # noqa: BLE001 - the server's answer, named
+                raise CqlQueryError(f"querying {cql!r} on {where}: {_server_error(exc)}") \
+                    from None
+        return results
     finally:
-        conn.close()
+        cluster.shutdown()
 
 
 async def cql_rows(

@@ -2,8 +2,8 @@
 (127.0.5.1-2, no standby, no ClickHouse or MongoDB), a keyspace with replication factor
 1, YCSB A (uniform keys) at 2,000 ops/s in the open model through the real agent path
 (a local Locust master and one worker process: `LocalLoad`, as `loadtower agent run`
-starts them) on the target's `native_io` (``rust``; LT_HUNG_NATIVE_IO=wire runs the
-same harness on another path).
+starts them) on the target's `native_io` (``rust``; LT_HUNG_NATIVE_IO=python runs the
+same harness on the Python reference path, for comparison).
 
 1. Node 2 is SIGSTOPped for 20 s in the middle of a phase, then resumed. Every whole
    second of the pause, the ops of node 1's keys complete at (at least) 95% of their
