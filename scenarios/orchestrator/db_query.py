@@ -2,9 +2,9 @@
 node's streams, ClickHouse's OPTIMIZE.
 
 They go through an SSH local forward to the host (the orchestrator needs no route to
-the database's port; the DB host reaches its own ``address:port``): for CQL
-cassandra-driver held to that one node (its peers are ignored: each node is asked
-alone), for ClickHouse clickhouse-connect. Every wait has a timeout.
+the database's port; the DB host reaches its own ``address:port``): for CQL one
+connection of cassandra-driver's to that node alone (no cluster, no peer discovery),
+for ClickHouse clickhouse-connect. Every wait has a timeout.
 """
 
 from __future__ import annotations
@@ -42,47 +42,9 @@ class CqlQueryError(Exception):
     keeps its protocol code, e.g. ``(0x2200)`` for an invalid query)."""
 
 
-def _one_node_policy(endpoint: tuple[str, int]) -> Any:
-    """A load-balancing policy that knows one node: the one at ``endpoint`` (host, port;
-    an SSH forward's local end). The peers the driver reads from the system tables are
-    ignored (no pool, no query), whatever their addresses."""
-    from cassandra.policies import HostDistance, LoadBalancingPolicy
-
-    class OneNode(LoadBalancingPolicy):
-        def _mine(self, host: Any) -> bool:
-            return (host.endpoint.address, host.endpoint.port) == endpoint
-
-        def populate(self, cluster: Any, hosts: Any) -> None:
-            self.hosts = [h for h in hosts if self._mine(h)]
-
-        def distance(self, host: Any) -> Any:
-            return HostDistance.LOCAL if self._mine(host) else HostDistance.IGNORED
-
-        def make_query_plan(self, working_keyspace: Any = None, query: Any = None) -> Any:
-            return iter([h for h in self.hosts if h.is_up is not False])
-
-        def on_up(self, host: Any) -> None:
-            self.on_add(host)
-
-        def on_add(self, host: Any) -> None:
-            if self._mine(host) and host not in self.hosts:
-                self.hosts.append(host)
-
-        def on_down(self, host: Any) -> None:
-            pass
-
-        def on_remove(self, host: Any) -> None:
-            self.hosts = [h for h in self.hosts if h is not host]
-
-    return OneNode()
-
-
 def _server_error(exc: BaseException) -> str:
     from cassandra import InvalidRequest, Unauthorized
-    from cassandra.cluster import NoHostAvailable
 
-    if isinstance(exc, NoHostAvailable) and exc.errors:
-        exc = next(iter(exc.errors.values()))
     code = {InvalidRequest: 0x2200, Unauthorized: 0x2100}.get(type(exc))
     text = str(exc) or type(exc).__name__
     return f"{text} (0x{code:04X})" if code else text
@@ -92,11 +54,15 @@ def _cql_many(
     host: str, port: int, username: str | None, password: str | None, cqls: list[str],
     timeout: float, tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
 ) -> list[list[dict[str, Any]]]:
-    """Each query's rows from the node at ``host:port`` alone, through cassandra-driver.
-    ``node``: (host name, address, port) of the node that ``host:port`` reaches (an SSH
-    forward's local end): the name TLS checks and errors use."""
+    """Each query's rows from the node at ``host:port`` alone: one connection of
+    cassandra-driver's (its protocol code, no cluster, no peer discovery), CQL v4, which
+    Cassandra and ScyllaDB both speak. ``node``: (host name, address, port) of the node
+    that ``host:port`` reaches (an SSH forward's local end): the name TLS checks and
+    errors use."""
+    from cassandra import ConsistencyLevel
     from cassandra.auth import PlainTextAuthProvider
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.connection import DefaultEndPoint
+    from cassandra.protocol import QueryMessage
     from cassandra.query import dict_factory
 
     from loadtower.agents.cql.driver_session import connection_class
@@ -110,32 +76,30 @@ def _cql_many(
             raise CqlQueryError(f"connecting to {where}: {exc}") from None
         sock.settimeout(timeout)
         wrap(sock, tls, address, name, where).close()
-    profile = ExecutionProfile(load_balancing_policy=_one_node_policy((host, port)),
-                               request_timeout=timeout, row_factory=dict_factory)
-    cluster = Cluster(
-        [host], port=port,
-        auth_provider=PlainTextAuthProvider(username, password or "") if username else None,
-        execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connection_class=connection_class(),
-        connect_timeout=timeout, control_connection_timeout=timeout,
-        schema_metadata_enabled=False, token_metadata_enabled=False,
-        ssl_context=tls.context() if tls else None,
-        ssl_options={"server_hostname": address} if tls else None,
-    )
+    factory = connection_class()
+    factory.initialize_reactor()
+    auth = PlainTextAuthProvider(username, password or "").new_authenticator(address) \
+        if username else None
     try:
-        try:
-            session = cluster.connect()
-        except Exception as exc:  # noqa: BLE001 - refused, auth, TLS: one line naming the node
-            raise CqlQueryError(f"connecting to {where}: {_server_error(exc)}") from None
+        conn = factory.factory(
+            DefaultEndPoint(host, port), timeout, authenticator=auth, protocol_version=4,
+            connect_timeout=timeout, ssl_context=tls.context() if tls else None,
+            ssl_options={"server_hostname": address} if tls else None)
+    except Exception as exc:  # noqa: BLE001 - refused, auth, TLS: one line naming the node
+        raise CqlQueryError(f"connecting to {where}: {_server_error(exc)}") from None
+    try:
         results = []
         for cql in cqls:
+            query = QueryMessage(query=cql, consistency_level=ConsistencyLevel.ONE)
             try:
-                results.append(list(session.execute(cql, timeout=timeout)))
+                answer = conn.wait_for_response(query, timeout=timeout)
             except Exception as exc:  # noqa: BLE001 - the server's answer, named
                 raise CqlQueryError(f"querying {cql!r} on {where}: {_server_error(exc)}") \
                     from None
+            results.append(dict_factory(answer.column_names or [], answer.parsed_rows or []))
         return results
     finally:
-        cluster.shutdown()
+        conn.close()
 
 
 async def cql_rows(

@@ -126,7 +126,7 @@ def test_a_wrong_ca_fails_with_one_line_naming_the_host(tls_box: dict, tmp_path:
 
 
 def test_a_client_without_tls_is_refused(tls_box: dict) -> None:
-    """The orchestrator's own query client (db_query: cassandra-driver held to one node)."""
+    """The orchestrator's own query client (db_query: one cassandra-driver connection)."""
     cass = tls_box["cassandra"]
     creds = (ADDRESS, cass["port"], cass["username"], cass["password"])
     query = ["SELECT ssl_enabled FROM system_views.clients WHERE username = 'loadtower' "
