@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
@@ -50,6 +51,30 @@ def _server_error(exc: BaseException) -> str:
     return f"{text} (0x{code:04X})" if code else text
 
 
+@functools.cache
+def _connection_class() -> Any:
+    """cassandra-driver's connection class (libev's or asyncore's), except that a node
+    that closes the connection before it is ready (an SSH forward to a node that is not
+    running) fails the connect at once: the driver's own class then waits out the whole
+    connect timeout."""
+    from cassandra.connection import ConnectionShutdown
+
+    from loadtower.agents.cql.driver_session import connection_class
+
+    base = connection_class()
+    base.initialize_reactor()
+
+    class Connection(base):  # type: ignore[misc, valid-type]  # chosen at run time
+        def close(self) -> None:
+            super().close()
+            if not self.connected_event.is_set():
+                self.last_error = getattr(self, "last_error", None) or ConnectionShutdown(
+                    "the connection was closed before it was ready")
+                self.connected_event.set()
+
+    return Connection
+
+
 def _cql_many(
     host: str, port: int, username: str | None, password: str | None, cqls: list[str],
     timeout: float, tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
@@ -65,8 +90,6 @@ def _cql_many(
     from cassandra.protocol import QueryMessage
     from cassandra.query import dict_factory
 
-    from loadtower.agents.cql.driver_session import connection_class
-
     name, address, db_port = node or ("", host, port)
     where = f"{address}:{db_port}"
     if tls is not None:  # one handshake first: a wrong CA is one line naming the node
@@ -76,8 +99,7 @@ def _cql_many(
             raise CqlQueryError(f"connecting to {where}: {exc}") from None
         sock.settimeout(timeout)
         wrap(sock, tls, address, name, where).close()
-    factory = connection_class()
-    factory.initialize_reactor()
+    factory = _connection_class()
     auth = PlainTextAuthProvider(username, password or "").new_authenticator(address) \
         if username else None
     try:
