@@ -52,8 +52,7 @@ from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.orchestrator.locust_master import OPEN_LANES_PER_WORKER
 from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
-from tests.conftest import DOWN_TIMEOUT_S, UP_TIMEOUT_S, parse_info, run_cli
-from tests.leftovers import Leftovers
+from tests.conftest import UP_TIMEOUT_S, parse_info, run_cli, sandbox_down
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -81,11 +80,7 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     try:
         yield parse_info(run_cli(up, timeout=UP_TIMEOUT_S))
     finally:
-        leftovers = Leftovers(directory)
-        down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=DOWN_TIMEOUT_S)
-        left = leftovers.still_running()
-        assert down.returncode == 0, down.stderr[-2000:]
-        assert left == [], f"the hung-node sandbox left processes running: {left}"
+        sandbox_down(directory, "the hung-node sandbox")
 
 
 class Paused:

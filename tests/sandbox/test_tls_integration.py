@@ -25,7 +25,7 @@ from loadtower.agents.cql.tls import TlsHandshakeError, TlsOptions, probe
 from loadtower.sandbox import tls_certs
 from loadtower.scenarios.orchestrator.db_query import CqlQueryError, _cql_many
 from loadtower.store import StoreReader
-from tests.conftest import parse_info, run_cli
+from tests.conftest import parse_info, run_cli, sandbox_down
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -37,8 +37,6 @@ HAS_CORE = importlib.util.find_spec("loadtower_core") is not None  # the Rust co
 
 @pytest.fixture(scope="module")
 def tls_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    from tests.leftovers import Leftovers
-
     directory = tmp_path_factory.mktemp("tls-sandbox").resolve()
     up = ["sandbox", "up", "--dir", str(directory), "--tls", "--first-address", ADDRESS,
           "--cassandra-nodes", "1", "--standby", "0", "--no-clickhouse", "--heap", "512M",
@@ -46,11 +44,7 @@ def tls_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     try:
         yield parse_info(run_cli(up, timeout=480))
     finally:
-        leftovers = Leftovers(directory)
-        down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=180)
-        left = leftovers.still_running()
-        assert down.returncode == 0, down.stderr[-2000:]
-        assert left == [], f"the TLS sandbox left processes running: {left}"
+        sandbox_down(directory, "the TLS sandbox")
 
 
 def _options(info: dict, ca: str | None = None) -> TlsOptions:
