@@ -8,8 +8,8 @@ their rate), timing and per-second HDR histograms. Each Locust user's lane only 
 rate; Python harvests finished seconds once a second into the engine's recorder.
 
 When the core is not installed, or the phase asks for something it does not bind (a
-schema or op it lacks: read_modify_write, batches, recipes), the older paths run and a
-``cql_path`` event says why. At configure a ``cql_path`` event carries ``Core.path()``
+schema or op it lacks: read_modify_write, batches, recipes), the engine's Python lanes
+run the phase over its session driver and a ``cql_path`` event says why. At configure a ``cql_path`` event carries ``Core.path()``
 (driver, version, protocol, TLS, local DC, per-node limit) as its data.
 """
 
@@ -100,8 +100,8 @@ def metadata_name(name: str) -> str:
 
 
 class RustFeed:
-    """NativeFeed's interface (connect_early, configure, lane, idle, in_flight, drain,
-    harvest, close, phase) over one `loadtower_core.Core` per agent process."""
+    """The engine's open-model feed (connect_early, configure, lane, idle, in_flight,
+    drain, harvest, close, phase) over one `loadtower_core.Core` per agent process."""
 
     def __init__(self, recorder: IntervalRecorder, warn: Callable[[str], None],
                  out: Callable[[Mapping[str, Any]], None]) -> None:

@@ -155,4 +155,8 @@ def test_check_prints_each_cql_targets_load_path(write, tmp_path: Path, monkeypa
     assert main(["check", str(dc), "--inventory", str(write("plain.toml", INVENTORY))]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "TLS off; local DC dc1" in out
-    assert "the C++ driver under acsylla" in out  # the wire connections have no DC filter
+    assert "load path, cassandra: Rust core on scylla-rust-driver" in out
+    python = write("py.toml", SCENARIO + '\n[target]\nnative_io = "python"\n')
+    assert main(["check", str(python), "--inventory", str(write("p2.toml", INVENTORY))]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "load path, cassandra: Python lanes over the session driver (auto); TLS off" in out
