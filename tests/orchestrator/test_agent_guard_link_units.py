@@ -76,6 +76,13 @@ class Sinks:
         pass
 
 
+def _stop(guard: AgentGuard) -> None:
+    guard.closing = True
+    for task in list(guard._tasks) + [guard.hosts["agent2"].task, guard._syncer]:
+        if task is not None:
+            task.cancel()
+
+
 async def _cut_then_reconnect_by_another_task(reconnect_first: bool) -> tuple[Sinks, Pool]:
     pool, sinks = Pool(), Sinks()
 
@@ -93,10 +100,7 @@ async def _cut_then_reconnect_by_another_task(reconnect_first: bool) -> tuple[Si
         await asyncio.sleep(0.01)
         if any(kind == "agent_link" for kind, _ in sinks.events):
             break
-    guard.closing = True
-    for task in list(guard._tasks) + [guard.hosts["agent2"].task, guard._syncer]:
-        if task is not None:
-            task.cancel()
+    _stop(guard)
     return sinks, pool
 
 
@@ -126,10 +130,7 @@ async def _watcher_ends_on_a_live_link() -> tuple[Sinks, Pool]:
         await asyncio.sleep(0.01)
         if len(pool.watchers) > 1:
             break
-    guard.closing = True
-    for task in list(guard._tasks) + [guard.hosts["agent2"].task, guard._syncer]:
-        if task is not None:
-            task.cancel()
+    _stop(guard)
     return sinks, pool
 
 
