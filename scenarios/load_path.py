@@ -21,7 +21,7 @@ def _line(name: str, engine: str, target: Target, creds: Credentials) -> str:
     tls = "TLS on" if creds.tls else "TLS off"
     if creds.tls and not creds.tls_verify_hostname:
         tls += " (host names not checked)"
-    dc = f"local DC {target.local_dc}" if target.local_dc else "every DC local"
+    dc = f"local DC {target.local_dc}" if target.local_dc else "no local DC (nodes of every DC)"
     label = f"{name} ({engine})" if name else engine
     return f"load path, {label}: {sender}; {tls}; {dc}"
 

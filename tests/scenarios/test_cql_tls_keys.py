@@ -150,7 +150,7 @@ def test_check_prints_each_cql_targets_load_path(write, tmp_path: Path, monkeypa
     plain = write("sc.toml", SCENARIO)
     assert main(["check", str(plain), "--inventory", str(inv)]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "load path, cassandra:" in out and "TLS on; every DC local" in out
+    assert "load path, cassandra:" in out and "TLS on; no local DC (nodes of every DC)" in out
     dc = write("dc.toml", SCENARIO + '\n[target]\nlocal_dc = "dc1"\n')
     assert main(["check", str(dc), "--inventory", str(write("plain.toml", INVENTORY))]) == 0
     out = " ".join(capsys.readouterr().out.split())
