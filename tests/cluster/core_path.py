@@ -1,7 +1,7 @@
 """Which path the agent hosts' run phases sent on, from a run's stored events: each agent
 process emits a `cql_path` event when it configures a phase on the Rust core, its data
 `Core.path()` (driver, version, protocol, TLS, local DC); a phase the core could not run
-has a `cql_path` event naming the older path instead (agents/engine.py)."""
+has a `cql_path` event naming the Python path instead (agents/engine.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _line(event: dict[str, Any]) -> dict[str, Any]:
 
 def run_phase_paths(reader: StoreReader, run_id: str) -> dict[str, dict[str, list[Any]]]:
     """{run phase: {agent host: [the data of each of its `cql_path` events]}}: the data is
-    `Core.path()` on the Rust core, None where an older path ran (with the reason in the
+    `Core.path()` on the Rust core, None where the Python path ran (with the reason in the
     event's message, kept as `{"older": MESSAGE}`)."""
     phases = [p["name"] for p in reader.phases(run_id) if p["type"] == "run"]
     paths: dict[str, dict[str, list[Any]]] = {phase: {} for phase in phases}
