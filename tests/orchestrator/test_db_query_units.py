@@ -42,8 +42,12 @@ def test_a_node_that_closes_the_connection_fails_it_at_once(closing_listener: in
     with pytest.raises(CqlQueryError) as info:
         _cql_many("127.0.0.1", closing_listener, "u", "p", ["SELECT 1"], 30,
                   node=("db2", "198.18.0.12", 9042))
-    assert str(info.value) == ("connecting to 198.18.0.12:9042: the connection was closed "
-                               "before it was ready")
+    message = str(info.value)
+    assert message.startswith("connecting to 198.18.0.12:9042: "), message
+    # the far end's close, seen as the driver reads (closed before it was ready) or, about
+    # one time in 40 here, as it writes its STARTUP (reset by peer): never a timeout
+    assert message.endswith(("the connection was closed before it was ready",
+                             "Connection reset by peer")), message
 
 
 def test_a_refused_connection_names_the_node() -> None:
