@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from loadtower.agents.backends import prepare_retrying
 from loadtower.agents.cql.schemas import cql_name
 from loadtower.agents.cql.tls import TlsHandshakeError, TlsOptions, split_point
 from loadtower.agents.measure import IntervalRecorder
@@ -31,7 +32,6 @@ STOP_TIMEOUT_S = 30.0  # lanes gone without a drain: how long the core waits for
 CONNECT_TIMEOUT_MS = 10_000
 REQUEST_TIMEOUT_MS = 12_000
 PREPARE_TIMEOUT_S = 30.0  # per attempt, and for the attempts in all
-PREPARE_RETRY_S = 0.5
 HANDSHAKE_FAILED = ": TLS handshake failed: "  # the core's line for a refused handshake
 WATCH_S = 0.05  # how often the feed looks whether its lanes are gone
 # the core's tokio worker threads (the driver's I/O and the ops' tasks; the schedule is one
@@ -265,15 +265,8 @@ async def prepare(core: Any, statements: dict[str, str]) -> None:
     """Prepare on the core; retried for PREPARE_TIMEOUT_S in all, as the Python paths do
     (backend.prepare): the first CQL phase's schema is created by worker 0 while the other
     workers already prepare (the keyspace does not exist yet)."""
-    deadline = time.monotonic() + PREPARE_TIMEOUT_S
-    while True:
-        try:
-            await asyncio.to_thread(core.prepare, statements, PREPARE_TIMEOUT_S)
-            return
-        except RuntimeError:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(PREPARE_RETRY_S)
+    await prepare_retrying(lambda: asyncio.to_thread(core.prepare, statements, PREPARE_TIMEOUT_S),
+                           PREPARE_TIMEOUT_S, (RuntimeError,))
 
 
 def _path_line(path: Mapping[str, Any]) -> str:
