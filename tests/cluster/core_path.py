@@ -22,13 +22,13 @@ def _line(event: dict[str, Any]) -> dict[str, Any]:
 def run_phase_paths(reader: StoreReader, run_id: str) -> dict[str, dict[str, list[Any]]]:
     """{run phase: {agent host: [the data of each of its `cql_path` events]}}: the data is
     `Core.path()` on the Rust core, None where the Python path ran (with the reason in the
-    event's message, kept as `{"older": MESSAGE}`)."""
+    event's message, kept as `{"python": MESSAGE}`)."""
     phases = [p["name"] for p in reader.phases(run_id) if p["type"] == "run"]
     paths: dict[str, dict[str, list[Any]]] = {phase: {} for phase in phases}
     for event in reader.events(run_id):
         if event["kind"] != "cql_path" or event["phase"] not in paths:
             continue
-        path = _line(event).get("data") or {"older": event["message"]}
+        path = _line(event).get("data") or {"python": event["message"]}
         paths[event["phase"]].setdefault(str(event["host"]), []).append(path)
     return paths
 
