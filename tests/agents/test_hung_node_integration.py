@@ -63,7 +63,8 @@ RATE = 2000.0
 PAUSE_S = 20.0
 BEFORE_S = 5.0  # of the phase, before the pause
 AFTER_S = 5.0  # after the resume
-SHARE_FLOOR = 0.95
+SHARE_FLOOR = 0.95  # of node 1's share, over the whole pause
+SECOND_FLOOR = 0.5  # of it, in each second alone
 NATIVE_IO = os.environ.get("LT_HUNG_NATIVE_IO", "rust")
 # what an op of a hung node ends as on the rust path: the driver's request timeout, no
 # free in-flight slot of its node until its intended start + that timeout, or the
@@ -238,16 +239,23 @@ def drain_data(lines: list[dict[str, Any]], phase: str) -> dict[str, Any]:
 
 def check_share(seconds: dict[int, dict[str, Any]], share: float, start: float, end: float
                 ) -> list[int]:
-    """Every whole second in [start, end): node 1's completions against its share."""
+    """Every whole second in [start, end): node 1's completions against its share. The
+    seconds together must hold SHARE_FLOOR of it; each second alone SECOND_FLOOR, since a
+    loaded machine moves completions across a second's edge (900 then 1,150 of 1,028
+    expected, in a CI run), while a stall of node 1's keys empties its seconds."""
     expected = RATE * share
-    floor = SHARE_FLOOR * expected - 3 * math.sqrt(RATE * share * (1 - share))
+    sigma = math.sqrt(RATE * share * (1 - share))
     whole = list(range(math.ceil(start), math.floor(end)))
     assert whole, (start, end)
     got = {s: seconds.get(s, {"ok": 0})["ok"] for s in whole}
+    said = (f"node 1's share is {share:.3f} of {RATE:g} ops/s = {expected:.0f}/s; "
+            f"completions per second of the pause: {got}")
+    floor = SECOND_FLOOR * expected - 3 * sigma
     short = {s: n for s, n in got.items() if n < floor}
-    assert not short, (
-        f"node 1's share is {share:.3f} of {RATE:g} ops/s = {expected:.0f}/s; floor "
-        f"{floor:.0f}/s; completions per second of the pause: {got}")
+    assert not short, f"seconds under {floor:.0f}: {short}; {said}"
+    total_floor = SHARE_FLOOR * expected * len(whole) - 3 * sigma * math.sqrt(len(whole))
+    assert sum(got.values()) >= total_floor, (
+        f"{sum(got.values())} completions in {len(whole)} s, under {total_floor:.0f}; {said}")
     return list(got.values())
 
 
