@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.errors import ConfigError
-from loadtower.scenarios.loader import parse_toml, read_text, validate
+from loadtower.scenarios.loader import parse_toml, read_text
 from loadtower.scenarios.workloads.checks import Checked, check
-from loadtower.scenarios.workloads.models import WorkloadFile
+from loadtower.scenarios.workloads.model_errors import validate_workload
 from loadtower.scenarios.workloads.variables import Scalar, substitute
 
 PROPERTIES_SUFFIXES = (".properties", ".props")
@@ -33,7 +33,7 @@ def checked_from_data(
     data: dict[str, Any], source: str, file: str, overrides: dict[str, Scalar] | None = None
 ) -> Checked:
     data = substitute(data, overrides or {}, source, file)
-    model = validate(WorkloadFile, data, source, file)
+    model = validate_workload(data, source, file)
     return check(model, source, file)
 
 
