@@ -70,9 +70,16 @@ class Context:
         self.records = records
         self.newest = max(0, records - 1)
         self.now = now or (lambda: datetime.now(UTC))
-        self.pool = ValuePool(rng)
+        self._pool: ValuePool | None = None
         self.datasets = datasets or {}
         self.written: dict[tuple[str, str], list[Any]] = {}
+
+    @property
+    def pool(self) -> ValuePool:
+        """The text pool (1 MiB from the rng, made at the first text drawn)."""
+        if self._pool is None:
+            self._pool = ValuePool(self.rng)
+        return self._pool
 
     def key_draw(self, spec: dict[str, Any]) -> Draw:
         """A key number source: ``sequence`` counts from ``first``, the distributions
