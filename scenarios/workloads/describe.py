@@ -14,7 +14,7 @@ from rich.table import Table
 
 from loadtower.agents.workload.binder import OpBinder
 from loadtower.agents.workload.generators import Context
-from loadtower.scenarios.models import CQL_ENGINES, Scenario
+from loadtower.scenarios.models import CQL_ENGINES, Scenario, Target
 from loadtower.scenarios.workloads.bind_spec import bind_specs
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.op_statements import engine_names, op_statements
@@ -66,7 +66,6 @@ def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
     workload = scenario.workloads[name]
     tables = ({next(iter(model.tables)): workload.table}
               if workload.table and len(model.tables) == 1 else None)
-    keyspace = scenario.target.keyspace
     engines = engines_of(scenario)
     records = int(model.vars.get("records", scenario.dataset.records))
     title = f"Workload {name}: file {checked.file}" + (
@@ -80,12 +79,15 @@ def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
     total = sum(op.weight for op in model.ops.values()) or 1.0
     rendered = {}
     for engine in engines:
-        names = engine_names(checked, keyspace, tables, _target_engine(scenario))
+        target = _target_of(scenario, engine)
+        names = engine_names(checked, target.keyspace, tables, target.table_engine)
         if engine == "cassandra":
-            rf = scenario.target.replication or scenario.target.replication_factor
+            rf = target.replication or target.replication_factor
             ddl.add_row(cell(engine), cell("\n".join(cql_ddl(model.tables, names, rf))))
         elif engine == "clickhouse":
-            ddl.add_row(cell(engine), cell("\n".join(clickhouse_ddl(model.tables, names))))
+            lines = clickhouse_ddl(model.tables, names, target.table_engine, target.order_by,
+                                   target.skip_indexes)
+            ddl.add_row(cell(engine), cell("\n".join(lines)))
         else:
             ddl.add_row(cell(engine), cell("(workload files on this engine: later)"))
         if engine in ("cassandra", "clickhouse"):
@@ -125,8 +127,12 @@ def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
     return Group(ddl, ops, binds)
 
 
-def _target_engine(scenario: Scenario) -> str | None:
-    return scenario.target.table_engine
+def _target_of(scenario: Scenario, engine: str) -> Target:
+    """The target of `engine` (its own keys over [target]'s), else [target]."""
+    for target in scenario.targets.values():
+        if ("cassandra" if target.engine in CQL_ENGINES else target.engine) == engine:
+            return target
+    return scenario.target
 
 
 def _group_of(param: str, bind: dict[str, Any]) -> str:
