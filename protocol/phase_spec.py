@@ -9,6 +9,8 @@ The orchestrator builds it from the scenario (scenarios/orchestrator/context.py
 # at run time for __required_keys__ (checked by tests/protocol)
 from typing import Any, Literal, TypedDict
 
+from loadtower.protocol.workload_file_spec import WorkloadFileSpec
+
 
 class TargetSpec(TypedDict, total=False):
     keyspace: str
@@ -75,6 +77,9 @@ class PhaseSpec(TypedDict, total=False):
     workload_name: str
     connection: ConnectionOptions
     start_key: int
+    # a workload file's workload (docs/workloads.md); not sent yet: `run` refuses
+    # workload files until the engines bind them
+    workload_file: WorkloadFileSpec
 
 
 class PhaseMessage(TypedDict):

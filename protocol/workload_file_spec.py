@@ -26,3 +26,12 @@ class DatasetSpec(TypedDict, total=False):
     file: str
     format: str
     columns: dict[str, str]
+
+
+class WorkloadFileSpec(TypedDict, total=False):
+    """A workload file as the phase spec carries it (``PhaseSpec.workload_file``): the
+    whole validated file (tables, ops and statements, as docs/workloads.md writes them)
+    and each op's binder spec with the types the checks worked out."""
+
+    model: dict[str, Any]  # WorkloadFile.as_spec()
+    ops: dict[str, OpBindSpec]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadtower.protocol.workload_file_spec import OpBindSpec
+from loadtower.protocol.workload_file_spec import OpBindSpec, WorkloadFileSpec
 from loadtower.scenarios.workloads.checks import Checked
 
 
@@ -30,3 +30,8 @@ def op_bind_spec(checked: Checked, op: str) -> OpBindSpec:
 def bind_specs(checked: Checked) -> dict[str, OpBindSpec]:
     """Every op with a statement (ops with steps run those)."""
     return {op: op_bind_spec(checked, op) for op, m in checked.model.ops.items() if m.steps is None}
+
+
+def workload_file_spec(checked: Checked) -> WorkloadFileSpec:
+    """What a phase spec's ``workload_file`` holds for this file."""
+    return {"model": checked.model.as_spec(), "ops": bind_specs(checked)}

@@ -8,7 +8,7 @@ import json
 import typing
 
 from loadtower.scenarios.plan import load_plan, render_plan
-from loadtower.scenarios.workloads.bind_spec import bind_specs
+from loadtower.scenarios.workloads.bind_spec import bind_specs, workload_file_spec
 from loadtower.scenarios.workloads.types import TYPES, TypeName
 
 from .conftest import INVENTORY
@@ -78,5 +78,6 @@ def test_the_bind_spec_is_plain_json(write) -> None:
     assert json.loads(json.dumps(specs)) == specs
     assert specs["update"]["types"] == {"value": "text", "y_id": "text"}
     assert specs["insert"]["groups"] == {"field": ["field0", "field1", "field2", "field3"]}
-    spec = plan.workloads["y"].model.as_spec()
+    spec = workload_file_spec(plan.workloads["y"])
     assert json.loads(json.dumps(spec)) == spec
+    assert spec["model"]["ops"]["read"]["cassandra"].startswith("SELECT * FROM ${usertable}")
