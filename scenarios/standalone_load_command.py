@@ -106,6 +106,9 @@ def _spec(args: argparse.Namespace) -> PhaseSpec:
         from loadtower.scenarios.loader import load_scenario
 
         scenario, _ = load_scenario(path)
+        from loadtower.scenarios.workloads.scenario_files import refuse_workload_files
+
+        refuse_workload_files(scenario, path)  # checked, not yet run
         name, workload = next(iter(scenario.workloads.items()))
         target, dataset = scenario.target, scenario.dataset
     else:

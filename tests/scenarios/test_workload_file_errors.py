@@ -186,3 +186,16 @@ def test_run_refuses_a_workload_file_in_one_line(write, capsys) -> None:
     err = capsys.readouterr().err.strip()
     assert "\n" not in err
     assert "custom workload files are checked (loadtower check) but not yet run" in err
+
+
+def test_the_standalone_load_refuses_a_workload_file(write) -> None:
+    import argparse
+
+    from loadtower.errors import LoadtowerError
+    from loadtower.scenarios.standalone_load_command import _spec
+
+    write("w.toml", GOOD)
+    scenario = write("s.toml", 'name = "s"\n[workloads.kv]\nfile = "w.toml"\n'
+                     '[[phases]]\ntype = "load"\n')
+    with pytest.raises(LoadtowerError, match="checked .* but not yet run"):
+        _spec(argparse.Namespace(workload=str(scenario)))
