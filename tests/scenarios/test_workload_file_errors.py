@@ -127,6 +127,13 @@ def test_data_set_column_of_another_type(write) -> None:
          "ops.insert.bind.user_id.gen", "give the op a key"),
         ('age = "int"\navatar', 'age = "integer"\navatar', '"integer"',
          "tables.profiles.columns.age", "invalid value 'integer'"),
+        ('[ops.get]\n', '[ops.get]\nmongodb = { call = "find_one", collection = "p", '
+         'filter = { _id = ":uid" } }\n', 'call = "find_one"', "ops.get.mongodb",
+         "parameter :uid has no binding"),
+        ('[ops.get]\n', '[ops.get]\nsteps = ["get", "insert"]\n', "[ops.get]", "ops.get",
+         "an op with 'steps' runs other ops"),
+        ("FROM ${profiles} WHERE", "FROM ${profiles} WHERE ${x#} = 1 AND", "${x#}",
+         "ops.get.cassandra", "is not a table"),
         ('[ops.get]\n', '[ops.get]\nbatch = 10\nclickhouse = "SELECT 1 WHERE :user_id"\n',
          "SELECT 1", "ops.get.clickhouse", "a batch op's ClickHouse statement must be"),
     ],
