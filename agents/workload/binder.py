@@ -31,10 +31,15 @@ class OpBinder:
                     spec, types[member], ctx, lambda: self._key, source
                 )
 
-    def row(self, missing: Callable[[str, LookupError], Any] | None = None) -> dict[str, Any]:
+    def row(
+        self, missing: Callable[[str, LookupError], Any] | None = None, key: int | None = None
+    ) -> dict[str, Any]:
         """The next row; `missing` gives the value of a parameter whose source is not
-        here (a data set not loaded), else the LookupError goes up."""
-        if self._draw_key is not None:
+        here (a data set not loaded), else the LookupError goes up; `key`: this row's
+        key number instead of a draw (the later steps of an op with steps)."""
+        if key is not None:
+            self._key = key
+        elif self._draw_key is not None:
             self._key = self._draw_key()
         out = {}
         for param, draw in self.draws.items():
@@ -54,3 +59,10 @@ class OpBinder:
     def rows(self) -> list[dict[str, Any]]:
         """One op's rows (its batch)."""
         return [self.row() for _ in range(self.batch)]
+
+
+def step_rows(steps: list[OpBinder]) -> list[dict[str, Any]]:
+    """One row of each step of an op with ``steps``: the first step draws the key
+    number, the others bind the same one (YCSB's read-modify-write of one key)."""
+    first = steps[0].row()
+    return [first, *(step.row(key=steps[0].key()) for step in steps[1:])]

@@ -69,6 +69,10 @@ class _Fail:
 
 def check(model: WorkloadFile, source: str, file: str) -> Checked:
     fail = _Fail(source, file)
+    for name, dataset in model.datasets.items():
+        if dataset.file_format() is None:
+            raise fail(("datasets", name, "file"), f"cannot tell the format of {dataset.file!r} "
+                       "by its name: give format = \"csv\", \"parquet\" or \"json\"")
     for name, table in model.tables.items():
         _check_table(name, table, fail)
     out = Checked(model, file)

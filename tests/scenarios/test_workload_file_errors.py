@@ -127,6 +127,8 @@ def test_data_set_column_of_another_type(write) -> None:
          "ops.insert.bind.user_id.gen", "give the op a key"),
         ('age = "int"\navatar', 'age = "integer"\navatar', '"integer"',
          "tables.profiles.columns.age", "invalid value 'integer'"),
+        ('file = "people.csv"', 'file = "people.txt"', "people.txt", "datasets.people.file",
+         "cannot tell the format of 'people.txt'"),
         ('[ops.get]\n', '[ops.get]\nmongodb = { call = "find_one", collection = "p", '
          'filter = { _id = ":uid" } }\n', 'call = "find_one"', "ops.get.mongodb",
          "parameter :uid has no binding"),

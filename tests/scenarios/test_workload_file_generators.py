@@ -157,3 +157,16 @@ def test_data_set_columns_come_row_after_row() -> None:
     with pytest.raises(LookupError):
         missing()
     assert uuid  # (imported for the uuid checks above)
+
+
+def test_steps_share_the_first_steps_key() -> None:
+    from loadtower.agents.workload.binder import step_rows
+
+    context = ctx()
+    spec = {"key": {"gen": "uniform", "keys": 10**9}, "types": {"k": "bigint"},
+            "bind": {"k": {"gen": "key"}}}
+    read, update = OpBinder("read", spec, context), OpBinder("update", spec, context)
+    for _ in range(20):
+        first, second = step_rows([read, update])
+        assert first == second and read.key() == update.key()
+    assert len({read.row()["k"] for _ in range(20)}) > 1  # alone, each draws its own
