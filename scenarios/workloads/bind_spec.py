@@ -13,11 +13,19 @@ def _plain(model: Any) -> dict[str, Any]:
     return dict(model.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
+def _bound(checked: Checked, gen: Any) -> dict[str, Any]:
+    """The generator's plain spec; a data-set column names its data set."""
+    spec = _plain(gen)
+    if spec["gen"] == "dataset" and "dataset" not in spec:
+        spec["dataset"] = next(iter(checked.model.datasets))
+    return spec
+
+
 def op_bind_spec(checked: Checked, op: str) -> OpBindSpec:
     model = checked.model.ops[op]
     table = checked.model.tables[checked.op_tables[op]]
     spec: OpBindSpec = {
-        "bind": {param: _plain(gen) for param, gen in model.bind.items()},
+        "bind": {param: _bound(checked, gen) for param, gen in model.bind.items()},
         "types": dict(checked.param_types[op]),
         "groups": table.groups(),
         "batch": model.batch,

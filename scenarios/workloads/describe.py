@@ -25,6 +25,13 @@ EXAMPLE_SEED = 1
 SHOWN_CHARS = 48
 
 
+class NotHere(str):
+    """An example value check cannot draw (a data set it does not load)."""
+
+    def __repr__(self) -> str:
+        return f"({self})"
+
+
 def shown(value: Any) -> str:
     if isinstance(value, datetime):
         text = value.isoformat()
@@ -35,8 +42,9 @@ def shown(value: Any) -> str:
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
-def example_rows(checked: Checked, records: int) -> dict[str, dict[str, Any]]:
-    """One row per op (ops with steps: none), from the reference binder."""
+def example_rows(checked: Checked, records: int) -> dict[str, tuple[dict[str, Any], int]]:
+    """One row per op (ops with steps: none) and its key number, from the reference
+    binder."""
     ctx = Context(random.Random(EXAMPLE_SEED), records)
     specs = bind_specs(checked)
     binders: dict[str, OpBinder] = {}
@@ -49,10 +57,10 @@ def example_rows(checked: Checked, records: int) -> dict[str, dict[str, Any]]:
             binders[op] = OpBinder(op, specs[op], ctx, source)
         return binders[op]
 
-    def missing(param: str, exc: LookupError) -> str:
-        return f"<{exc}>"
+    def missing(param: str, exc: LookupError) -> NotHere:
+        return NotHere(str(exc).strip("'\""))
 
-    return {op: binder(op).row(missing) for op in specs}
+    return {op: (binder(op).row(missing), binder(op).key()) for op in specs}
 
 
 def engines_of(scenario: Scenario) -> list[str]:
@@ -113,11 +121,11 @@ def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
     for column in ("op", "parameter", "type", "generator", "example"):
         binds.add_column(column)
     rows = example_rows(checked, records)
-    for op_name, row in rows.items():
+    for op_name, (row, key) in rows.items():
         op = model.ops[op_name]
         if op.key is not None:
             binds.add_row(*map(cell, (op_name, "(row key)", "number", _generator(op.key),
-                                      "shared by gen = \"key\"")))
+                                      f"{key} (gen = \"key\" renders it)")))
         for param, value in row.items():
             gen = op.bind.get(param) or op.bind.get(_group_of(param, op.bind))
             binds.add_row(*map(cell, (
