@@ -51,6 +51,9 @@ class WorkloadSpec(TypedDict, total=False):
     ttl: float | None
     hotspot_data_fraction: float
     hotspot_op_fraction: float
+    file: str | None  # a workload file (docs/workloads.md): then workload_file holds it
+    vars: dict[str, str | int | float | bool]
+    weights: dict[str, float]
 
 
 class TlsSpec(TypedDict, total=False):
