@@ -11,7 +11,10 @@ its ops object the op methods of ``agents/cql/schemas.CqlOps``.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -19,6 +22,23 @@ if TYPE_CHECKING:
     from loadtower.agents.engine import PhaseConfig
 
 PREPARE_TIMEOUT_S = 60.0
+PREPARE_RETRY_S = 0.5
+
+
+async def prepare_retrying(prepare: Callable[[], Awaitable[object]],
+                           bound_s: float = PREPARE_TIMEOUT_S,
+                           errors: tuple[type[BaseException], ...] = (Exception,)) -> None:
+    """Prepare, again every PREPARE_RETRY_S while it fails with `errors`, for `bound_s` in
+    all: another worker (worker 0) may still be creating the table."""
+    deadline = time.monotonic() + bound_s
+    while True:
+        try:
+            await prepare()
+            return
+        except errors:
+            if time.monotonic() > deadline:  # the table never appeared
+                raise
+            await asyncio.sleep(PREPARE_RETRY_S)
 
 
 class Backend(Protocol):

@@ -23,7 +23,6 @@ from typing import Any
 
 from loadtower.agents.backends import Backend, backend_for
 from loadtower.agents.cql import rust_feed
-from loadtower.agents.cql.native_feed import NativeFeed
 from loadtower.agents.cql.rust_feed import RustFeed
 from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
@@ -113,8 +112,6 @@ class Engine:
         self.total_ops = 0
         self.run: PhaseRun | None = None
         self.inflight = InFlight()
-        self.native = NativeFeed(self.recorder, self._warn, LATE_S, self._event)
-        self.native_on = False
         self.rust = RustFeed(self.recorder, self._warn, self.out)
         self.rust_on = False
         self._path_said: set[str] = set()  # why the Rust core does not run, said once each
@@ -213,15 +210,6 @@ class Engine:
                 self._new_key)
         elif self._rust_early(cfg, backend.engine):
             self.rust.connect_early(cfg, key)  # e.g. during the load: ready for the run
-        if NativeFeed.usable(self.session, backend.engine) and not self._rust_early(
-                cfg, backend.engine):
-            self.native.connect_early(cfg, key)  # e.g. during the load: ready for the run
-        self.native_on = not self.rust_on and NativeFeed.wanted(
-            cfg, self.session, backend.engine, mix)
-        if self.native_on:  # open-model lanes on the acsylla path: the native sender
-            await self.native.configure(
-                cfg, key, backend.statements(cfg, schema, table),
-                lambda session: backend.ops(cfg, schema, session, **common), self.mix.next)
         self.begin_phase(cfg)
 
     def _rust_early(self, cfg: PhaseConfig, engine: str) -> bool:
@@ -230,17 +218,20 @@ class Engine:
 
     def _rust_wanted(self, cfg: PhaseConfig, engine: str, schema: str,
                      mix: dict[str, float]) -> bool:
-        """Open-model run phases on a CQL target asking for the Rust core; when it cannot
-        run them, a `cql_path` event says why (once per reason)."""
-        if not (cfg.mode == "run" and cfg.lane_rate and engine == "cassandra"
-                and rust_feed.asked(cfg)):
+        """Open-model run phases on a CQL target asking for the Rust core. Any other
+        open-model run phase of a CQL target runs on the lanes' Python loop over the
+        phase's session driver, and a `cql_path` event says so and why (once per reason)."""
+        if not (cfg.mode == "run" and cfg.lane_rate and engine == "cassandra"):
             return False
-        why = rust_feed.why_not(cfg, engine, schema, mix)
-        if why is None:
+        asked = rust_feed.asked(cfg)
+        why = rust_feed.why_not(cfg, engine, schema, mix) if asked else None
+        if asked and why is None:
             return True
-        if why not in self._path_said:
-            self._path_said.add(why)
-            self._event("cql_path", f"native_io rust: {why}; the older CQL path runs instead")
+        driver = getattr(self.session, "name", "") or cfg.driver
+        said = f"native_io rust: {why}" if asked else "native_io python"
+        if said not in self._path_said:
+            self._path_said.add(said)
+            self._event("cql_path", f"{said}; open-model sends run from Python on {driver}")
         return False
 
     def begin_phase(self, cfg: PhaseConfig) -> None:
@@ -249,7 +240,7 @@ class Engine:
         self._slots = asyncio.Semaphore(cfg.max_in_flight)
         self.config = cfg
         self.run = PhaseRun(cfg.phase)
-        self.recorder.phase = self.native.phase = self.rust.phase = cfg.phase
+        self.recorder.phase = self.rust.phase = cfg.phase
         self.recorder.mark()
         self._load_lanes = 0
         self._advised.clear()
@@ -290,8 +281,6 @@ class Engine:
                 await self._load_lane(lane, run)
             elif cfg.lane_rate and self.rust_on:
                 await self.rust.lane(lane.stopped, cfg.lane_rate)
-            elif cfg.lane_rate and self.native_on:
-                await self.native.lane(lane.stopped, cfg.lane_rate)
             elif cfg.lane_rate:
                 await self._open_lane(lane, run.name, cfg.lane_rate)
             else:
@@ -405,7 +394,6 @@ class Engine:
         run = self.run
         if run is None:
             self._stop_all()
-            await self.native.idle()
             await self.rust.idle()
             return
         if run.drain is None:
@@ -428,13 +416,9 @@ class Engine:
         self._stop_all()
         started = time.monotonic()
         deadline = started + DRAIN_TIMEOUT_S
-        waiting = self.inflight.count(run.name) + self.native.in_flight() + self.rust.in_flight()
+        waiting = self.inflight.count(run.name) + self.rust.in_flight()
         await self.inflight.wait(run.name, DRAIN_TIMEOUT_S)
-        try:
-            abandoned = await self.native.drain(deadline)
-        except Exception as exc:  # noqa: BLE001 - the phase's lines and event go out anyway
-            self._warn(f"phase {run.name}: stopping the native sender: {type(exc).__name__}: {exc}")
-            abandoned = 0
+        abandoned = 0
         self.rust.phase_counts = None
         try:
             abandoned += await self.rust.drain(deadline)
@@ -471,10 +455,9 @@ class Engine:
         goes out, never which second an op is in."""
         while True:
             now = time.time()
-            # a few ms past the second: the native sender's callbacks finish its last ops
+            # a few ms past the second: the Rust core's last ops of it are recorded
             await asyncio.sleep(int(now) + 1 - now + 0.005)
             before = int(time.time())
-            self.native.harvest(before - 1)
             self.rust.harvest(before - 1)
             run = self.run
             alive = bool(self.lanes) and run is not None and not run.drained
@@ -487,7 +470,6 @@ class Engine:
         if self._ticker is not None:
             self._ticker.cancel()
         await asyncio.sleep(0)
-        await self.native.close()
         await self.rust.close()
         for line in self.recorder.finished(2**62):  # phases that never drained (none)
             self.out(line)

@@ -152,25 +152,6 @@ class IntervalRecorder:
         if late:
             stats.late += 1
 
-    def add_counts(self, phase: str, second: int, op: str, sample: dict[str, Any]) -> None:
-        """Merge a second the native sender measured (its HDR counts in hdrh's layout;
-        `first`/`last`: wall-clock earliest intended start and latest completion)."""
-        import numpy as np
-
-        bucket = self._bucket(phase, second)
-        bucket.span(sample["first"], sample["last"])
-        stats = bucket.stats(op)
-        stats.ops += sample["ops"]
-        stats.late += sample["late"]
-        for name, count in sample["errors"].items():
-            stats.errors[name] = stats.errors.get(name, 0) + count
-        for hist, counts in ((stats.service, sample["service"]), (stats.response, sample["response"])):
-            view = np.ctypeslib.as_array(hist.counts)  # hdrh's own counts array
-            view += counts.view(view.dtype)  # hdrh keeps uint64, the sender int64
-            nonzero = np.flatnonzero(view)
-            if nonzero.size:
-                hist.set_internal_tacking_values(int(nonzero[0]), int(nonzero[-1]), int(view.sum()))
-
     def add_encoded(self, phase: str, second: int, op: str, sample: dict[str, Any]) -> None:
         """Merge a second the Rust core measured: its ``service``/``response`` are raw
         uncompressed V2 encodings (bytes), decoded with pyhdrh, the codec hdrh itself

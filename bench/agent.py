@@ -13,9 +13,9 @@ issue's goal (<= 1.0, zero errors, rates held within 1%). A rate that either one
 cannot hold here is said so, with the highest rate both held. The agent's `cql_path`
 event says which path ran; a run that fell back from the Rust core is marked.
 
---paths: the older comparison at one --rate: raw cassandra-driver, the agent on it,
-raw acsylla, the agent on acsylla (`native_io` wire and driver), the agent on the Rust
-core, latte; ratios b/a, d/c, d/e, d2/e and f/e.
+--paths: the agent's CQL paths at one --rate: raw cassandra-driver, the agent's Python
+lanes on it (`native_io = "python"`, the reference path), raw acsylla, the agent's Python
+lanes on it, the agent on the Rust core, latte; ratios b/a, d/c, f/d and f/e.
 
 The machine is shared and noisy: compare ratios from one run, not absolute figures
 across runs.
@@ -49,7 +49,7 @@ def children_cpu() -> float:
 
 
 def agent(
-    info: dict, driver: str, rate: float, seconds: float, load: bool = False, io: str = "wire",
+    info: dict, driver: str, rate: float, seconds: float, load: bool = False, io: str = "rust",
     workload: str = "ycsb-c",
 ) -> dict:
     """One `loadtower agent run` (one worker process): its summary, the ops/s it held over
@@ -313,16 +313,15 @@ def print_table(result: dict) -> None:
         print("latte is not installed (`make bench-peers`): no ratio")
 
 
-# ---- the older comparison of the agent's CQL paths ---------------------------------------
+# ---- the comparison of the agent's CQL paths -----------------------------------------------
 def paths(info: dict, rate: float, seconds: float) -> dict:
     ops = int(rate * seconds)
     results = {}
     for name, fn in [
         ("a_raw_driver", lambda: raw(info, "driver", ops, rate)),
-        ("b_agent_driver", lambda: agent(info, "cassandra-driver", rate, seconds)),
+        ("b_agent_driver", lambda: agent(info, "cassandra-driver", rate, seconds, io="python")),
         ("c_raw_acsylla", lambda: raw(info, "acsylla", ops, rate)),
-        ("d_agent_acsylla", lambda: agent(info, "acsylla", rate, seconds)),
-        ("d2_agent_acsylla_cpp_io", lambda: agent(info, "acsylla", rate, seconds, io="driver")),
+        ("d_agent_acsylla", lambda: agent(info, "acsylla", rate, seconds, io="python")),
         ("f_agent_rust", lambda: agent(info, "auto", rate, seconds, io="rust")),
         ("e_latte", lambda: latte(info, ops, rate)),
     ]:
@@ -343,8 +342,7 @@ def paths(info: dict, rate: float, seconds: float) -> dict:
     ratios = {
         "b/a": ratio("b_agent_driver", "a_raw_driver"),
         "d/c": ratio("d_agent_acsylla", "c_raw_acsylla"),
-        "d/e": ratio("d_agent_acsylla", "e_latte"),
-        "d2/e": ratio("d2_agent_acsylla_cpp_io", "e_latte"),
+        "f/d": ratio("f_agent_rust", "d_agent_acsylla"),
         "f/e": ratio("f_agent_rust", "e_latte"),
     }
     return {"rate": rate, "ops": ops, "results": results, "ratios": ratios}

@@ -13,12 +13,11 @@ AGENT_REQUIRES: tuple[str, ...] = (
     "clickhouse-connect>=0.7",
     "pymongo>=4.13",  # pymongo.AsyncMongoClient (agents/mongodb/session.py)
     "hdrhistogram>=0.10",
-    "numpy>=1.24",
-    "numba>=0.60",
+    "numpy>=1.24",  # the scrambled zipfian draws batches (agents/workload/zipfian.py)
     "psutil>=5.9",
 )
-# Optional on a load host: the C++ CQL driver for the native open-model sender, and the
-# Rust load core (built from native/loadtower-core by scripts/build_core.sh, not on any
+# Optional on a load host: acsylla (asyncio over the C++ CQL driver, the `auto` session
+# driver for load and closed-model phases), and the Rust load core (built from native/loadtower-core by scripts/build_core.sh, not on any
 # index: the orchestrator puts its wheel into the agent wheelhouse).
 AGENT_EXTRAS: dict[str, tuple[str, ...]] = {"fast": ("acsylla>=1.0",), "core": ("loadtower-core",)}
 # What builds the Rust core (scripts/build_core.sh installs them into the venv): maturin,
@@ -35,6 +34,7 @@ ORCHESTRATOR_REQUIRES: tuple[str, ...] = (
     "duckdb>=1.0",
     "pydantic>=2.5",
     "pyarrow>=14",
+    "numba>=0.60",  # the store's HDR merge loops (store/hdr_kernels.py)
 )
 # Import names that must never be importable from the agent set alone.
 NOT_ON_AGENTS: tuple[str, ...] = ("duckdb", "pyarrow", "pandas", "textual", "asyncssh", "rich")

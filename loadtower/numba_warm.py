@@ -1,20 +1,17 @@
-"""Compile the store's and the agents' numba loops once (numba caches the machine code),
+"""Compile the store's numba loops once (numba caches the machine code),
 so the first flush of a run, or a test's timed wait, does not pay for the compiler.
 
 `python -m loadtower.numba_warm` (scripts/install.sh) and the test session
 (tests/conftest.py) both call `warm_all()`. Modules are named, not imported here: one
-that is not installed (the agent set has no store) or has moved is skipped.
+that is not installed (the agent set has no store) or has moved is skipped. (The agents
+have no numba loops since their hot loop moved into the Rust core.)
 """
 
 from __future__ import annotations
 
 import importlib
 
-KERNEL_MODULES = (
-    "loadtower.store.hdr_kernels",
-    "loadtower.agents.cql.native_sender",
-    "loadtower.agents.cql.wire_sender",
-)
+KERNEL_MODULES = ("loadtower.store.hdr_kernels",)
 
 
 def warm(module_name: str) -> bool:

@@ -18,7 +18,7 @@ class TargetSpec(TypedDict, total=False):
     replication_factor: int
     consistency: str
     driver: str
-    native_io: Literal["rust", "wire", "driver"]
+    native_io: Literal["rust", "python"]
     settings: dict[str, str | int | float | bool]
     table_engine: str | None
     order_by: list[str] | None

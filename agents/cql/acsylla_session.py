@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from loadtower.agents.cql.ddl_retry import ATTEMPT_S, with_retries
-from loadtower.agents.cql.native_api import SSL_VERIFY_PEER_CERT, SSL_VERIFY_PEER_IDENTITY
 from loadtower.agents.cql.tls import TlsOptions
+
+# the C++ driver's CassSslVerifyFlags (cassandra.h): the certificate, and the node's IP in it
+SSL_VERIFY_PEER_CERT, SSL_VERIFY_PEER_IDENTITY = 0x01, 0x02
 
 
 class _VerifyFlags(NamedTuple):

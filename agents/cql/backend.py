@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import TYPE_CHECKING, Any
 
-from loadtower.agents.backends import PREPARE_TIMEOUT_S
+from loadtower.agents.backends import prepare_retrying
 from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.cql.schemas import ddl as cql_ddl
 from loadtower.agents.cql.schemas import default_table as cql_default_table
@@ -74,15 +73,7 @@ class CqlBackend:
         self, session: Any, cfg: PhaseConfig, table: str, stmts: dict[str, str]
     ) -> None:
         """Prepare; another worker may still be creating the table, so retry a while."""
-        deadline = time.monotonic() + PREPARE_TIMEOUT_S
-        while True:
-            try:
-                await session.prepare(stmts)
-                return
-            except Exception:
-                if time.monotonic() > deadline:  # the table never appeared
-                    raise
-                await asyncio.sleep(0.5)
+        await prepare_retrying(lambda: session.prepare(stmts))
 
     def ops(self, cfg: PhaseConfig, schema: str, session: Any, **common: Any) -> CqlOps:
         return CqlOps(schema, session, **common)

@@ -18,7 +18,8 @@ from loadtower.agents.cql.ddl_retry import ATTEMPT_S, with_retries
 from loadtower.agents.cql.tls import TlsOptions
 
 
-def _connection_class() -> Any:
+def connection_class() -> Any:
+    """libev's reactor where it is built, else asyncore's."""
     try:
         from cassandra.io.libevreactor import LibevConnection
 
@@ -73,7 +74,7 @@ class DriverSession:
             port=port,
             auth_provider=auth,
             execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-            connection_class=_connection_class(),
+            connection_class=connection_class(),
             connect_timeout=10,
             protocol_version=5,
             ssl_context=tls.context() if tls else None,

@@ -8,8 +8,8 @@ their rate), timing and per-second HDR histograms. Each Locust user's lane only 
 rate; Python harvests finished seconds once a second into the engine's recorder.
 
 When the core is not installed, or the phase asks for something it does not bind (a
-schema or op it lacks: read_modify_write, batches, recipes), the older paths run and a
-``cql_path`` event says why. At configure a ``cql_path`` event carries ``Core.path()``
+schema or op it lacks: read_modify_write, batches, recipes), the engine's Python lanes
+run the phase over its session driver and a ``cql_path`` event says why. At configure a ``cql_path`` event carries ``Core.path()``
 (driver, version, protocol, TLS, local DC, per-node limit) as its data.
 """
 
@@ -23,14 +23,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from loadtower.agents.backends import prepare_retrying
 from loadtower.agents.cql.schemas import cql_name
-from loadtower.agents.cql.tls import TlsOptions
+from loadtower.agents.cql.tls import TlsHandshakeError, TlsOptions, split_point
 from loadtower.agents.measure import IntervalRecorder
 
 STOP_TIMEOUT_S = 30.0  # lanes gone without a drain: how long the core waits for its ops
 CONNECT_TIMEOUT_MS = 10_000
 REQUEST_TIMEOUT_MS = 12_000
-PREPARE_TIMEOUT_S = 30.0
+PREPARE_TIMEOUT_S = 30.0  # per attempt, and for the attempts in all
+HANDSHAKE_FAILED = ": TLS handshake failed: "  # the core's line for a refused handshake
 WATCH_S = 0.05  # how often the feed looks whether its lanes are gone
 # the core's tokio worker threads (the driver's I/O and the ops' tasks; the schedule is one
 # of them): 1 measured best on a 2-core load host (docs/agent-protocol.md: 20.8 vs 28.1 us/op
@@ -76,6 +78,21 @@ def tls_dict(cfg: Any) -> dict[str, Any] | None:
             "verify_hostname": options.verify_hostname}
 
 
+def handshake_line(message: str, connection: Mapping[str, Any]) -> str | None:
+    """The core's one line for a failed TLS handshake (``ADDRESS:PORT: TLS handshake
+    failed: WHY``) as the agent's probe says it, with the node's inventory name and the CA
+    file (``db1 198.18.0.11:9042: TLS handshake failed: WHY (CA /path/ca.pem)``); None for
+    any other connect error."""
+    where, sep, why = message.partition(HANDSHAKE_FAILED)
+    if not sep or " " in where:
+        return None
+    address = split_point(where, 0)[0]
+    label = (connection.get("names") or {}).get(address, "")
+    ca_file = str((connection.get("tls") or {}).get("ca_file") or "")
+    name = f"{label} {where}" if label and label != address else where
+    return f"{name}{HANDSHAKE_FAILED}{why}" + (f" (CA {ca_file})" if ca_file else "")
+
+
 def metadata_name(name: str) -> str:
     """A keyspace or table name as the driver's schema metadata spells it."""
     quoted = cql_name(name)
@@ -83,8 +100,8 @@ def metadata_name(name: str) -> str:
 
 
 class RustFeed:
-    """NativeFeed's interface (connect_early, configure, lane, idle, in_flight, drain,
-    harvest, close, phase) over one `loadtower_core.Core` per agent process."""
+    """The engine's open-model feed (connect_early, configure, lane, idle, in_flight,
+    drain, harvest, close, phase) over one `loadtower_core.Core` per agent process."""
 
     def __init__(self, recorder: IntervalRecorder, warn: Callable[[str], None],
                  out: Callable[[Mapping[str, Any]], None]) -> None:
@@ -120,10 +137,16 @@ class RustFeed:
         assert module is not None
         core = module.Core(CORE_THREADS)
         target = cfg.spec["target"]
-        await asyncio.to_thread(
-            core.connect, list(cfg.contact_points), int(cfg.port or 9042), cfg.username,
-            cfg.password, str(target["consistency"]), tls_dict(cfg), target.get("local_dc"),
-            REQUEST_TIMEOUT_MS, CONNECT_TIMEOUT_MS)
+        try:
+            await asyncio.to_thread(
+                core.connect, list(cfg.contact_points), int(cfg.port or 9042), cfg.username,
+                cfg.password, str(target["consistency"]), tls_dict(cfg), target.get("local_dc"),
+                REQUEST_TIMEOUT_MS, CONNECT_TIMEOUT_MS)
+        except ConnectionError as exc:
+            line = handshake_line(str(exc), cfg.spec.get("connection") or {})
+            if line is None:
+                raise
+            raise TlsHandshakeError(line) from None
         self.core, self.core_key = core, key
 
     async def configure(self, cfg: Any, key: tuple, statements: dict[str, str], schema: str,
@@ -142,7 +165,7 @@ class RustFeed:
         await self.idle()
         core = self.core
         assert core is not None
-        await asyncio.to_thread(core.prepare, statements, PREPARE_TIMEOUT_S)
+        await prepare(core, statements)
         spec = cfg.spec
         dataset, workload = spec["dataset"], spec["workload"]
         seed = cfg.seed if cfg.seed is not None else random.getrandbits(63)
@@ -236,6 +259,14 @@ class RustFeed:
         if self.core is not None:
             await asyncio.to_thread(self.core.close)
         self.core = self.core_key = None
+
+
+async def prepare(core: Any, statements: dict[str, str]) -> None:
+    """Prepare on the core; retried for PREPARE_TIMEOUT_S in all, as the Python paths do
+    (backend.prepare): the first CQL phase's schema is created by worker 0 while the other
+    workers already prepare (the keyspace does not exist yet)."""
+    await prepare_retrying(lambda: asyncio.to_thread(core.prepare, statements, PREPARE_TIMEOUT_S),
+                           PREPARE_TIMEOUT_S, (RuntimeError,))
 
 
 def _path_line(path: Mapping[str, Any]) -> str:

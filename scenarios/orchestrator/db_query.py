@@ -2,19 +2,21 @@
 node's streams, ClickHouse's OPTIMIZE.
 
 They go through an SSH local forward to the host (the orchestrator needs no route to
-the database's port; the DB host reaches its own ``address:port``): for CQL one plain
-connection (``agents/cql/wire_conn.py``: no driver, no peer discovery), for ClickHouse
-clickhouse-connect. Every wait has a timeout.
+the database's port; the DB host reaches its own ``address:port``): for CQL one
+connection of cassandra-driver's to that node alone (no cluster, no peer discovery),
+for ClickHouse clickhouse-connect. Every wait has a timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
-from loadtower.agents.cql.tls import TlsOptions
+from loadtower.agents.cql.tls import TlsOptions, wrap
 from loadtower.scenarios.models import CQL_ENGINES
 from loadtower.scenarios.plan import Plan
 
@@ -36,28 +38,88 @@ async def reach(actions: Any, host: str, address: str, port: int) -> AsyncIterat
         listener.close()
 
 
-def _cql_rows(
-    host: str, port: int, username: str | None, password: str | None, cql: str, timeout: float,
-    tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
-) -> list[dict[str, Any]]:
-    return _cql_many(host, port, username, password, [cql], timeout, tls, node)[0]
+class CqlQueryError(Exception):
+    """A query on one node failed; the message names the node and why (a server error
+    keeps its protocol code, e.g. ``(0x2200)`` for an invalid query)."""
+
+
+def _server_error(exc: BaseException) -> str:
+    from cassandra import InvalidRequest, Unauthorized
+
+    code = {InvalidRequest: 0x2200, Unauthorized: 0x2100}.get(type(exc))
+    text = str(exc) or type(exc).__name__
+    return f"{text} (0x{code:04X})" if code else text
+
+
+@functools.cache
+def _connection_class() -> Any:
+    """cassandra-driver's connection class (libev's or asyncore's), except that a node
+    that closes the connection before it is ready (an SSH forward to a node that is not
+    running) fails the connect at once: the driver's own class then waits out the whole
+    connect timeout."""
+    from cassandra.connection import ConnectionShutdown
+
+    from loadtower.agents.cql.driver_session import connection_class
+
+    base = connection_class()
+    base.initialize_reactor()
+
+    class Connection(base):  # type: ignore[misc, valid-type]  # chosen at run time
+        def close(self) -> None:
+            super().close()
+            if not self.connected_event.is_set():
+                self.last_error = getattr(self, "last_error", None) or ConnectionShutdown(
+                    "the connection was closed before it was ready")
+                self.connected_event.set()
+
+    return Connection
 
 
 def _cql_many(
     host: str, port: int, username: str | None, password: str | None, cqls: list[str],
     timeout: float, tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
 ) -> list[list[dict[str, Any]]]:
-    """``node``: (host name, address, port) of the node that ``host:port`` reaches (an
-    SSH forward's local end): the name TLS checks and errors use."""
-    from loadtower.agents.cql.wire_conn import Conn
+    """Each query's rows from the node at ``host:port`` alone: one connection of
+    cassandra-driver's (its protocol code, no cluster, no peer discovery), CQL v4, which
+    Cassandra and ScyllaDB both speak. ``node``: (host name, address, port) of the node
+    that ``host:port`` reaches (an SSH forward's local end): the name TLS checks and
+    errors use."""
+    from cassandra import ConsistencyLevel
+    from cassandra.auth import PlainTextAuthProvider
+    from cassandra.connection import DefaultEndPoint
+    from cassandra.protocol import QueryMessage
+    from cassandra.query import dict_factory
 
     name, address, db_port = node or ("", host, port)
-    # every send and receive waits at most `timeout`
-    conn = Conn(host, port, timeout, tls=tls, server_name=address, label=name,
-                where=f"{address}:{db_port}")
+    where = f"{address}:{db_port}"
+    if tls is not None:  # one handshake first: a wrong CA is one line naming the node
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as exc:
+            raise CqlQueryError(f"connecting to {where}: {exc}") from None
+        sock.settimeout(timeout)
+        wrap(sock, tls, address, name, where).close()
+    factory = _connection_class()
+    auth = PlainTextAuthProvider(username, password or "").new_authenticator(address) \
+        if username else None
     try:
-        conn.handshake(username, password)
-        return [conn.rows(cql) for cql in cqls]
+        conn = factory.factory(
+            DefaultEndPoint(host, port), timeout, authenticator=auth, protocol_version=4,
+            connect_timeout=timeout, ssl_context=tls.context() if tls else None,
+            ssl_options={"server_hostname": address} if tls else None)
+    except Exception as exc:  # noqa: BLE001 - refused, auth, TLS: one line naming the node
+        raise CqlQueryError(f"connecting to {where}: {_server_error(exc)}") from None
+    try:
+        results = []
+        for cql in cqls:
+            query = QueryMessage(query=cql, consistency_level=ConsistencyLevel.ONE)
+            try:
+                answer = conn.wait_for_response(query, timeout=timeout)
+            except Exception as exc:  # noqa: BLE001 - the server's answer, named
+                raise CqlQueryError(f"querying {cql!r} on {where}: {_server_error(exc)}") \
+                    from None
+            results.append(dict_factory(answer.column_names or [], answer.parsed_rows or []))
+        return results
     finally:
         conn.close()
 

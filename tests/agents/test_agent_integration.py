@@ -34,11 +34,15 @@ def cql(sandbox: dict, query: str):  # noqa: ANN201
 
 @pytest.mark.parametrize("driver", ["acsylla", "cassandra-driver"])
 def test_load_then_ycsb_a_at_fixed_rate(sandbox: dict, driver: str) -> None:
+    """The reference path (``native_io = "python"``): the open model's lanes in Python
+    over each session driver."""
     ks = f"lt_agent_{driver.replace('-', '_')}"
     lines, summary, status = run_agent(
         sandbox,
         "--driver",
         driver,
+        "--native-io",
+        "python",
         "--keyspace",
         ks,
         "--workload",
@@ -61,6 +65,30 @@ def test_load_then_ycsb_a_at_fixed_rate(sandbox: dict, driver: str) -> None:
     assert 0.8 * 3000 <= total <= 1.1 * 3000, total  # 300 ops/s for 10 s
     assert summary["ops"] == total
     assert cql(sandbox, f"SELECT count(*) FROM {ks}.usertable")[0] == 10_000
+    paths = [x["message"] for x in lines if x.get("kind") == "cql_path"]
+    assert paths == [f"native_io python; open-model sends run from Python on {driver}"], paths
+
+
+def test_recipes_at_a_fixed_rate_run_from_python_and_say_why(sandbox: dict) -> None:
+    """Batches, a composite partition key (float, uuid) and deletes in the open model:
+    ops the Rust core does not bind run on the Python lanes, and the cql_path event says
+    so (or that the core is not installed here)."""
+    lines, summary, status = run_agent(
+        sandbox, "--driver", "acsylla", "--keyspace", "lt_agent_recipes_open",
+        "--workload", "recipes", "--records", "2000", "--load", "--rate", "200",
+        "--duration", "5",
+    )
+    assert status == 0 and summary["errors"] == 0
+    run = op_totals(lines, "run")
+    assert set(run) == {"read", "insert", "insert_batch", "delete", "delete_batch"}
+    assert all(t["errors"] == 0 for t in run.values())
+    total = sum(t["ops"] for t in run.values())
+    assert 0.8 * 1000 <= total <= 1.1 * 1000, total  # 200 ops/s for 5 s
+    paths = [x["message"] for x in lines if x.get("kind") == "cql_path"]
+    why = ("the Rust core does not bind the recipes schema's ops"
+           if importlib.util.find_spec("loadtower_core") else "loadtower_core is not installed")
+    assert len(paths) == 1 and paths[0].startswith(f"native_io rust: {why}"), paths
+    assert paths[0].endswith("; open-model sends run from Python on acsylla"), paths
 
 
 def test_recipes_mix_runs_all_five_ops(sandbox: dict) -> None:

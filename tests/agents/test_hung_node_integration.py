@@ -2,8 +2,8 @@
 (127.0.5.1-2, no standby, no ClickHouse or MongoDB), a keyspace with replication factor
 1, YCSB A (uniform keys) at 2,000 ops/s in the open model through the real agent path
 (a local Locust master and one worker process: `LocalLoad`, as `loadtower agent run`
-starts them) on the target's `native_io` (``rust``; LT_HUNG_NATIVE_IO=wire runs the
-same harness on another path).
+starts them) on the target's `native_io` (``rust``; LT_HUNG_NATIVE_IO=python runs the
+same harness on the Python reference path, for comparison).
 
 1. Node 2 is SIGSTOPped for 20 s in the middle of a phase, then resumed. Every whole
    second of the pause, the ops of node 1's keys complete at (at least) 95% of their
@@ -52,8 +52,7 @@ from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.orchestrator.locust_master import OPEN_LANES_PER_WORKER
 from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
-from tests.conftest import DOWN_TIMEOUT_S, UP_TIMEOUT_S, parse_info, run_cli
-from tests.leftovers import Leftovers
+from tests.conftest import UP_TIMEOUT_S, parse_info, run_cli, sandbox_down
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -81,11 +80,7 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     try:
         yield parse_info(run_cli(up, timeout=UP_TIMEOUT_S))
     finally:
-        leftovers = Leftovers(directory)
-        down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=DOWN_TIMEOUT_S)
-        left = leftovers.still_running()
-        assert down.returncode == 0, down.stderr[-2000:]
-        assert left == [], f"the hung-node sandbox left processes running: {left}"
+        sandbox_down(directory, "the hung-node sandbox")
 
 
 class Paused:

@@ -2,7 +2,9 @@
 
 With the target's `local_dc = "dc1"` every op is coordinated by dc1 nodes: the run's
 per-phase coordinator record (requests each node coordinated, from its
-system_views, stored as a `coordinators` event) names none for db3 (dc2). The node
+system_views, stored as a `coordinators` event) names none for db3 (dc2). The run phase
+ran on the Rust core on both agent hosts, over TLS with local DC dc1 (its `cql_path`
+events: the core's session has no connection to dc2 at all). The node
 samples come from each host's own cgroup, so they differ between hosts although all
 share one kernel: db1, which coordinates the load, is busier than db3.
 """
@@ -16,6 +18,7 @@ import pytest
 
 from loadtower.store import StoreReader
 from tests.cluster.conftest import FirstRun
+from tests.cluster.core_path import assert_on_rust_core
 from tests.orchestrator.run_helpers import only_run, phase_bounds, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -64,6 +67,7 @@ def test_ops_coordinated_by_dc1_nodes_only(dc1_run: dict) -> None:
     counts = json.loads(data) if isinstance(data, str) else data
     assert counts.get("db1", 0) > 0, counts
     assert counts.get("db3", 0) == 0, counts  # dc2's node coordinated nothing
+    assert_on_rust_core(reader, dc1_run["run"]["id"], tls=True, local_dc="dc1")
 
 
 def test_node_cpu_differs_between_hosts(dc1_run: dict) -> None:

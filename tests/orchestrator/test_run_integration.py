@@ -149,7 +149,7 @@ target_p99_ms = 1000
     ramp = next(p for p in reader.phases(run["id"]) if p["name"] == "ramp")
     result = json.loads(ramp["result"]) if isinstance(ramp["result"], str) else ramp["result"]
     # 50 ops/s passes easily; 300,000 ops/s is far past what the sandbox can serve (about
-    # 30,000 reads/s from one agent process on the native sender), so
+    # 30,000 reads/s from one agent process), so
     # response times (measured from each op's intended start) exceed 1 s
     assert result["highest_passing_level"] == 50 and result["best_level"] == 50
     assert result["first_failing_level"] == 300000

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DOWN_TIMEOUT_S, UP_TIMEOUT_S, parse_info, run_cli
-from tests.leftovers import Leftovers
+from tests.conftest import DOWN_TIMEOUT_S, UP_TIMEOUT_S, parse_info, run_cli, sandbox_down
 from tests.sandbox.test_sandbox_integration import cql_session
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -26,11 +25,7 @@ def directory(tmp_path: Path) -> Iterator[Path]:
     try:
         yield directory
     finally:
-        leftovers = Leftovers(directory)
-        down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=DOWN_TIMEOUT_S)
-        left = leftovers.still_running()
-        assert down.returncode == 0, down.stderr[-2000:]
-        assert left == [], f"the sandbox left processes running: {left}"
+        sandbox_down(directory)
 
 
 def up(directory: Path, *extra: str):  # noqa: ANN201

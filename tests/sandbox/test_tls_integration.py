@@ -3,10 +3,10 @@ own (`loadtower sandbox up --tls` on 127.0.3.1, one node, no standby, no ClickHo
 brought down in the end with the leftover check.
 
 A quickstart-like run passes over TLS (the orchestrator's own queries, the agents'
-driver sessions, the open-model sender on the C++ driver); a wrong CA file fails the
-run with one line naming the host; a client without TLS is refused by the node; each
-CQL client (cassandra-driver, acsylla, the C++ driver through ctypes) connects with the
-CA, the client certificate and a local DC.
+driver sessions, the open-model sends on the Rust core, or from Python where it is not
+built); a wrong CA file fails the run with one line naming the host; a client without
+TLS is refused by the node; each CQL session driver (cassandra-driver, acsylla)
+connects with the CA, the client certificate and a local DC.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from loadtower.agents.cql.tls import TlsHandshakeError, TlsOptions, probe
-from loadtower.agents.cql.wire_conn import Conn, WireConnError
 from loadtower.sandbox import tls_certs
+from loadtower.scenarios.orchestrator.db_query import CqlQueryError, _cql_many
 from loadtower.store import StoreReader
-from tests.conftest import parse_info, run_cli
+from tests.conftest import parse_info, run_cli, sandbox_down
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -37,8 +37,6 @@ HAS_CORE = importlib.util.find_spec("loadtower_core") is not None  # the Rust co
 
 @pytest.fixture(scope="module")
 def tls_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    from tests.leftovers import Leftovers
-
     directory = tmp_path_factory.mktemp("tls-sandbox").resolve()
     up = ["sandbox", "up", "--dir", str(directory), "--tls", "--first-address", ADDRESS,
           "--cassandra-nodes", "1", "--standby", "0", "--no-clickhouse", "--heap", "512M",
@@ -46,11 +44,7 @@ def tls_box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     try:
         yield parse_info(run_cli(up, timeout=480))
     finally:
-        leftovers = Leftovers(directory)
-        down = run_cli(["sandbox", "down", "--dir", str(directory)], timeout=180)
-        left = leftovers.still_running()
-        assert down.returncode == 0, down.stderr[-2000:]
-        assert left == [], f"the TLS sandbox left processes running: {left}"
+        sandbox_down(directory, "the TLS sandbox")
 
 
 def _options(info: dict, ca: str | None = None) -> TlsOptions:
@@ -99,9 +93,9 @@ def test_quickstart_runs_over_tls(tls_box: dict, tmp_path: Path) -> None:
     paths = [e["message"] for e in events if e["kind"] == "cql_path"]
     if HAS_CORE:  # the open-model sends ran on the Rust core, over TLS
         assert paths and all("Rust core" in p and ", TLS," in p for p in paths), paths
-    elif HAS_ACSYLLA:  # the open-model sender: the wire path has no TLS, the C++ driver ran
-        assert paths == ["native_io wire has no TLS: the open-model sender runs on the C++ "
-                         "driver (native_io driver) instead"]
+    else:  # no core here: the Python lanes over the session driver, which does TLS
+        assert paths and all(p.startswith("native_io rust: loadtower_core is not installed")
+                             and "open-model sends run from Python" in p for p in paths), paths
 
 
 def test_a_wrong_ca_fails_with_one_line_naming_the_host(tls_box: dict, tmp_path: Path) -> None:
@@ -125,22 +119,53 @@ def test_a_wrong_ca_fails_with_one_line_naming_the_host(tls_box: dict, tmp_path:
     assert str(info.value) == line
 
 
+@pytest.mark.skipif(not HAS_CORE, reason="the Rust core is not built (no cargo)")
+def test_the_rust_core_refuses_a_wrong_ca_in_one_line(tls_box: dict, tmp_path: Path) -> None:
+    """`loadtower_core.Core.connect` itself (the agent's probe aside): a wrong CA and a
+    missing client certificate are one line naming the node and the cause; the agent's
+    feed words it as the probe does."""
+    from loadtower.agents.cql.rust_feed import core_module, handshake_line
+
+    cass = tls_box["cassandra"]
+    wrong = _other_ca(tmp_path)
+    right = _options(tls_box)
+    where = f"{ADDRESS}:{cass['port']}"
+
+    def connect(pem: dict) -> str:
+        core = core_module().Core(1)
+        try:
+            with pytest.raises(ConnectionError) as refused:
+                core.connect([ADDRESS], cass["port"], cass["username"], cass["password"], "ONE",
+                             pem, None, 12_000, 5_000)
+        finally:
+            core.close()
+        return str(refused.value)
+
+    line = connect({"ca_pem": Path(wrong).read_text(), "cert_pem": right.cert_pem,
+                    "key_pem": right.key_pem})
+    assert line == (f"{where}: TLS handshake failed: certificate verify failed: unable to get "
+                    "local issuer certificate")
+    named = handshake_line(line, {"names": {ADDRESS: "db1"}, "tls": {"ca_file": wrong}})
+    with pytest.raises(TlsHandshakeError) as probed:
+        probe([ADDRESS], cass["port"], _options(tls_box, wrong), {ADDRESS: "db1"})
+    assert named == str(probed.value)
+    # the node requires a client certificate: without one it refuses (an alert), one line
+    unsigned = connect({"ca_pem": right.ca_pem})
+    assert unsigned.startswith(f"{where}: TLS handshake failed: "), unsigned
+    assert "certificate" in unsigned and "\n" not in unsigned, unsigned
+
+
 def test_a_client_without_tls_is_refused(tls_box: dict) -> None:
-    conn = Conn(ADDRESS, tls_box["cassandra"]["port"], 10)
-    try:
-        with pytest.raises(WireConnError):
-            conn.handshake(tls_box["cassandra"]["username"], tls_box["cassandra"]["password"])
-    finally:
-        conn.close()
+    """The orchestrator's own query client (db_query: one cassandra-driver connection)."""
+    cass = tls_box["cassandra"]
+    creds = (ADDRESS, cass["port"], cass["username"], cass["password"])
+    query = ["SELECT ssl_enabled FROM system_views.clients WHERE username = 'loadtower' "
+             "ALLOW FILTERING"]
+    with pytest.raises(CqlQueryError, match=f"connecting to {ADDRESS}:{cass['port']}: "):
+        _cql_many(*creds, query, 10)
     # the same client with the CA and the client certificate is served
-    tls = Conn(ADDRESS, tls_box["cassandra"]["port"], 10, tls=_options(tls_box), label="db1")
-    try:
-        tls.handshake(tls_box["cassandra"]["username"], tls_box["cassandra"]["password"])
-        [row] = tls.rows("SELECT ssl_enabled FROM system_views.clients WHERE "
-                         "username = 'loadtower' ALLOW FILTERING")[:1]
-        assert row["ssl_enabled"] in (True, b"\x01")
-    finally:
-        tls.close()
+    [rows] = _cql_many(*creds, query, 10, _options(tls_box), ("db1", ADDRESS, cass["port"]))
+    assert rows and all(row["ssl_enabled"] is True for row in rows)
 
 
 def test_every_cql_driver_connects_with_tls_and_a_local_dc(tls_box: dict) -> None:
@@ -161,15 +186,8 @@ def test_every_cql_driver_connects_with_tls_and_a_local_dc(tls_box: dict) -> Non
     if not HAS_ACSYLLA:
         return
     from loadtower.agents.cql.acsylla_session import AcsyllaSession
-    from loadtower.agents.cql.native_sender import NativeSession
 
     assert asyncio.run(driver_session(AcsyllaSession())) == "datacenter1"
-    native = NativeSession()
-    try:
-        native.connect(*args, tls=options, local_dc="datacenter1")
-        native.prepare({"dc": "SELECT data_center FROM system.local"})
-    finally:
-        native.close()
 
 
 def test_standalone_agent_run_over_tls_with_a_local_dc(tls_box: dict) -> None:
@@ -188,5 +206,5 @@ def test_standalone_agent_run_over_tls_with_a_local_dc(tls_box: dict) -> None:
     if HAS_CORE:  # the Rust core: TLS and the local DC through the driver
         assert paths and paths[-1]["data"]["tls"] is True, paths
         assert paths[-1]["data"]["local_dc"] == "datacenter1"
-    elif HAS_ACSYLLA:
-        assert paths and "no TLS and local_dc datacenter1" in paths[0]["message"]
+    else:  # no core here: the Python lanes over the session driver (TLS, local DC)
+        assert paths and "open-model sends run from Python" in paths[-1]["message"], paths

@@ -234,3 +234,26 @@ def test_check_command_ok(write, capsys) -> None:
     s, i = write("s.toml", SCENARIO), write("inv.toml", INVENTORY)
     assert main(["check", str(s), "--inventory", str(i)]) == 0
     assert "ok" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value", ["wire", "driver"])
+def test_removed_native_io_names_file_line_key_and_what_to_use(write, capsys, value: str) -> None:
+    """native_io "wire" and "driver" (the hand-written CQL client and the ctypes sender)
+    are gone: an old scenario gets one line saying so and what to use, exit 2."""
+    text = SCENARIO.replace('engine = "cassandra"\n',
+                            f'engine = "cassandra"\n\n[target]\nnative_io = "{value}"\n', 1)
+    message = scenario_error(write, text)
+    assert message.startswith(f"s.toml:5: key 'target.native_io': native_io '{value}' was "
+                              "removed ("), message
+    assert message.endswith("use 'rust' (the default: the Rust load core) or 'python' (Python "
+                            "lanes over the session driver)")
+    s, i = write("s.toml", text), write("inv.toml", INVENTORY)
+    assert main(["check", str(s), "--inventory", str(i)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{s}:5: key 'target.native_io'" in err[0]
+
+
+def test_native_io_python_loads(write) -> None:
+    text = SCENARIO.replace('engine = "cassandra"\n',
+                            'engine = "cassandra"\n\n[target]\nnative_io = "python"\n', 1)
+    assert load_scenario(write("s.toml", text))[0].target.native_io == "python"

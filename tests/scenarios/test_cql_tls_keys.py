@@ -150,9 +150,13 @@ def test_check_prints_each_cql_targets_load_path(write, tmp_path: Path, monkeypa
     plain = write("sc.toml", SCENARIO)
     assert main(["check", str(plain), "--inventory", str(inv)]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "load path, cassandra:" in out and "TLS on; every DC local" in out
+    assert "load path, cassandra:" in out and "TLS on; no local DC (nodes of every DC)" in out
     dc = write("dc.toml", SCENARIO + '\n[target]\nlocal_dc = "dc1"\n')
     assert main(["check", str(dc), "--inventory", str(write("plain.toml", INVENTORY))]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "TLS off; local DC dc1" in out
-    assert "the C++ driver under acsylla" in out  # the wire connections have no DC filter
+    assert "load path, cassandra: Rust core on scylla-rust-driver" in out
+    python = write("py.toml", SCENARIO + '\n[target]\nnative_io = "python"\n')
+    assert main(["check", str(python), "--inventory", str(write("p2.toml", INVENTORY))]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "load path, cassandra: Python lanes over the session driver (auto); TLS off" in out

@@ -140,7 +140,8 @@ impl Core {
     }
 
     /// Connect a session (token-aware; with `local_dc`: that DC only). Raises
-    /// ConnectionError with one line naming the contact points on failure.
+    /// ConnectionError with one line on failure: with TLS and a handshake that fails, the
+    /// node and why (`connect_failure`), else the contact points and the driver's error.
     #[pyo3(signature = (contact_points, port, username, password, consistency_name, tls = None,
                         local_dc = None, request_timeout_ms = 12_000, connect_timeout_ms = 10_000))]
     #[allow(clippy::too_many_arguments)]
@@ -174,6 +175,7 @@ impl Core {
             .load_balancing_policy(Arc::new(targeted))
             .build()
             .into_handle();
+        let tls_for_probe = tls_pem.clone();
         let settings = Connection {
             username, password, tls: tls_pem, profile,
             connect_timeout: Duration::from_millis(connect_timeout_ms),
@@ -185,14 +187,19 @@ impl Core {
                 scylla::policies::host_filter::DcHostFilter::new(dc.clone())));
         }
         let deadline = Duration::from_millis(connect_timeout_ms.max(1000) * 3);
-        let session = py
+        let built = py
             .allow_threads(|| self.rt.block_on(async { tokio::time::timeout(deadline, builder.build()).await }))
             .map_err(|_| format!("timed out after {} s", deadline.as_secs()))
-            .and_then(|r| r.map_err(|e| e.to_string()))
-            .map_err(|e| {
-                pyo3::exceptions::PyConnectionError::new_err(format!(
-                    "connecting to {}: {e}", nodes.join(",")))
-            })?;
+            .and_then(|r| r.map_err(|e| e.to_string()));
+        let session = match built {
+            Ok(session) => session,
+            Err(e) => {
+                let line = py.allow_threads(|| {
+                    connect_failure(&nodes, tls_for_probe.as_ref(), &e, Duration::from_millis(connect_timeout_ms))
+                });
+                return Err(pyo3::exceptions::PyConnectionError::new_err(line));
+            }
+        };
         self.session = Some(Arc::new(session));
         self.shared = Some(Arc::new(Shared::new(request_timeout, local_dc.clone())));
         self.local_dc = local_dc;
@@ -389,6 +396,22 @@ impl Core {
         }
         Ok(())
     }
+}
+
+/// One line for a session that could not be built: with TLS, the first node whose
+/// handshake fails and why (`198.18.0.11:9042: TLS handshake failed: certificate verify
+/// failed: unable to get local issuer certificate`); else the driver's error.
+fn connect_failure(nodes: &[String], tls: Option<&tls::TlsPem>, error: &str, timeout: Duration)
+    -> String {
+    if let Some(pem) = tls {
+        for node in nodes {
+            if let Some(why) = tls::handshake_failure(pem, node, timeout) {
+                return format!("{node}: TLS handshake failed: {why}");
+            }
+        }
+    }
+    let error = error.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("connecting to {}: {error}", nodes.join(","))
 }
 
 /// Test hooks: the key hash, distribution draws and the HDR encoding, from Python.
