@@ -16,7 +16,8 @@ from tests.conftest import live_pids
 pytestmark = pytest.mark.integration
 
 
-def cql_session(info: dict, password: str | None = None):  # noqa: ANN201
+def cql_session(info: dict, password: str | None = None,
+                max_schema_agreement_wait: float = 10) -> tuple:
     from cassandra.auth import PlainTextAuthProvider
     from cassandra.cluster import Cluster
 
@@ -26,6 +27,7 @@ def cql_session(info: dict, password: str | None = None):  # noqa: ANN201
         port=cass["port"],
         connect_timeout=10,
         auth_provider=PlainTextAuthProvider(cass["username"], password or cass["password"]),
+        max_schema_agreement_wait=max_schema_agreement_wait,
     )
     return cluster, cluster.connect()
 

@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 FIRST = "127.0.0.31"
 KEYS = 64
+SCHEMA_AGREEMENT_S = 120
 
 
 @pytest.fixture
@@ -51,12 +52,18 @@ def test_up_after_a_bigger_ring_starts_every_node_of_it(directory: Path) -> None
     assert 'address = "127.0.0.32"' in inventory
 
     # every token range has a live owner: writes and reads of keys all over the ring work
-    cluster, session = cql_session(info)
+    # The driver waits for both nodes to agree on the new schema before DDL returns, 10 s
+    # by default; a CI machine took longer and node 2 refused the first write for a table
+    # it did not know yet (INCOMPATIBLE_SCHEMA). Wait longer, and say so if it never agrees.
+    cluster, session = cql_session(info, max_schema_agreement_wait=SCHEMA_AGREEMENT_S)
     try:
-        session.execute("CREATE KEYSPACE IF NOT EXISTS ring WITH replication = "
-                        "{'class': 'SimpleStrategy', 'replication_factor': 1}", timeout=60)
-        session.execute("CREATE TABLE IF NOT EXISTS ring.t (k int PRIMARY KEY, v int)",
-                        timeout=60)
+        for statement in ("CREATE KEYSPACE IF NOT EXISTS ring WITH replication = "
+                          "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+                          "CREATE TABLE IF NOT EXISTS ring.t (k int PRIMARY KEY, v int)"):
+            done = session.execute(statement, timeout=SCHEMA_AGREEMENT_S + 60)
+            assert done.response_future.is_schema_agreed, (
+                f"the 2 nodes did not agree on the schema within {SCHEMA_AGREEMENT_S} s "
+                f"after: {statement}")
         insert = session.prepare("INSERT INTO ring.t (k, v) VALUES (?, ?)")
         for k in range(KEYS):
             session.execute(insert, (k, k * 2), timeout=30)
