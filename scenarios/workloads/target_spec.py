@@ -16,7 +16,8 @@ from loadtower.agents.clickhouse.schemas import sql_name
 from loadtower.agents.cql.schemas import cql_name
 from loadtower.errors import LoadtowerError
 from loadtower.protocol.workload_file_spec import OpRunSpec, StatementSpec, WorkloadFileSpec
-from loadtower.scenarios.models import CQL_ENGINES, Target, Workload
+from loadtower.scenarios.crossref import workload_of
+from loadtower.scenarios.models import CQL_ENGINES, LoadPhase, Target, Workload
 from loadtower.scenarios.workloads.bind_spec import workload_file_spec
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.op_statements import (
@@ -120,9 +121,14 @@ def check_runnable(plan: Plan) -> None:
 
     for _name, target_plan in target_plans(plan):
         sc = target_plan.scenario
+        loaded = {workload_of(sc, i) for i, p in enumerate(sc.phases) if isinstance(p, LoadPhase)}
         for name, checked in plan.workloads.items():
             spec = render_for_target(checked, sc.workloads[name], sc.engine, sc.target)
             runnable(spec, checked.file, name)
+            if name in loaded and (spec["load"] or "") not in spec["run"]:
+                raise LoadtowerError(f"{checked.file}: workload '{name}' is loaded on a "
+                                     f"{sc.engine} target, but its load op "
+                                     f"'{spec['load']}' has no {spec['engine']} statement")
 
 
 def phase_workload_file(plan: Plan, workload: str) -> WorkloadFileSpec | None:

@@ -173,3 +173,18 @@ def test_check_prints_what_run_sends(write) -> None:
         for run in spec["run"].values():
             for statement in run.get("statements", [])[:2]:
                 assert statement["text"] in shown, statement["text"]
+
+
+def test_run_refuses_a_load_op_the_target_cannot_run(write) -> None:
+    import pytest
+
+    from loadtower.errors import LoadtowerError
+    from loadtower.scenarios.workloads.target_spec import check_runnable
+
+    write("w.toml", FILE.replace('load = "put"', 'load = "touch"'))  # touch: CQL only
+    plan = load_plan(write("s.toml", STUDY), write("inv.toml", INVENTORY))
+    with pytest.raises(LoadtowerError, match="loaded on a clickhouse target, but its load op "
+                       "'touch' has no clickhouse statement"):
+        check_runnable(plan)
+    write("w.toml", FILE)
+    check_runnable(load_plan(write("s.toml", STUDY), write("inv.toml", INVENTORY)))
