@@ -9,6 +9,8 @@ The orchestrator builds it from the scenario (scenarios/orchestrator/context.py
 # at run time for __required_keys__ (checked by tests/protocol)
 from typing import Any, Literal, TypedDict
 
+from loadtower.protocol.workload_file_spec import WorkloadFileSpec
+
 
 class TargetSpec(TypedDict, total=False):
     keyspace: str
@@ -49,6 +51,9 @@ class WorkloadSpec(TypedDict, total=False):
     ttl: float | None
     hotspot_data_fraction: float
     hotspot_op_fraction: float
+    file: str | None  # a workload file (docs/workloads.md): then workload_file holds it
+    vars: dict[str, str | int | float | bool]
+    weights: dict[str, float]
 
 
 class TlsSpec(TypedDict, total=False):
@@ -75,6 +80,8 @@ class PhaseSpec(TypedDict, total=False):
     workload_name: str
     connection: ConnectionOptions
     start_key: int
+    # a workload file's workload (docs/workloads.md), rendered for the phase's target
+    workload_file: WorkloadFileSpec
 
 
 class PhaseMessage(TypedDict):

@@ -10,6 +10,9 @@ DESCRIPTION = """Validate a scenario (a file, or a built-in name such as 'quicks
 inventory, then print the plan. A bad file gives one line naming file, line and
 key, and exit code 2. What the run will need from this machine and is missing (an
 SSH key or known_hosts file, a password variable) is a warning line on stderr.
+A workload file the scenario names ([workloads.NAME] file = "...", docs/workloads.md)
+is shown too: its tables' DDL, each op's statement per engine, its bindings and an
+example row.
 
 example:
   loadtower check quickstart --inventory .sandbox/inventory.toml"""
@@ -44,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
     console = table_console()
     console.print(render_plan(plan))
+    from loadtower.scenarios.workloads.describe import describe
+
+    for name, checked in plan.workloads.items():
+        console.print(describe(name, checked, plan.scenario))
     for warning in environment_warnings(plan):
         print(f"loadtower check: warning: {visible(warning, keep_newlines=False)}", file=sys.stderr)
     paths = f"{markup_safe(plan.scenario_path)} and {markup_safe(plan.inventory_path)}"

@@ -172,9 +172,23 @@ class Workload(Strict):
     ttl: Duration | None = None
     hotspot_data_fraction: Annotated[float, Field(gt=0, lt=1)] = 0.2
     hotspot_op_fraction: Annotated[float, Field(gt=0, lt=1)] = 0.8
+    # a workload file (docs/workloads.md), relative to the scenario, or a built-in one's
+    # name (ycsb, recipes, ttl); its ops replace preset/mix/schema
+    file: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    vars: dict[Name, str | int | float | bool] = Field(default_factory=dict)  # the file's [vars]
+    weights: dict[Name, Weight] = Field(default_factory=dict)  # the file's ops' weights
 
     @model_validator(mode="after")
     def _resolve_preset(self) -> Workload:
+        if self.file is not None:
+            for key in FILE_REPLACES:
+                if key in self.model_fields_set:
+                    raise ValueError(f"a workload with 'file' takes its ops from the file: "
+                                     f"remove '{key.rstrip('_')}' (op weights: 'weights')")
+            return self
+        for key in ("vars", "weights"):
+            if key in self.model_fields_set:
+                raise ValueError(f"'{key}' is for a workload file: add file = \"...\"")
         preset_mix, preset_dist = PRESETS[self.preset]
         mix = dict(self.mix) or dict(preset_mix)
         if not mix or sum(mix.values()) <= 0:
@@ -191,6 +205,9 @@ class Workload(Strict):
     @property
     def schema_name(self) -> str:
         return str(self.schema_)
+
+
+FILE_REPLACES = ("preset", "mix", "schema_")
 
 
 class _Phase(Strict):

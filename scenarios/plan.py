@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Group
@@ -23,6 +23,8 @@ from loadtower.scenarios.models import (
     ScaleOutPhase,
     Scenario,
 )
+from loadtower.scenarios.workloads.checks import Checked
+from loadtower.scenarios.workloads.scenario_files import file_mix, load_scenario_workloads
 from loadtower.store.terminal_text import cell
 
 
@@ -34,6 +36,8 @@ class Plan:
     inventory: Inventory
     inventory_path: Path
     inventory_text: str
+    # the scenario's workload files, checked (scenarios/workloads/): workload -> file
+    workloads: dict[str, Checked] = field(default_factory=dict)
 
 
 def load_plan(
@@ -48,7 +52,8 @@ def load_plan(
     sc, sc_text = load_scenario(scenario_path, overrides, scale)
     inv, inv_text = load_inventory(Path(inventory))
     check_references(sc, sc_text, str(scenario_path), inv, inv_text, str(inventory))
-    return Plan(sc, scenario_path, sc_text, inv, Path(inventory), inv_text)
+    workloads = load_scenario_workloads(sc, scenario_path, sc_text)
+    return Plan(sc, scenario_path, sc_text, inv, Path(inventory), inv_text, workloads)
 
 
 def _load_model(phase: object) -> str:
@@ -129,7 +134,9 @@ def render_plan(plan: Plan) -> Group:
         load, what = describe_phase(sc, i)
         workload = workload_of(sc, i) if not isinstance(phase, PausePhase) else None
         mix = ""
-        if workload:
+        if workload and sc.workloads[workload].file is not None:
+            mix = f"{workload}: " + file_mix(plan.workloads.get(workload))
+        elif workload:
             w = sc.workloads[workload]
             total = sum(w.mix.values())
             mix = f"{workload}: " + " ".join(f"{op} {v / total:.0%}" for op, v in w.mix.items())

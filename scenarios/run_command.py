@@ -76,6 +76,9 @@ def run(args: argparse.Namespace, live: LiveRun | None = None) -> int:
     from loadtower.scenarios.plan import load_plan
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
+    from loadtower.scenarios.workloads.target_spec import check_runnable
+
+    check_runnable(plan)  # a workload file on an engine that cannot run it: one line now
     from loadtower.scenarios.environment_checks import check_tls_files
 
     check_tls_files(plan)  # read now and sent to the agents: a missing one is refused now

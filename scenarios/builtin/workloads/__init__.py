@@ -1,0 +1,1 @@
+"""The built-in workload files (docs/workloads.md)."""

@@ -1,0 +1,1 @@
+"""Workload files: your own tables, statements and bindings (docs/workloads.md)."""

@@ -1,0 +1,359 @@
+"""What a workload file must get right beyond its keys' types, each one line naming
+file, line and key: every statement parameter bound, every binding used, generators
+that fit their columns, data-set columns that exist, references that resolve.
+
+The result, `Checked`, knows each parameter's type: what ClickHouse's ``{name:Type}``
+and a native binder need.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadtower.errors import ConfigError
+from loadtower.scenarios.identifiers import NAME
+from loadtower.scenarios.toml_lines import LineIndex, format_path
+from loadtower.scenarios.workloads.generators import (
+    KEY_KINDS,
+    DatasetColumn,
+    OpKey,
+    Written,
+    value_kind,
+)
+from loadtower.scenarios.workloads.models import ColumnGroup, Op, Table, WorkloadFile
+from loadtower.scenarios.workloads.statement_text import (
+    Native,
+    Param,
+    ParamList,
+    Part,
+    Ref,
+    Text,
+    param_names,
+    parts,
+)
+from loadtower.scenarios.workloads.types import FITS, TYPES, kind_of
+
+ENGINES = ("cassandra", "clickhouse")
+_COMPARED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)?\s*(?:=|<>|!=|<=|>=|<|>|\bIN)\s*$", re.I)
+_MONGO_PARAM = re.compile(r"^:([A-Za-z_][A-Za-z0-9_]*)$")
+# a generator's own kind -> the parameter type it gives when nothing else does
+_DEFAULT_TYPE = {
+    "int": "int", "float": "double", "text": "text", "blob": "blob", "bool": "boolean",
+    "uuid": "uuid", "timeuuid": "timeuuid", "timestamp": "timestamp", "date": "date",
+}  # fmt: skip
+Path = tuple[str | int, ...]
+
+
+@dataclass
+class Checked:
+    """A validated workload file and what the checks worked out."""
+
+    model: WorkloadFile
+    file: str
+    op_tables: dict[str, str] = field(default_factory=dict)  # op -> its table
+    param_types: dict[str, dict[str, str]] = field(default_factory=dict)  # op -> param -> type
+    param_columns: dict[str, dict[str, str]] = field(default_factory=dict)  # op -> param -> col
+    params: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # op -> engine -> names
+    load_op: str | None = None  # the op a load phase runs: `load`, else the op "insert"
+
+
+class _Fail:
+    def __init__(self, source: str, file: str) -> None:
+        self.index, self.file = LineIndex(source), file
+
+    def __call__(self, path: Path, problem: str) -> ConfigError:
+        return ConfigError(self.file, self.index.line_of(path), format_path(path), problem)
+
+
+def check(model: WorkloadFile, source: str, file: str) -> Checked:
+    fail = _Fail(source, file)
+    for name, dataset in model.datasets.items():
+        if dataset.file_format() is None:
+            raise fail(("datasets", name, "file"), f"cannot tell the format of {dataset.file!r} "
+                       "by its name: give format = \"csv\", \"parquet\" or \"json\"")
+    for name, table in model.tables.items():
+        _check_table(name, table, fail)
+    out = Checked(model, file)
+    for name, op in model.ops.items():
+        _check_op(model, name, op, out, fail)
+    for name, op in model.ops.items():
+        for param, gen in op.bind.items():
+            if isinstance(gen, Written):
+                _check_written(model, name, param, gen, out, fail)
+    out.load_op = _load_op(model, fail)
+    return out
+
+
+def _load_op(model: WorkloadFile, fail: _Fail) -> str | None:
+    """The op a load phase runs: ``load``, else the op named ``insert`` (None: neither;
+    a load phase of such a file is refused when the scenario loads)."""
+    if model.load is None:
+        return "insert" if "insert" in model.ops else None
+    op = model.ops.get(model.load)
+    if op is None or op.steps is not None:
+        ops = [name for name, o in model.ops.items() if o.steps is None]
+        raise fail(("load",), f"no op '{model.load}' with a statement (ops: {', '.join(ops)})")
+    return model.load
+
+
+def _check_table(name: str, table: Table, fail: _Fail) -> None:
+    where: Path = ("tables", name)
+    for column, typ in table.columns.items():
+        group = column.endswith("*")
+        if not NAME.fullmatch(column.removesuffix("*")):
+            raise fail((*where, "columns", column), f"invalid column name {column!r}: a letter "
+                       "or _, then letters, digits or _ (a group: the same, then *)")
+        if group != isinstance(typ, ColumnGroup):
+            raise fail((*where, "columns", column), "a column group is written "
+                       '"name*" = { type = "...", count = N }, a column name = "type"')
+    columns = table.column_types()
+    for key in ("partition_key", "clustering_key"):
+        for i, column in enumerate(getattr(table, key)):
+            if column not in columns:
+                raise fail((*where, key, i), _not_a_column(column, name, columns))
+    for engine_key, keys in (
+        ("cassandra", ("clustering_order", "types")),
+        ("clickhouse", ("order_by", "types")),
+    ):
+        spec = getattr(table, engine_key)
+        for key in keys:
+            for i, column in enumerate(getattr(spec, key) or []):
+                if column not in columns:
+                    at = i if isinstance(getattr(spec, key), list) else column
+                    raise fail((*where, engine_key, key, at), _not_a_column(column, name, columns))
+
+
+def _not_a_column(column: str, table: str, columns: dict[str, str]) -> str:
+    shown = ", ".join(list(columns)[:8]) + (", ..." if len(columns) > 8 else "")
+    return f"'{column}' is not a column of table '{table}' (columns: {shown})"
+
+
+def _refs(op: Op) -> Iterator[tuple[str, list[Part]]]:
+    for engine in ENGINES:
+        statement = getattr(op, engine)
+        if statement is not None:
+            yield engine, parts(statement, engine == "clickhouse")
+
+
+def _op_table(model: WorkloadFile, name: str, op: Op, fail: _Fail) -> str:
+    if op.table is not None:
+        if op.table not in model.tables:
+            raise fail(("ops", name, "table"), f"no table '{op.table}' in [tables] "
+                       f"({', '.join(model.tables)})")
+        return op.table
+    if len(model.tables) == 1:
+        return next(iter(model.tables))
+    for _, items in _refs(op):
+        for part in items:
+            if isinstance(part, Ref) and part.body in model.tables:
+                return part.body
+    if op.mongodb is not None and op.mongodb.collection.strip("${}") in model.tables:
+        return op.mongodb.collection.strip("${}")
+    raise fail(("ops", name), "name the op's table: table = \"...\" (the file has several)")
+
+
+def _mongo_params(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for value in node.values():
+            yield from _mongo_params(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _mongo_params(value)
+    elif isinstance(node, str) and (m := _MONGO_PARAM.match(node)):
+        yield m.group(1)
+
+
+def _check_op(model: WorkloadFile, name: str, op: Op, out: Checked, fail: _Fail) -> None:
+    where: Path = ("ops", name)
+    if op.steps is not None:
+        for i, step in enumerate(op.steps):
+            target = model.ops.get(step)
+            if target is None or step == name or target.steps is not None:
+                raise fail((*where, "steps", i), f"'{step}' is not an op with a statement "
+                           f"(ops: {', '.join(n for n, o in model.ops.items() if o.steps is None)})")
+        return
+    table_name = _op_table(model, name, op, fail)
+    table = model.tables[table_name]
+    columns, groups = table.column_types(), table.groups()
+    out.op_tables[name] = table_name
+    used: dict[str, None] = {}
+    types: dict[str, str] = {}
+    cols: dict[str, str] = {}
+    out.params[name] = {}
+    for engine, items in _refs(op):
+        _check_refs(model, items, groups, (*where, engine), fail)
+        names = param_names(items, groups)
+        out.params[name][engine] = names
+        for param in names:
+            param = _bound_as(op, param, groups)
+            if param not in op.bind:
+                raise fail((*where, engine), f"parameter :{param} has no binding (add "
+                           f"bind.{param} = {{ gen = \"...\" }})")
+            used.setdefault(param)
+        for param, context_column in _contexts(items, groups, columns):
+            cols.setdefault(param, context_column)
+        if op.batch > 1 and engine == "clickhouse":
+            _check_clickhouse_batch(items, (*where, engine), fail)
+    if op.mongodb is not None:
+        mongo = [
+            *_mongo_params(op.mongodb.filter), *_mongo_params(op.mongodb.document),
+            *_mongo_params(op.mongodb.update), *_mongo_params(op.mongodb.pipeline),
+        ]
+        out.params[name]["mongodb"] = list(dict.fromkeys(mongo))
+        for param in mongo:
+            param = _bound_as(op, param, groups)
+            if param not in op.bind:
+                raise fail((*where, "mongodb"), f"parameter :{param} has no binding (add "
+                           f"bind.{param} = {{ gen = \"...\" }})")
+            used.setdefault(param)
+    for param, gen in op.bind.items():
+        bwhere = (*where, "bind", param)
+        if param not in used:
+            raise fail(bwhere, f"binds no parameter of the op's statements (parameters: "
+                       f"{', '.join(':' + p for p in used) or 'none'})")
+        if isinstance(gen, OpKey) and op.key is None:
+            raise fail((*bwhere, "gen"), "gen = \"key\" renders the op's key number: give the "
+                       "op a key, e.g. key = { gen = \"uniform\" }")
+        members = groups.get(param.removesuffix("*"), []) if param.endswith("*") else []
+        column = param if param in columns else cols.get(param)
+        column = members[0] if members else column
+        typ: str | None = gen.type or (columns[column] if column else None)
+        if isinstance(gen, DatasetColumn):
+            source_type = _dataset_type(model, gen, bwhere, fail)
+            typ = typ or source_type
+            _fits(kind_of(source_type), typ, param, column, bwhere, "dataset column", fail)
+        own = value_kind(gen)
+        if typ is None and own is not None:
+            typ = _DEFAULT_TYPE[own]
+        if typ is None and not isinstance(gen, Written):
+            raise fail(bwhere, f"cannot tell the type of :{param}: name it after a column of "
+                       f"table '{table_name}' or give type = \"...\" "
+                       f"(one of {', '.join(TYPES)})")
+        if typ is not None:
+            if own is not None:
+                _fits(own, typ, param, column, bwhere, f"generator '{gen.gen}'", fail)
+            elif gen.gen != "dataset" and not isinstance(gen, Written):
+                if kind_of(typ) not in KEY_KINDS:
+                    raise fail((*bwhere, "gen"), f"generator '{gen.gen}' makes key values "
+                               f"(numbers, text, uuid, timestamp), but :{param} is {typ}")
+            types[param] = typ
+        if column:
+            cols[param] = column
+    for group, members in groups.items():  # a group's binding binds each member
+        if f"{group}*" in types:
+            for member in members:
+                types.setdefault(member, types[f"{group}*"])
+                cols.setdefault(member, member)
+    out.param_types[name] = types
+    out.param_columns[name] = cols
+
+
+def _bound_as(op: Op, param: str, groups: dict[str, list[str]]) -> str:
+    """The binding that binds `param`: its own, else its column group's ("field*")."""
+    if param in op.bind:
+        return param
+    for group, members in groups.items():
+        if param in members and f"{group}*" in op.bind:
+            return f"{group}*"
+    return param
+
+
+def _fits(kind: str, typ: str, param: str, column: str | None, where: Path, what: str,
+          fail: _Fail) -> None:
+    if kind_of(typ) in FITS[kind]:
+        return
+    of = f"column '{column}' of type {typ}" if column else f"of type {typ}"
+    raise fail(where, f"{what} makes {kind} values, but :{param} is {of}")
+
+
+def _dataset_type(model: WorkloadFile, gen: DatasetColumn, where: Path, fail: _Fail) -> str:
+    if gen.dataset is None:
+        if len(model.datasets) != 1:
+            raise fail(where, "name the data set: dataset = \"...\" "
+                       f"(declared: {', '.join(model.datasets) or 'none: add [datasets.NAME]'})")
+        name = next(iter(model.datasets))
+    else:
+        name = gen.dataset
+        if name not in model.datasets:
+            raise fail((*where, "dataset"), f"no data set '{name}' "
+                       f"(declared: {', '.join(model.datasets) or 'none'})")
+    columns = model.datasets[name].columns
+    if gen.column not in columns:
+        raise fail((*where, "column"), f"data set '{name}' has no column '{gen.column}' "
+                   f"(columns: {', '.join(columns)})")
+    return columns[gen.column]
+
+
+def _check_written(model: WorkloadFile, op: str, param: str, gen: Written, out: Checked,
+                   fail: _Fail) -> None:
+    where: Path = ("ops", op, "bind", param, "from")
+    source_op, source_param = gen.from_.split(".", 1)
+    source = model.ops.get(source_op)
+    if source is None or source.steps is not None:
+        raise fail(where, f"no op '{source_op}' with a statement")
+    if source_param not in source.bind:
+        raise fail(where, f"op '{source_op}' binds no parameter '{source_param}' "
+                   f"(it binds: {', '.join(source.bind) or 'none'})")
+    typ = out.param_types.get(source_op, {}).get(source_param)
+    mine = out.param_types[op].get(param) or gen.type
+    if typ and mine and kind_of(typ) != kind_of(mine):
+        raise fail(where, f"{source_op}.{source_param} is {typ}, but :{param} is {mine}")
+    if typ and param not in out.param_types[op]:
+        out.param_types[op][param] = typ
+
+
+def _check_refs(model: WorkloadFile, items: list[Part], groups: dict[str, list[str]],
+                where: Path, fail: _Fail) -> None:
+    for part in items:
+        if isinstance(part, Param) and part.group and part.name not in groups:
+            raise fail(where, f":{part.name}* names no column group of the op's table "
+                       f"(groups: {', '.join(g + '*' for g in groups) or 'none'})")
+        if not isinstance(part, Ref):
+            continue
+        body = part.body
+        group = body.split("|", 1)[0].strip()
+        if body in model.tables or body in ("keyspace", "final"):
+            continue
+        if group.endswith(("*", "#")) and group[:-1] in groups:
+            if "|" in body and not (group.endswith("*") and body.split("|", 1)[1].strip()
+                                    .startswith(":")):
+                raise fail(where, f"${{{body}}}: write ${{{group[:-1]}*|:param}}")
+            continue
+        raise fail(where, f"${{{body}}} is not a table ({', '.join(model.tables)}), keyspace, "
+                   f"final or a column group of the op's table "
+                   f"({', '.join(g + '*' for g in groups) or 'none'})")
+
+
+def _contexts(items: list[Part], groups: dict[str, list[str]],
+              columns: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """(parameter, column) where a statement compares or sets a column to a parameter."""
+    for j, part in enumerate(items):
+        if isinstance(part, Ref) and "|" in part.body:
+            group = part.body.split("|", 1)[0].strip().rstrip("*")
+            yield part.body.split("|", 1)[1].strip().removeprefix(":"), groups[group][0]
+        if not isinstance(part, Param | Native) or j == 0 or not isinstance(items[j - 1], Text):
+            continue
+        prev = items[j - 1]
+        assert isinstance(prev, Text)
+        m = _COMPARED.search(prev.text)
+        if not m:
+            continue
+        if m.group(1) and m.group(1) in columns:
+            yield part.name, m.group(1)
+        elif not m.group(1) and j >= 2:
+            ref = items[j - 2]
+            if isinstance(ref, Ref) and ref.body.endswith("#") and ref.body[:-1] in groups:
+                yield part.name, groups[ref.body[:-1]][0]
+
+
+def _check_clickhouse_batch(items: list[Part], where: Path, fail: _Fail) -> None:
+    from loadtower.scenarios.workloads.render_statements import _INSERT
+
+    text = "".join(p.text if isinstance(p, Text) else "x" for p in items)
+    if _INSERT.match(text) or any(isinstance(p, ParamList) for p in items):
+        return
+    raise fail(where, "a batch op's ClickHouse statement must be an INSERT ... VALUES "
+               "(one insert of the batch's rows) or take a list parameter :[...]")
