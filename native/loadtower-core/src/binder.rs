@@ -28,12 +28,15 @@ struct Statement {
     name: String,
     markers: Vec<Marker>,
     list: bool,
+    /// per marker: the column's kind where it differs from the parameter's (Kind::cast)
+    casts: Vec<Option<Kind>>,
 }
 
 struct OpBinder {
     key: Option<KeySource>,
     params: Vec<String>,
     gens: Vec<Gen>,
+    kinds: Vec<Kind>,
     /// (param index, written slot): values kept for `written` readers
     remember: Vec<(usize, usize)>,
 }
@@ -169,6 +172,7 @@ impl FileWorkload {
         let groups = op.get("groups").and_then(Value::as_object).unwrap_or(&empty);
         let mut params = Vec::new();
         let mut gens = Vec::new();
+        let mut kinds = Vec::new();
         for (param, g) in op.get("bind").and_then(Value::as_object).unwrap_or(&empty) {
             let g = obj(g, param)?;
             let gen = g.get("gen").and_then(Value::as_str).unwrap_or("");
@@ -196,9 +200,10 @@ impl FileWorkload {
                 }
                 params.push(member);
                 gens.push(gen);
+                kinds.push(kind);
             }
         }
-        self.binders.push(OpBinder { key, params, gens, remember: Vec::new() });
+        self.binders.push(OpBinder { key, params, gens, kinds, remember: Vec::new() });
         Ok(b)
     }
 
@@ -238,9 +243,10 @@ impl FileWorkload {
         let i = if op.statements.len() > 1 { self.ctx.rng.gen_range(0..op.statements.len()) } else { 0 };
         let s = &op.statements[i];
         let positional = |row: &Vec<CqlValue>| -> Vec<CqlValue> {
-            s.markers.iter().map(|m| match m {
-                Marker::Param(p) => row[*p].clone(),
-                Marker::List(_) => unreachable!("a list marker makes one statement"),
+            s.markers.iter().zip(&s.casts).map(|(m, cast)| match (m, cast) {
+                (Marker::Param(p), None) => row[*p].clone(),
+                (Marker::Param(p), Some(kind)) => kind.cast(row[*p].clone()),
+                (Marker::List(_), _) => unreachable!("a list marker makes one statement"),
             }).collect()
         };
         if s.list {
@@ -282,6 +288,31 @@ impl FileWorkload {
         Bound { op: pick, first, then }
     }
 
+    /// Every statement's name, its op's binder and its markers' parameters (single ones).
+    pub fn statement_params(&self) -> Vec<(String, Vec<Option<Kind>>)> {
+        self.ops.iter().filter(|o| o.binder != usize::MAX).flat_map(|o| {
+            let kinds = &self.binders[o.binder].kinds;
+            o.statements.iter().map(move |s| (s.name.clone(), s.markers.iter().map(|m| match m {
+                Marker::Param(p) => Some(kinds[*p]),
+                Marker::List(_) => None,
+            }).collect()))
+        }).collect()
+    }
+
+    /// Statement `name`'s markers take values of `columns` (the prepared statement's
+    /// column kinds): a marker whose parameter's kind differs is cast at bind time.
+    pub fn set_columns(&mut self, name: &str, columns: &[Option<Kind>]) {
+        for op in &mut self.ops {
+            let Some(kinds) = self.binders.get(op.binder).map(|b| &b.kinds) else { continue };
+            for s in op.statements.iter_mut().filter(|s| s.name == name) {
+                s.casts = s.markers.iter().enumerate().map(|(i, m)| match (m, columns.get(i)) {
+                    (Marker::Param(p), Some(Some(col))) if *col != kinds[*p] => Some(*col),
+                    _ => None,
+                }).collect();
+            }
+        }
+    }
+
     /// Statements that go as a batch, with their rows per op (prepared into a Batch).
     pub fn batches(&self) -> Vec<(String, usize)> {
         self.ops.iter().filter(|o| o.batch > 1 && o.steps.is_empty())
@@ -320,5 +351,6 @@ fn statement(op: &str, i: usize, s: &Value, params: &[String]) -> Result<Stateme
         });
     }
     let list = markers.iter().any(|m| matches!(m, Marker::List(_)));
-    Ok(Statement { name: format!("{op}/{i}"), markers, list })
+    let casts = vec![None; markers.len()];
+    Ok(Statement { name: format!("{op}/{i}"), markers, list, casts })
 }

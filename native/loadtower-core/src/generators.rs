@@ -8,6 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rand::rngs::SmallRng;
 use rand::Rng;
+use scylla::frame::response::result::{ColumnType, NativeType};
 use scylla::value::{CqlDate, CqlTimestamp, CqlTimeuuid, CqlValue};
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -58,6 +59,58 @@ impl Kind {
             "date" => Kind::Date,
             other => return Err(format!("type {other}")),
         })
+    }
+
+    /// The kind of a prepared statement's column (None: a type no generator makes).
+    pub fn of_column(typ: &ColumnType<'_>) -> Option<Kind> {
+        Some(match typ {
+            ColumnType::Native(n) => match n {
+                NativeType::Text => Kind::Text,
+                NativeType::Ascii => Kind::Ascii,
+                NativeType::Blob => Kind::Blob,
+                NativeType::Boolean => Kind::Boolean,
+                NativeType::TinyInt => Kind::TinyInt,
+                NativeType::SmallInt => Kind::SmallInt,
+                NativeType::Int => Kind::Int,
+                NativeType::BigInt => Kind::BigInt,
+                NativeType::Float => Kind::Float,
+                NativeType::Double => Kind::Double,
+                NativeType::Uuid => Kind::Uuid,
+                NativeType::Timeuuid => Kind::Timeuuid,
+                NativeType::Timestamp => Kind::Timestamp,
+                NativeType::Date => Kind::Date,
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+
+    /// `v` as a value of this kind where the column's engine type differs from the
+    /// parameter's portable type (a table's `types` override: an int parameter in a CQL
+    /// float column), as the Python drivers convert; else `v` unchanged.
+    pub fn cast(self, v: CqlValue) -> CqlValue {
+        let n = match &v {
+            CqlValue::TinyInt(i) => Some(*i as f64),
+            CqlValue::SmallInt(i) => Some(*i as f64),
+            CqlValue::Int(i) => Some(*i as f64),
+            CqlValue::BigInt(i) => Some(*i as f64),
+            CqlValue::Float(x) => Some(*x as f64),
+            CqlValue::Double(x) => Some(*x),
+            _ => None,
+        };
+        let converted = match (&v, n) {
+            (_, Some(x)) => match self {
+                Kind::Float | Kind::Double => self.real(x),
+                Kind::TinyInt | Kind::SmallInt | Kind::Int | Kind::BigInt => self.integer(x as i64),
+                _ => None,
+            },
+            (CqlValue::Uuid(u), _) if self == Kind::Timeuuid => Some(CqlValue::Timeuuid(CqlTimeuuid::from(*u))),
+            (CqlValue::Timeuuid(u), _) if self == Kind::Uuid => Some(CqlValue::Uuid(Uuid::from(*u))),
+            (CqlValue::Text(s), _) if self == Kind::Ascii => Some(CqlValue::Ascii(s.clone())),
+            (CqlValue::Ascii(s), _) if self == Kind::Text => Some(CqlValue::Text(s.clone())),
+            _ => None,
+        };
+        converted.unwrap_or(v)
     }
 
     fn integer(self, n: i64) -> Option<CqlValue> {

@@ -283,7 +283,14 @@ impl Core {
         if self.task.is_some() {
             return Err(PyRuntimeError::new_err("configure while running: stop first"));
         }
-        let w = binder::FileWorkload::new(spec, seed, records, key_offset).map_err(PyValueError::new_err)?;
+        let mut w = binder::FileWorkload::new(spec, seed, records, key_offset).map_err(PyValueError::new_err)?;
+        for (name, _) in w.statement_params() {
+            if let Some(p) = self.prepared.get(&name) {
+                let columns: Vec<Option<generators::Kind>> = p.get_variable_col_specs().as_slice()
+                    .iter().map(|c| generators::Kind::of_column(c.typ())).collect();
+                w.set_columns(&name, &columns);
+            }
+        }
         self.set_ops(Ops::File(w), per_node_in_flight, keyspace, table)
     }
 
