@@ -35,8 +35,7 @@ from loadtower.protocol.phase_spec import PhaseMessage, PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 LATE_S = 0.002  # 1 ms of event-loop timer granularity + 1 ms of real lateness
-NEW_KEY_STRIDE = 1_000_000_000
-FILE_OPS_WHY = "workload file ops run from Python (the core's binder: next)"  # run-phase inserts of worker w start at records + w*stride
+NEW_KEY_STRIDE = 1_000_000_000  # run-phase inserts of worker w start at records + w*stride
 
 
 @dataclass
@@ -243,7 +242,6 @@ class Engine:
         # run phases: sequence keys after the data set, each worker its own range
         offset = 0 if cfg.mode == "load" else records + cfg.worker_index * NEW_KEY_STRIDE
         ops = FileOps(wf, backend.file_runner(self.session, wf), Context(rng, records), offset)
-        await ops.runner.prepare(ops.statements())
         self.cql = None
         self.ops, self.mix = ops.table(), OpMix(ops.weights(), rng)
         if cfg.mode == "load":
@@ -252,6 +250,10 @@ class Engine:
             self._load_rows = ops.load_rows(backend.load_rows(cfg))
             self._load_op, self._load_block = ops.load_op, ops.load
         self.rust_on = self._rust_wanted(cfg, backend.engine, "", ops.weights())
+        if self.rust_on:  # the core binds the rows (its binder in Rust) and sends them
+            await self.rust.configure_file(cfg, backend.session_key(cfg), wf, records, offset)
+            return
+        await ops.runner.prepare(ops.statements())
         if self._rust_early(cfg, backend.engine):
             self.rust.connect_early(cfg, backend.session_key(cfg))
 
@@ -267,10 +269,13 @@ class Engine:
         if not (cfg.mode == "run" and cfg.lane_rate and engine == "cassandra"):
             return False
         asked = rust_feed.asked(cfg)
-        if cfg.spec.get("workload_file"):
-            why: str | None = FILE_OPS_WHY  # engineer wn's native binder will take them
+        wf = cfg.spec.get("workload_file")
+        if not asked:
+            why = None
+        elif wf:
+            why = rust_feed.why_not_file(cfg, engine, wf)
         else:
-            why = rust_feed.why_not(cfg, engine, schema, mix) if asked else None
+            why = rust_feed.why_not(cfg, engine, schema, mix)
         if asked and why is None:
             return True
         driver = getattr(self.session, "name", "") or cfg.driver

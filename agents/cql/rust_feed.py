@@ -7,8 +7,13 @@ slots (a hung node's ops wait for ITS slots and time out; the other nodes' ops k
 their rate), timing and per-second HDR histograms. Each Locust user's lane only adds its
 rate; Python harvests finished seconds once a second into the engine's recorder.
 
+A workload file's open-model run phase runs on the core too (``configure_file``): the
+core's binder (native/loadtower-core/src/{binder,generators}.rs) makes the rows from the
+phase spec's bindings and sends the statements the orchestrator rendered.
+
 When the core is not installed, or the phase asks for something it does not bind (a
-schema or op it lacks: read_modify_write, batches, recipes), the engine's Python lanes
+schema or op it lacks: read_modify_write, batches, recipes; a workload file binding a
+data set), the engine's Python lanes
 run the phase over its session driver and a ``cql_path`` event says why. At configure a ``cql_path`` event carries ``Core.path()``
 (driver, version, protocol, TLS, local DC, per-node limit) as its data.
 """
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import os
 import random
 import time
@@ -27,6 +33,7 @@ from loadtower.agents.backends import prepare_retrying
 from loadtower.agents.cql.schemas import cql_name
 from loadtower.agents.cql.tls import TlsHandshakeError, TlsOptions, split_point
 from loadtower.agents.measure import IntervalRecorder
+from loadtower.agents.workload.file_ops import statement_name
 
 STOP_TIMEOUT_S = 30.0  # lanes gone without a drain: how long the core waits for its ops
 CONNECT_TIMEOUT_MS = 10_000
@@ -68,6 +75,31 @@ def why_not(cfg: Any, engine: str, schema: str, mix: Mapping[str, float]) -> str
         ops = ", ".join(sorted(op for op, w in mix.items() if w > 0))
         return f"the Rust core does not bind the {schema} schema's ops {ops}"
     return None
+
+
+def file_json(spec: Mapping[str, Any]) -> str:
+    """What the core binds of a workload file's phase spec: its ops' bindings and what
+    runs on the target (the rendered statements; docs/workloads.md)."""
+    return json.dumps({"ops": spec.get("ops", {}), "run": spec.get("run", {})})
+
+
+def file_statements(spec: Mapping[str, Any]) -> dict[str, str]:
+    """Every statement of the file's run ops, by the name the core sends it under
+    (``OP/I``, as file_ops.statement_name)."""
+    return {statement_name(op, i): s["text"] for op, run in spec.get("run", {}).items()
+            for i, s in enumerate(run.get("statements", []))}
+
+
+def why_not_file(cfg: Any, engine: str, spec: Mapping[str, Any]) -> str | None:
+    """Why a workload file's open-model run phase cannot run on the core (None: it can):
+    another engine, no core here, or a generator / feature its binder lacks (named)."""
+    if engine != "cassandra":
+        return f"the Rust core speaks CQL only, not {engine}"
+    module = core_module()
+    if module is None:
+        return "loadtower_core is not installed here (no cargo when loadtower was installed?)"
+    why = module.Core.file_unsupported(file_json(spec))
+    return f"the Rust core does not bind this workload file: {why}" if why else None
 
 
 def tls_dict(cfg: Any) -> dict[str, Any] | None:
@@ -153,18 +185,7 @@ class RustFeed:
                         table: str, mix: Mapping[str, float], records: int,
                         new_key_start: int) -> None:
         """Connect (once per target), prepare this phase's statements, set its workload."""
-        self.connect_early(cfg, key)
-        assert self._connecting is not None
-        try:
-            await self._connecting
-        except Exception:  # noqa: BLE001 - e.g. a node down during the load: try once more
-            self._connecting = None
-            self.connect_early(cfg, key)
-            assert self._connecting is not None
-            await self._connecting
-        await self.idle()
-        core = self.core
-        assert core is not None
+        core = await self._connected(cfg, key)
         await prepare(core, statements)
         spec = cfg.spec
         dataset, workload = spec["dataset"], spec["workload"]
@@ -178,10 +199,44 @@ class RustFeed:
             int(new_key_start), int(cfg.max_in_flight),
             metadata_name(spec["target"]["keyspace"]), metadata_name(table),
             int(workload.get("scan_length", 100)), int(workload.get("batch_size", 100)))
+        self._configured(cfg, core)
+
+    async def _connected(self, cfg: Any, key: tuple) -> Any:
+        """The core, connected to the target of `key`, with no phase running."""
+        self.connect_early(cfg, key)
+        assert self._connecting is not None
+        try:
+            await self._connecting
+        except Exception:  # noqa: BLE001 - e.g. a node down during the load: try once more
+            self._connecting = None
+            self.connect_early(cfg, key)
+            assert self._connecting is not None
+            await self._connecting
+        await self.idle()
+        assert self.core is not None
+        return self.core
+
+    def _configured(self, cfg: Any, core: Any) -> None:
+        """The phase is set on the core: count from here, say what sends (cql_path)."""
         self.counted_from = tuple(core.counts())
         path = dict(core.path())
         self.out({"type": "event", "kind": "cql_path", "ts": time.time(), "phase": cfg.phase,
                   "message": _path_line(path), "data": path})
+
+    async def configure_file(self, cfg: Any, key: tuple, spec: Mapping[str, Any],
+                             records: int, key_offset: int) -> None:
+        """A workload file's run phase on the core: connect (once per target), prepare
+        its statements, hand the core its bindings (the binder in Rust)."""
+        core = await self._connected(cfg, key)
+        await prepare(core, file_statements(spec))
+        seed = cfg.seed if cfg.seed is not None else random.getrandbits(63)
+        tables = list(spec.get("tables") or [])
+        keyspace, _, table = (tables[0] if tables else ".").partition(".")
+        core.configure_file(
+            file_json(spec), int(seed) & ((1 << 63) - 1), int(records), int(key_offset),
+            int(cfg.max_in_flight), metadata_name(keyspace or cfg.spec["target"]["keyspace"]),
+            metadata_name(table or "t"))
+        self._configured(cfg, core)
 
     # -- lanes ------------------------------------------------------------------------------
     async def lane(self, stopped: asyncio.Event, rate: float) -> None:

@@ -88,7 +88,7 @@ class Context:
             numbers = count(int(spec.get("first", 0)))
             return lambda: self._inserted(next(numbers))
         keys = int(spec.get("keys") or self.records)
-        return chooser(spec["gen"], keys, lambda: self.newest + 1, self.rng,
+        return chooser(spec["gen"], keys, lambda: self.newest, self.rng,
                        float(spec.get("hot_data", 0.2)), float(spec.get("hot_ops", 0.8)))
 
     def _inserted(self, k: int) -> int:

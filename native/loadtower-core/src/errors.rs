@@ -6,6 +6,9 @@ use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 /// An op whose node had no free in-flight slot until its intended start + request timeout.
 pub const NODE_BUSY: &str = "NodeBusy";
 
+/// A workload file's read with `expect = "rows"` that found none (file_ops.NoRows).
+pub const NO_ROWS: &str = "NoRows";
+
 pub fn db_class(db: &DbError) -> &'static str {
     match db {
         DbError::ReadTimeout { .. } => "ReadTimeout",

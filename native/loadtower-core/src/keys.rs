@@ -48,7 +48,7 @@ pub fn zeta(n: u64, theta: f64) -> f64 {
     head + integral + ends + d1 / 12.0 - d3 / 720.0
 }
 
-fn eta(items: u64, zetan: f64, theta: f64) -> f64 {
+pub fn eta(items: u64, zetan: f64, theta: f64) -> f64 {
     let zeta2 = zeta(2, theta);
     if zetan <= zeta2 {
         return 0.0;

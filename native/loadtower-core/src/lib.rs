@@ -3,7 +3,9 @@
 //! ScyllaDB's Rust driver (`scylla` crate); Python connects, prepares, configures a
 //! phase's workload, starts an open-model schedule and harvests per-second samples.
 
+pub mod binder;
 mod errors;
+pub mod generators;
 mod prepare;
 pub mod keys;
 pub mod record;
@@ -24,13 +26,14 @@ use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::policies::load_balancing::DefaultPolicy;
+use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
 use sched::{Shared, Target};
-use workload::{Settings, Workload};
+use workload::{Ops, Settings, Workload};
 
 const DRIVER: &str = "scylla-rust-driver";
 const DRIVER_VERSION: &str = "1.9.0"; // the scylla crate in Cargo.lock
@@ -65,11 +68,11 @@ struct Core {
     shared: Option<Arc<Shared>>,
     session: Option<Arc<Session>>,
     prepared: HashMap<String, Arc<PreparedStatement>>,
-    workload: Option<Workload>,
+    workload: Option<Ops>,
     op_names: Vec<String>,
     keyspace: String,
     table: String,
-    task: Option<JoinHandle<Workload>>,
+    task: Option<JoinHandle<Ops>>,
     tls: bool,
     local_dc: Option<String>,
     settings: Option<Connection>,
@@ -103,6 +106,16 @@ impl Connection {
 }
 
 impl Core {
+    fn set_ops(&mut self, ops: Ops, per_node_in_flight: usize, keyspace: String, table: String)
+        -> PyResult<()> {
+        self.op_names = ops.names();
+        self.workload = Some(ops);
+        self.shared()?.per_node.store(per_node_in_flight.max(1), Ordering::Relaxed);
+        self.keyspace = keyspace.trim_matches('"').to_string();
+        self.table = table.trim_matches('"').to_string();
+        Ok(())
+    }
+
     fn shared(&self) -> PyResult<&Arc<Shared>> {
         self.shared.as_ref().ok_or_else(|| PyRuntimeError::new_err("the core is not connected"))
     }
@@ -250,12 +263,35 @@ impl Core {
             hot_ops: hotspot_op_fraction, seed, new_key_start, scan_length,
         };
         let w = Workload::new(settings, &mix).map_err(PyValueError::new_err)?;
-        self.op_names = w.names.clone();
-        self.workload = Some(w);
-        self.shared()?.per_node.store(per_node_in_flight.max(1), Ordering::Relaxed);
-        self.keyspace = keyspace.trim_matches('"').to_string();
-        self.table = table.trim_matches('"').to_string();
-        Ok(())
+        self.set_ops(Ops::Builtin(w), per_node_in_flight, keyspace, table)
+    }
+
+    /// Why this core does not bind a workload file's run ops (None: it does): `spec`, the
+    /// phase spec's workload_file as JSON (its `ops` and `run`).
+    #[staticmethod]
+    fn file_unsupported(spec: &str) -> Option<String> {
+        binder::unsupported(spec)
+    }
+
+    /// A workload file's run phase: `spec` (JSON: `ops` and `run`), its statements
+    /// prepared as `OP/I` (the I-th statement of op OP); `records`: the data set's keys;
+    /// `key_offset`: where the phase's `sequence` keys start past `first`.
+    #[pyo3(signature = (spec, seed, records, key_offset, per_node_in_flight, keyspace, table))]
+    #[allow(clippy::too_many_arguments)]
+    fn configure_file(&mut self, spec: &str, seed: u64, records: u64, key_offset: i64,
+                      per_node_in_flight: usize, keyspace: String, table: String) -> PyResult<()> {
+        if self.task.is_some() {
+            return Err(PyRuntimeError::new_err("configure while running: stop first"));
+        }
+        let mut w = binder::FileWorkload::new(spec, seed, records, key_offset).map_err(PyValueError::new_err)?;
+        for (name, _) in w.statement_params() {
+            if let Some(p) = self.prepared.get(&name) {
+                let columns: Vec<Option<generators::Kind>> = p.get_variable_col_specs().as_slice()
+                    .iter().map(|c| generators::Kind::of_column(c.typ())).collect();
+                w.set_columns(&name, &columns);
+            }
+        }
+        self.set_ops(Ops::File(w), per_node_in_flight, keyspace, table)
     }
 
     /// Start the open-model schedule at `rate_ops_s`.
@@ -265,9 +301,22 @@ impl Core {
         }
         let shared = self.shared()?.clone();
         let workload = self.workload.take().ok_or_else(|| PyRuntimeError::new_err("not configured"))?;
+        let mut batches = HashMap::new();
+        if let Ops::File(f) = &workload {
+            for (name, rows) in f.batches() {
+                if let Some(p) = self.prepared.get(&name) {
+                    let mut batch = Batch::new(BatchType::Unlogged);
+                    for _ in 0..rows {
+                        batch.append_statement((**p).clone());
+                    }
+                    batches.insert(name, Arc::new(batch));
+                }
+            }
+        }
         let target = Arc::new(Target {
             session: self.session()?,
             prepared: self.prepared.clone(),
+            batches,
             keyspace: self.keyspace.clone(),
             table: self.table.clone(),
         });
@@ -432,6 +481,79 @@ fn draws(distribution: &str, records: u64, count: usize, seed: u64, hot_data: f6
     Ok((0..count).map(|_| w.draw()).collect())
 }
 
+/// A CQL value as Python sees it in the test hooks: text str, blob bytes, numbers, a
+/// uuid's str, a timestamp's milliseconds, a date's days since the epoch.
+fn py_value(py: Python<'_>, v: &scylla::value::CqlValue) -> PyResult<PyObject> {
+    use scylla::value::CqlValue as V;
+    Ok(match v {
+        V::Text(s) | V::Ascii(s) => s.into_pyobject(py)?.into_any().unbind(),
+        V::Blob(b) => PyBytes::new(py, b).into_any().unbind(),
+        V::Boolean(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        V::TinyInt(i) => i.into_pyobject(py)?.into_any().unbind(),
+        V::SmallInt(i) => i.into_pyobject(py)?.into_any().unbind(),
+        V::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        V::BigInt(i) => i.into_pyobject(py)?.into_any().unbind(),
+        V::Float(x) => (*x as f64).into_pyobject(py)?.into_any().unbind(),
+        V::Double(x) => x.into_pyobject(py)?.into_any().unbind(),
+        V::Uuid(u) => u.to_string().into_pyobject(py)?.into_any().unbind(),
+        V::Timeuuid(u) => u.to_string().into_pyobject(py)?.into_any().unbind(),
+        V::Timestamp(t) => t.0.into_pyobject(py)?.into_any().unbind(),
+        V::Date(d) => (d.0 as i64 - (1i64 << 31)).into_pyobject(py)?.into_any().unbind(),
+        V::List(items) => {
+            let out = PyList::empty(py);
+            for item in items {
+                out.append(py_value(py, item)?)?;
+            }
+            out.into_any().unbind()
+        }
+        other => format!("{other:?}").into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+/// Test hook: key numbers `ks` rendered by the key generator `spec` (JSON) for a
+/// parameter of portable type `type_name`.
+#[pyfunction]
+fn render_keys(py: Python<'_>, spec: &str, type_name: &str, ks: Vec<i64>) -> PyResult<Vec<PyObject>> {
+    let spec: serde_json::Value = serde_json::from_str(spec).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let map = spec.as_object().ok_or_else(|| PyValueError::new_err("spec: not a table"))?;
+    let kind = generators::Kind::parse(type_name).map_err(PyValueError::new_err)?;
+    let render = generators::Render::new(map, kind).map_err(PyValueError::new_err)?;
+    ks.iter().map(|k| py_value(py, &render.render(*k))).collect()
+}
+
+/// Test hook: `count` rows of op `op` of a workload file's spec (JSON), as the core binds
+/// them: (parameter names, rows of values).
+#[pyfunction]
+#[pyo3(signature = (spec, op, count, seed, records, key_offset = 0))]
+fn bind_rows(py: Python<'_>, spec: &str, op: &str, count: usize, seed: u64, records: u64,
+             key_offset: i64) -> PyResult<(Vec<String>, Vec<Vec<PyObject>>)> {
+    let mut w = binder::FileWorkload::new(spec, seed, records, key_offset).map_err(PyValueError::new_err)?;
+    let rows = w.rows_of(op, count).map_err(PyValueError::new_err)?;
+    let rows = rows.iter().map(|r| r.iter().map(|v| py_value(py, v)).collect::<PyResult<Vec<_>>>())
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((w.params_of(op), rows))
+}
+
+/// Test hook: the next `count` ops of a workload file's spec (JSON): (op name, statement
+/// name, its values or a batch's rows count) per op, the steps' statements after it.
+#[pyfunction]
+#[pyo3(signature = (spec, count, seed, records, key_offset = 0))]
+fn next_ops(py: Python<'_>, spec: &str, count: usize, seed: u64, records: u64, key_offset: i64)
+    -> PyResult<Vec<(String, Vec<(String, Vec<PyObject>, usize)>)>> {
+    let mut w = binder::FileWorkload::new(spec, seed, records, key_offset).map_err(PyValueError::new_err)?;
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let b = w.next();
+        let mut parts = Vec::new();
+        for part in std::iter::once(&b.first).chain(b.then.iter()) {
+            let values = part.values.iter().map(|v| py_value(py, v)).collect::<PyResult<Vec<_>>>()?;
+            parts.push((part.statement.clone(), values, part.rows.len()));
+        }
+        out.push((w.names[b.op].clone(), parts));
+    }
+    Ok(out)
+}
+
 #[pyfunction]
 fn encode_values<'py>(py: Python<'py>, values_us: Vec<u64>) -> Bound<'py, PyBytes> {
     let mut h = record::new_hist();
@@ -447,6 +569,9 @@ fn loadtower_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fnv64, m)?)?;
     m.add_function(wrap_pyfunction!(draws, m)?)?;
     m.add_function(wrap_pyfunction!(encode_values, m)?)?;
+    m.add_function(wrap_pyfunction!(render_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(bind_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(next_ops, m)?)?;
     m.add("DRIVER", DRIVER)?;
     m.add("DRIVER_VERSION", DRIVER_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

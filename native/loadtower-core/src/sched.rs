@@ -9,14 +9,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use scylla::client::session::Session;
+use scylla::statement::batch::Batch;
 use scylla::statement::prepared::PreparedStatement;
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use crate::errors::{class, NODE_BUSY};
+use crate::errors::{class, NODE_BUSY, NO_ROWS};
 use crate::record::{Outcome, Recorder};
 use crate::routing::choose;
-use crate::workload::Workload;
+use crate::workload::{Ops, Part};
 
 pub const LATE: Duration = Duration::from_millis(2);
 const WAKE: Duration = Duration::from_millis(20); // the loop looks at its rate and flag this often
@@ -83,12 +84,14 @@ impl Shared {
 pub struct Target {
     pub session: Arc<Session>,
     pub prepared: HashMap<String, Arc<PreparedStatement>>,
+    /// statement name -> an UNLOGGED BATCH of it, as many times as its op's rows
+    pub batches: HashMap<String, Arc<Batch>>,
     pub keyspace: String,
     pub table: String,
 }
 
 /// The schedule's loop, until `running` is cleared.
-pub async fn run(shared: Arc<Shared>, target: Arc<Target>, mut workload: Workload) -> Workload {
+pub async fn run(shared: Arc<Shared>, target: Arc<Target>, mut workload: Ops) -> Ops {
     let mut next = Instant::now();
     while shared.running.load(Ordering::Acquire) {
         let rate = shared.rate();
@@ -109,7 +112,26 @@ pub async fn run(shared: Arc<Shared>, target: Arc<Target>, mut workload: Workloa
     workload
 }
 
-fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut Workload, intended: Instant) {
+/// Send one statement; an error's class (a read that must find rows and found none:
+/// `NoRows`, as agents/workload/file_ops.py counts it).
+async fn send(target: &Target, part: &Part, prepared: &PreparedStatement) -> Result<(), &'static str> {
+    let result = if part.rows.is_empty() {
+        target.session.execute_unpaged(prepared, &part.values).await
+    } else {
+        let batch = target.batches.get(&part.statement).ok_or("Unprepared")?;
+        target.session.batch(batch, part.rows.as_slice()).await
+    };
+    match result {
+        Ok(r) if part.expect_rows => match r.into_rows_result() {
+            Ok(rows) if rows.rows_num() > 0 => Ok(()),
+            _ => Err(NO_ROWS),
+        },
+        Ok(_) => Ok(()),
+        Err(e) => Err(class(&e)),
+    }
+}
+
+fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut Ops, intended: Instant) {
     let bound = workload.next();
     let seq = shared.seq.fetch_add(1, Ordering::AcqRel);
     {
@@ -117,13 +139,16 @@ fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut Workload, i
         rec.in_flight += 1;
         rec.intended += 1;
     }
-    let prepared = target.prepared.get(&bound.statement).cloned();
+    let first = &bound.first;
+    let prepared = target.prepared.get(&first.statement).cloned();
+    let routing_values = if first.rows.is_empty() { &first.values } else { &first.rows[0] };
     let node = prepared
         .as_ref()
-        .and_then(|p| p.calculate_token(&bound.values).ok().flatten())
-        .and_then(|token| {
-            choose(&target.session.get_cluster_state(), &target.keyspace, &target.table, token,
-                   shared.local_dc.as_deref())
+        .and_then(|p| {
+            let token = p.calculate_token(routing_values).ok().flatten()?;
+            let ks = p.get_keyspace_name().unwrap_or(&target.keyspace);
+            let table = p.get_table_name().unwrap_or(&target.table);
+            choose(&target.session.get_cluster_state(), ks, table, token, shared.local_dc.as_deref())
         })
         .map(|(n, _)| n.host_id)
         .unwrap_or_else(Uuid::nil);
@@ -152,16 +177,22 @@ fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut Workload, i
         }
         let sent = Instant::now();
         let late = sent.saturating_duration_since(intended) > LATE;
-        let result = target.session.execute_unpaged(&prepared, &bound.values).await;
+        let mut result = send(&target, &bound.first, &prepared).await;
+        for part in &bound.then {
+            if result.is_err() {
+                break;
+            }
+            result = match target.prepared.get(&part.statement) {
+                Some(p) => send(&target, part, p).await,
+                None => Err("Unprepared"),
+            };
+        }
         let done = Instant::now();
         drop(permit);
         match result {
-            Ok(_) => end(late, Outcome::Ok { sent }, done),
-            Err(e) => {
-                let c = class(&e);
-                // a request that timed out is late from its intended start
-                end(late || c == "RequestTimeout", Outcome::Error(c), done)
-            }
+            Ok(()) => end(late, Outcome::Ok { sent }, done),
+            // a request that timed out is late from its intended start
+            Err(c) => end(late || c == "RequestTimeout", Outcome::Error(c), done),
         }
     });
 }

@@ -69,10 +69,42 @@ pub struct Workload {
     new_key: i64,
 }
 
-pub struct Bound {
-    pub op: usize,
+/// One statement to send: its values, or a batch's rows (`rows` not empty); a read
+/// that must find a row (`expect_rows`: none is a `NoRows` error).
+pub struct Part {
     pub statement: String,
     pub values: Vec<CqlValue>,
+    pub rows: Vec<Vec<CqlValue>>,
+    pub expect_rows: bool,
+}
+
+/// One op: its first statement and the ones sent after it (an op with steps).
+pub struct Bound {
+    pub op: usize,
+    pub first: Part,
+    pub then: Vec<Part>,
+}
+
+/// A phase's ops: the built-in schemas' or a workload file's (binder.rs).
+pub enum Ops {
+    Builtin(Workload),
+    File(crate::binder::FileWorkload),
+}
+
+impl Ops {
+    pub fn next(&mut self) -> Bound {
+        match self {
+            Ops::Builtin(w) => w.next(),
+            Ops::File(f) => f.next(),
+        }
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Ops::Builtin(w) => w.names.clone(),
+            Ops::File(f) => f.names.clone(),
+        }
+    }
 }
 
 impl Workload {
@@ -159,7 +191,8 @@ impl Workload {
                 ("scan".to_string(), vec![self.key(k), CqlValue::Int(length)])
             }
         };
-        Bound { op, statement, values }
+        let first = Part { statement, values, rows: Vec::new(), expect_rows: false };
+        Bound { op, first, then: Vec::new() }
     }
 
     /// The key number distribution's draws (for tests of its shape).
