@@ -15,6 +15,7 @@ from loadtower.scenarios.loader import load_inventory, load_scenario
 from loadtower.scenarios.models import (
     CompactionPhase,
     FaultPhase,
+    FlushPhase,
     Inventory,
     LoadPhase,
     PausePhase,
@@ -91,6 +92,9 @@ def describe_phase(scenario: Scenario, index: int) -> tuple[str, str]:
     if isinstance(phase, CompactionPhase):
         hosts = ", ".join(phase.hosts) if phase.hosts else "every db host"
         return _load_model(phase), f"flush + major compaction on {hosts}"
+    if isinstance(phase, FlushPhase):
+        hosts = ", ".join(phase.hosts) if phase.hosts else "every Cassandra/Scylla db host"
+        return "-", f"flush (memtables to SSTables) on {hosts}"
     if isinstance(phase, FaultPhase):
         return (
             _load_model(phase),
