@@ -269,6 +269,12 @@ def phase_notes(results: dict[str, dict[str, Any]]) -> list[str]:
                 notes.append(f"{phase}: {result['host']} did not join")
         if "hosts" in result and isinstance(result["hosts"], dict):
             for host, entry in result["hosts"].items():
+                if "flush_s" in entry and "compaction_s" not in entry:  # a flush phase
+                    notes.append(f"{phase}: flush on {host} took {entry['flush_s']} s" + (
+                        "" if entry.get("exit_status") == 0 else
+                        f" and failed (exit status {entry.get('exit_status')}): "
+                        f"{entry.get('error', '')}"))
+                    continue
                 notes.append(
                     f"{phase}: compaction on {host} took {entry.get('compaction_s')} s; "
                     f"{p99_text(result, 'before')}, {p99_text(result, 'during')}"

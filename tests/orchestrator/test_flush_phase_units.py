@@ -90,3 +90,15 @@ def test_a_host_without_a_flush_action_is_refused_in_one_line(tmp_path: Path) ->
     assert "\n" not in message
     assert message.startswith(f"{tmp_path / 'sc.toml'}:3: key 'phases[0]': ")
     assert "host 'db2' declares no 'flush' action in" in message
+
+
+def test_the_headless_notes_say_what_each_flush_did() -> None:
+    from loadtower.scenarios.orchestrator.headless_display import phase_notes
+
+    result = {"hosts": {"db1": {"flush_s": 1.2, "exit_status": 0},
+                        "db2": {"flush_s": 0.3, "exit_status": 2, "error": "nodetool: refused"}},
+              "duration_s": 1.5, "failed_hosts": ["db2"]}
+    assert phase_notes({"flush": result}) == [
+        "flush: flush on db1 took 1.2 s",
+        "flush: flush on db2 took 0.3 s and failed (exit status 2): nodetool: refused",
+    ]
