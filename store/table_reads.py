@@ -6,13 +6,20 @@ the HTML report, ``loadtower compare`` and the TUI's compare screen all read the
 ``StoreReader.phase_summary``.
 
 A table was read in a phase when its read count (summed over the nodes) moved between
-the last reading at or before the phase's start and the last reading by its end (plus
-``GRACE_S``: the sampler reads once a second). Its figures are the highest node's
+the last reading at or before the phase's start (else the table's first reading: the
+count covers reads since the node started) and the last reading by its end (plus
+``GRACE_S``, but never past the next phase's start: the sampler reads once a second).
+Its figures are the highest node's
 ``p50``, ``p99`` and ``max`` tombstones per read at that last reading: Cassandra keeps
 them in a decaying histogram (the last minute's reads weigh most), so they describe the
 phase's reads, with older reads of the same table weighing less. Percentiles of several
 nodes cannot be merged; the highest node's is the conservative figure. A phase that read
 several tables gets the figures of the one it read most.
+
+Cassandra's tombstone histogram does not count zeroes apart: its first bucket holds 0
+and 1, reported as 1 (``considerZeroes`` false in TableMetrics), so 1.0 means "0 or 1
+tombstones per read" (the result table prints it as ``<=1``); 2.0 and more are exact
+bucket bounds (Cassandra's buckets grow by about 20% from 8 on).
 """
 
 from __future__ import annotations
@@ -59,16 +66,20 @@ def phase_tables(phases: list[dict[str, Any]], stats: list[dict[str, Any]]
         points.sort()
     tables = sorted({(table, host) for table, host, figure in series if figure == "reads"})
     out: dict[str, list[dict[str, Any]]] = {}
+    starts = sorted(float(p["started"]) for p in phases if p.get("started") is not None)
     for phase in phases:
         if phase.get("started") is None:
             continue
         start = float(phase["started"])
         end = float(phase["ended"] if phase.get("ended") is not None else start) + GRACE_S
+        end = min([end, *(t for t in starts if t > start)])  # never into the next phase
         found: dict[str, dict[str, Any]] = {}
         for table, host in tables:
             reads = series[(table, host, "reads")]
             after, before = _last(reads, end), _last(reads, start)
-            moved = (after or 0.0) - (before or 0.0)
+            if before is None:  # first seen in this phase: its count may be older reads'
+                before = reads[0][1]
+            moved = (after or 0.0) - before
             if after is None or moved <= 0:
                 continue
             entry = found.setdefault(table, {"tombstones_table": table, "table_reads": 0})

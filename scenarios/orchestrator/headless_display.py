@@ -206,7 +206,10 @@ def result_table(summary: list[dict[str, Any]], title: str) -> Table:
 
 
 def _figure(value: float | None) -> str:
-    return "" if value is None else f"{value:,.1f}"
+    """A tombstones-per-read figure; Cassandra reports 0 and 1 alike as 1 (table_reads.py)."""
+    if value is None:
+        return ""
+    return "<=1" if value <= 1 else f"{value:,.1f}"
 
 
 def ramp_tables(results: dict[str, dict[str, Any]]) -> list[Table]:

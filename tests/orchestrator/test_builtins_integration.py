@@ -135,13 +135,17 @@ def test_ttl_tombstones_adds_rows_and_reads_both_tables_before_and_after(
             assert 200 <= reads["ops"] <= 400 and reads["errors"] == 0, (when, table, reads)
             assert reads["p99_ms"] > 0
     # tombstones scanned per read (Cassandra's system_views), beside each table's p99:
-    # none while the rows live; after they expired and were flushed, every read scans some
+    # none while the rows live (Cassandra reports 0 as 1: table_reads.py); after they
+    # expired and were flushed, reads scan more
     before, after = (summary[(f"reads-{w}-with-ttl", "read")] for w in ("before", "after"))
     assert before["tombstones_table"] == after["tombstones_table"] == f"{keyspace}.with_ttl"
-    assert before["tombstones_p99"] == 0 and before["table_reads"] > 0
-    assert after["tombstones_p99"] > 0 and after["table_reads"] > 0, after
+    assert before["tombstones_p99"] <= 1 and before["table_reads"] > 0
+    assert after["tombstones_p99"] > 1 and after["table_reads"] > 0, after
     plain = summary[("reads-after-without-ttl", "read")]
-    assert (plain["tombstones_table"], plain["tombstones_p99"]) == (f"{keyspace}.without_ttl", 0)
+    assert plain["tombstones_table"] == f"{keyspace}.without_ttl"
+    assert plain["tombstones_p99"] <= 1
+    # a load phase reads nothing: no table, even where a read phase follows at once
+    assert summary[("load-with-ttl", "insert")]["tombstones_table"] is None
     assert "tombstones/read p50" in reader_text(tmp_path)
 
     # the second loads ADDED keys 1000..1499; the TTL table's rows have all expired
@@ -192,7 +196,7 @@ def test_ttl_bloom_sweep_puts_each_tables_tombstones_beside_its_p99(
         reads = summary[(f"reads-{name}", "read")]
         assert reads["errors"] == 0 and reads["ops"] > 0 and reads["p99_ms"] > 0
         assert reads["tombstones_table"] == f"{keyspace}.bloom_{name}", reads
-        assert reads["tombstones_p99"] > 0 and reads["table_reads"] > 0, reads
+        assert reads["tombstones_p99"] > 1 and reads["table_reads"] > 0, reads  # 0 shows as 1
     assert "tombstones/read p50" in reader_text(tmp_path)
     cluster, session = _cql(sandbox)
     try:
