@@ -102,3 +102,34 @@ def test_the_headless_notes_say_what_each_flush_did() -> None:
         "flush: flush on db1 took 1.2 s",
         "flush: flush on db2 took 0.3 s and failed (exit status 2): nodetool: refused",
     ]
+
+
+def test_check_shows_the_flush_without_a_workload_and_each_tables_fp_chance(
+    tmp_path: Path,
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from loadtower.scenarios.plan import render_plan
+
+    (tmp_path / "sc.toml").write_text("""
+name = "p"
+[workloads.main]
+preset = "ttl"
+bloom_filter_fp_chance = 0.1
+[[phases]]
+type = "flush"
+[[phases]]
+type = "run"
+rate = 10
+duration = "1s"
+""")
+    (tmp_path / "inv.toml").write_text(_inventory("flush = 'echo'", "flush = 'echo'"))
+    out = io.StringIO()
+    Console(file=out, width=250).print(render_plan(load_plan(tmp_path / "sc.toml",
+                                                             tmp_path / "inv.toml")))
+    rows = {line.split("│")[2].strip(): line.split("│")[4].strip()
+            for line in out.getvalue().splitlines() if line.startswith("│ ") and
+            line.split("│")[1].strip().isdigit()}
+    assert rows == {"1-flush": "", "2-run": "main: read 100% (uniform); bloom_filter_fp_chance 0.1"}
