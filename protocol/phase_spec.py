@@ -49,6 +49,7 @@ class WorkloadSpec(TypedDict, total=False):
     batch_size: int
     scan_length: int
     ttl: float | None
+    bloom_filter_fp_chance: float | None  # CQL table option (None: the table's own)
     hotspot_data_fraction: float
     hotspot_op_fraction: float
     file: str | None  # a workload file (docs/workloads.md): then workload_file holds it

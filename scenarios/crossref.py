@@ -14,6 +14,7 @@ from loadtower.scenarios.models import (
     ENGINE_ONLY_KEYS,
     CompactionPhase,
     FaultPhase,
+    FlushPhase,
     Inventory,
     ScaleOutPhase,
     Scenario,
@@ -259,7 +260,7 @@ def _check_phases(
         hosts: list[tuple[Path, str]] = []
         if isinstance(phase, ScaleOutPhase | FaultPhase):
             hosts.append((("phases", i, "host"), phase.host))
-        if isinstance(phase, CompactionPhase) and phase.hosts:
+        if isinstance(phase, CompactionPhase | FlushPhase) and phase.hosts:
             hosts += [(("phases", i, "hosts", j), h) for j, h in enumerate(phase.hosts)]
         for path, host in hosts:
             if host not in inventory.hosts:
@@ -299,6 +300,16 @@ def _check_phases(
                 f"action '{action}' is not declared for host '{name}' in "
                 f"{inventory_file} (declared: {declared})",
             )
+        if isinstance(phase, FlushPhase):
+            for _tname, single in singles:
+                for host in phase.hosts or target_hosts(single, inventory):
+                    entry = inventory.hosts[host]
+                    if entry.engine in CQL_ENGINES and "flush" not in entry.actions:
+                        raise sc.fail(
+                            ("phases", i),
+                            f"host '{host}' declares no 'flush' action in {inventory_file} "
+                            "(a flush phase runs it on every Cassandra/Scylla host)",
+                        )
         if isinstance(phase, CompactionPhase):
             for _tname, single in singles:
                 for host in phase.hosts or target_hosts(single, inventory):

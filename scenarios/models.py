@@ -170,6 +170,9 @@ class Workload(Strict):
     batch_size: Annotated[int, Field(gt=0, le=MAX_BATCH)] = 100
     scan_length: Annotated[int, Field(gt=0, le=MAX_SCAN)] = 100
     ttl: Duration | None = None
+    # CQL: the table's bloom_filter_fp_chance (an existing table is ALTERed to it);
+    # None: the table keeps its own (a new one: Cassandra's default, 0.01 for the ttl schema)
+    bloom_filter_fp_chance: Annotated[float, Field(gt=0, le=1)] | None = None
     hotspot_data_fraction: Annotated[float, Field(gt=0, lt=1)] = 0.2
     hotspot_op_fraction: Annotated[float, Field(gt=0, lt=1)] = 0.8
     # a workload file (docs/workloads.md), relative to the scenario, or a built-in one's
@@ -185,6 +188,10 @@ class Workload(Strict):
                 if key in self.model_fields_set:
                     raise ValueError(f"a workload with 'file' takes its ops from the file: "
                                      f"remove '{key.rstrip('_')}' (op weights: 'weights')")
+            if self.bloom_filter_fp_chance is not None:
+                raise ValueError("a workload file sets its tables' options: remove "
+                                 "'bloom_filter_fp_chance' and set the file's variable "
+                                 "(the built-in ttl file: vars = {bloom_filter_fp_chance = 0.1})")
             return self
         for key in ("vars", "weights"):
             if key in self.model_fields_set:
@@ -288,6 +295,15 @@ class CompactionPhase(_Driven):
     timeout: Duration = 600.0
 
 
+class FlushPhase(_Phase):
+    """Every CQL database host of the target (or ``hosts``) runs its declared ``flush``
+    action (nodetool flush): memtables, and the tombstones in them, reach SSTables."""
+
+    type: Literal["flush"]
+    hosts: list[str] | None = None
+    timeout: Duration = 300.0
+
+
 class PausePhase(_Phase):
     type: Literal["pause"]
     duration: Duration
@@ -302,10 +318,11 @@ class FaultPhase(_Driven):
 
 
 Phase = Annotated[
-    LoadPhase | RunPhase | RampPhase | ScaleOutPhase | CompactionPhase | PausePhase | FaultPhase,
+    LoadPhase | RunPhase | RampPhase | ScaleOutPhase | CompactionPhase | FlushPhase | PausePhase
+    | FaultPhase,
     Field(discriminator="type"),
 ]
-PHASE_TYPES = ("load", "run", "ramp", "scale_out", "compaction", "pause", "fault")
+PHASE_TYPES = ("load", "run", "ramp", "scale_out", "compaction", "flush", "pause", "fault")
 
 
 class Scenario(Strict):

@@ -15,6 +15,7 @@ from loadtower.scenarios.loader import load_inventory, load_scenario
 from loadtower.scenarios.models import (
     CompactionPhase,
     FaultPhase,
+    FlushPhase,
     Inventory,
     LoadPhase,
     PausePhase,
@@ -91,6 +92,9 @@ def describe_phase(scenario: Scenario, index: int) -> tuple[str, str]:
     if isinstance(phase, CompactionPhase):
         hosts = ", ".join(phase.hosts) if phase.hosts else "every db host"
         return _load_model(phase), f"flush + major compaction on {hosts}"
+    if isinstance(phase, FlushPhase):
+        hosts = ", ".join(phase.hosts) if phase.hosts else "every Cassandra/Scylla db host"
+        return "-", f"flush (memtables to SSTables) on {hosts}"
     if isinstance(phase, FaultPhase):
         return (
             _load_model(phase),
@@ -132,7 +136,7 @@ def render_plan(plan: Plan) -> Group:
         phases.add_column(column)
     for i, phase in enumerate(sc.phases):
         load, what = describe_phase(sc, i)
-        workload = workload_of(sc, i) if not isinstance(phase, PausePhase) else None
+        workload = workload_of(sc, i) if not isinstance(phase, PausePhase | FlushPhase) else None
         mix = ""
         if workload and sc.workloads[workload].file is not None:
             mix = f"{workload}: " + file_mix(plan.workloads.get(workload))
@@ -141,6 +145,8 @@ def render_plan(plan: Plan) -> Group:
             total = sum(w.mix.values())
             mix = f"{workload}: " + " ".join(f"{op} {v / total:.0%}" for op, v in w.mix.items())
             mix += f" ({w.distribution})"
+            if w.bloom_filter_fp_chance is not None:
+                mix += f"; bloom_filter_fp_chance {w.bloom_filter_fp_chance:g}"
         row = (str(i + 1), sc.phase_label(i), phase.type, mix, load, what)
         phases.add_row(*map(cell, row))
     metrics = inv.metrics.prometheus_url or "/proc over SSH"

@@ -106,7 +106,8 @@ def compare_runs(store_path: Path | str, run_a: str, run_b: str) -> list[dict[st
                 "significant_p99": sig_p99,
                 "significant": sig_ops or sig_p99,
                 **{f"{m}_{side}": row.get(m)
-                   for m in ("ops", "duration_s", "p50_ms", "p90_ms", "max_ms", "errors")
+                   for m in ("ops", "duration_s", "p50_ms", "p90_ms", "max_ms", "errors",
+                             "tombstones_p50", "tombstones_p99")
                    for side, row in (("a", sa), ("b", sb))},
             }
         )

@@ -147,6 +147,10 @@ class StoreReader:
         return self._query(sql, [run_id], run_id)
 
     def phase_summary(self, run_id: str) -> list[dict[str, Any]]:
+        """One row per phase and op, with the tombstones per read of the table the phase
+        read (``table_reads.py``: the same figures in every report)."""
+        from loadtower.store.table_reads import with_tombstones
+
         rows = self._query(
             "SELECT * FROM phase_summary WHERE run_id = ? ORDER BY first_ts, phase, op",
             [run_id],
@@ -154,7 +158,21 @@ class StoreReader:
         )
         for row in rows:
             row.pop("first_ts", None)
-        return rows
+        return with_tombstones(rows, self.table_reads(run_id))
+
+    def table_reads(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
+        """Per phase name, each table it read with its tombstones per read
+        (``table_reads.phase_tables``); {} without Cassandra's figures."""
+        from loadtower.store.table_reads import PREFIX, phase_tables
+
+        if not self._query("SELECT 1 FROM duckdb_tables() WHERE table_name = 'node_stats'"):
+            return {}  # a store of schema 4 or older
+        stats = self._query(
+            "SELECT ts, host, name, value FROM node_stats WHERE run_id = ? "
+            "AND starts_with(name, ?) ORDER BY ts", [run_id, PREFIX])
+        if not stats:
+            return {}
+        return phase_tables(self.phases(run_id), stats)
 
     def window_percentiles(
         self,

@@ -18,6 +18,8 @@ table.results td,table.results th{border:1px solid #ccc;padding:3px 8px;text-ali
 table.results th{background:#f4f4f4}.chart{display:block;margin:8px 0}"""
 COLUMNS = ["phase", "op", "ops", "duration_s", "ops_per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms"]
 COLUMNS += ["errors"]
+# Cassandra's tombstones scanned per read of the table each phase read (table_reads.py)
+TOMBSTONE_COLUMNS = ["tombstones_table", "tombstones_p50", "tombstones_p99", "tombstones_max"]
 # the engines table of a run with several targets (engine_compare.engine_table, as
 # `loadtower compare RUN` prints it): study 4's figures per workload and engine
 ENGINE_COLUMNS = ["phase", "op", "engine", "ops", "ops_per_s", "avg_ms", "min_ms", "max_ms"]
@@ -40,6 +42,13 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
         "<tr>" + "".join(f"<td>{_fmt(r.get(c), c)}</td>" for c in columns) + "</tr>" for r in rows
     )
     return f"<table class='results'><tr>{head}</tr>{body}</table>"
+
+
+def _columns(summary: list[dict[str, Any]]) -> list[str]:
+    """The result table's columns: the tombstones' only where Cassandra's were sampled."""
+    if any(r.get("tombstones_p99") is not None for r in summary):
+        return COLUMNS + TOMBSTONE_COLUMNS
+    return COLUMNS
 
 
 def _series(rows: list[dict[str, Any]], key: str, value: str, t0: float) -> dict[str, list[Any]]:
@@ -95,7 +104,7 @@ def render(reader: StoreReader, run_id: str) -> str:
         f"{escape(run['name'] or '')}</h1><p>scenario {escape(run['scenario'] or '')}, "
         f"started {started}, status <b>{escape(run['status'] or '')}</b>"
         f"{': ' + escape(run['reason']) if run['reason'] else ''}</p><ul>{phase_rows}</ul>"
-        f"<h2>Results per phase and op</h2>{_table(summary, COLUMNS)}{engines}{ramp}"
+        f"<h2>Results per phase and op</h2>{_table(summary, _columns(summary))}{engines}{ramp}"
         f"<h2>Charts</h2>{''.join(charts)}</body></html>"
     )
 

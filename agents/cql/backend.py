@@ -65,6 +65,7 @@ class CqlBackend:
             spec["target"].get("replication") or int(spec["target"]["replication_factor"]),
             int(spec["dataset"]["fields"]),
             spec["workload"].get("ttl"),
+            spec["workload"].get("bloom_filter_fp_chance"),
         )
 
     def statements(self, cfg: PhaseConfig, schema: str, table: str) -> dict[str, str]:

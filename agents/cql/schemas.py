@@ -52,12 +52,26 @@ def replication_map(rf: int | dict[str, int]) -> str:
     return f"{{'class': 'SimpleStrategy', 'replication_factor': {int(rf)}}}"
 
 
+TTL_BLOOM_FP_CHANCE = 0.01  # the ttl schema's bloom_filter_fp_chance unless told (STCS's)
+
+
+def _fp_chance(value: float) -> str:
+    """A bloom_filter_fp_chance as CQL: a float literal (``1`` would be an int)."""
+    return repr(float(value))
+
+
 def ddl(
     schema: str, keyspace: str, table: str, rf: int | dict[str, int], fields: int,
-    ttl: float | None,
+    ttl: float | None, bloom_filter_fp_chance: float | None = None,
 ) -> list[str]:
+    """CREATE KEYSPACE and TABLE, then ALTER TABLE with the table's options (an existing
+    table keeps its old options unless told: the scenario's win). The ttl schema always
+    sets default_time_to_live and bloom_filter_fp_chance (the built-in ttl workload file's
+    DDL, tests/scenarios/test_workload_file_builtins.py); the others set
+    bloom_filter_fp_chance when given."""
     keyspace, table = cql_name(keyspace), cql_name(table)
     ks = f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {replication_map(rf)}"
+    options: list[str] = []
     if schema == "ycsb":
         cols = ", ".join(f"field{i} text" for i in range(fields))
         tbl = f"CREATE TABLE IF NOT EXISTS {keyspace}.{table} (y_id text PRIMARY KEY, {cols})"
@@ -70,12 +84,18 @@ def ddl(
         seconds = 60 if ttl is None else int(ttl)  # 0: no TTL (the study's table without one)
         tbl = (
             f"CREATE TABLE IF NOT EXISTS {keyspace}.{table} (id bigint PRIMARY KEY, value1 text, "
-            f"value2 text) WITH default_time_to_live = {seconds}"
+            "value2 text)"
         )
-        # an existing table keeps its old TTL unless told: the scenario's TTL wins
-        alter = f"ALTER TABLE {keyspace}.{table} WITH default_time_to_live = {seconds}"
-        return [ks, tbl, alter]
-    return [ks, tbl]
+        options.append(f"default_time_to_live = {seconds}")
+        if bloom_filter_fp_chance is None:
+            bloom_filter_fp_chance = TTL_BLOOM_FP_CHANCE
+    if bloom_filter_fp_chance is not None:
+        options.append(f"bloom_filter_fp_chance = {_fp_chance(bloom_filter_fp_chance)}")
+    if not options:
+        return [ks, tbl]
+    with_options = " AND ".join(options)
+    return [ks, f"{tbl} WITH {with_options}",
+            f"ALTER TABLE {keyspace}.{table} WITH {with_options}"]
 
 
 def statements(schema: str, keyspace: str, table: str, fields: int) -> dict[str, str]:

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import functools
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from loadtower.agents.cql.tls import TlsOptions, wrap
@@ -75,20 +75,16 @@ def _connection_class() -> Any:
     return Connection
 
 
-def _cql_many(
-    host: str, port: int, username: str | None, password: str | None, cqls: list[str],
-    timeout: float, tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
-) -> list[list[dict[str, Any]]]:
-    """Each query's rows from the node at ``host:port`` alone: one connection of
-    cassandra-driver's (its protocol code, no cluster, no peer discovery), CQL v4, which
-    Cassandra and ScyllaDB both speak. ``node``: (host name, address, port) of the node
-    that ``host:port`` reaches (an SSH forward's local end): the name TLS checks and
-    errors use."""
-    from cassandra import ConsistencyLevel
+def _cql_open(
+    host: str, port: int, username: str | None, password: str | None, timeout: float,
+    tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
+) -> Any:
+    """One connection of cassandra-driver's to the node at ``host:port`` alone (its
+    protocol code, no cluster, no peer discovery), CQL v4, which Cassandra and ScyllaDB
+    both speak. ``node``: (host name, address, port) of the node that ``host:port``
+    reaches (an SSH forward's local end): the name TLS checks and errors use."""
     from cassandra.auth import PlainTextAuthProvider
     from cassandra.connection import DefaultEndPoint
-    from cassandra.protocol import QueryMessage
-    from cassandra.query import dict_factory
 
     name, address, db_port = node or ("", host, port)
     where = f"{address}:{db_port}"
@@ -103,25 +99,69 @@ def _cql_many(
     auth = PlainTextAuthProvider(username, password or "").new_authenticator(address) \
         if username else None
     try:
-        conn = factory.factory(
+        return factory.factory(
             DefaultEndPoint(host, port), timeout, authenticator=auth, protocol_version=4,
             connect_timeout=timeout, ssl_context=tls.context() if tls else None,
             ssl_options={"server_hostname": address} if tls else None)
     except Exception as exc:  # noqa: BLE001 - refused, auth, TLS: one line naming the node
         raise CqlQueryError(f"connecting to {where}: {_server_error(exc)}") from None
+
+
+def _cql_ask(conn: Any, cql: str, timeout: float, where: str) -> list[dict[str, Any]]:
+    """The rows of one query on an open connection (``_cql_open``)."""
+    from cassandra import ConsistencyLevel
+    from cassandra.protocol import QueryMessage
+    from cassandra.query import dict_factory
+
+    query = QueryMessage(query=cql, consistency_level=ConsistencyLevel.ONE)
     try:
-        results = []
-        for cql in cqls:
-            query = QueryMessage(query=cql, consistency_level=ConsistencyLevel.ONE)
-            try:
-                answer = conn.wait_for_response(query, timeout=timeout)
-            except Exception as exc:  # noqa: BLE001 - the server's answer, named
-                raise CqlQueryError(f"querying {cql!r} on {where}: {_server_error(exc)}") \
-                    from None
-            results.append(dict_factory(answer.column_names or [], answer.parsed_rows or []))
-        return results
+        answer = conn.wait_for_response(query, timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - the server's answer, named
+        raise CqlQueryError(f"querying {cql!r} on {where}: {_server_error(exc)}") from None
+    return dict_factory(answer.column_names or [], answer.parsed_rows or [])
+
+
+def _cql_many(
+    host: str, port: int, username: str | None, password: str | None, cqls: list[str],
+    timeout: float, tls: TlsOptions | None = None, node: tuple[str, str, int] | None = None,
+) -> list[list[dict[str, Any]]]:
+    """Each query's rows from the node at ``host:port`` alone, on one connection
+    (``_cql_open``)."""
+    _name, address, db_port = node or ("", host, port)
+    conn = _cql_open(host, port, username, password, timeout, tls, node)
+    try:
+        return [_cql_ask(conn, cql, timeout, f"{address}:{db_port}") for cql in cqls]
     finally:
         conn.close()
+
+
+@contextlib.asynccontextmanager
+async def cql_connection(
+    actions: Any, plan: Plan, host: str, timeout: float = QUERY_TIMEOUT_S
+) -> AsyncIterator[Callable[[str], Awaitable[list[dict[str, Any]]]]]:
+    """An ``ask(cql) -> rows`` over one connection to DB host `host` alone, kept open
+    until the block ends (samplers that query every second); every wait is bounded."""
+    from loadtower.scenarios.orchestrator.cql_tls import tls_options
+    from loadtower.scenarios.orchestrator.secrets import engine_password
+
+    inventory = plan.inventory
+    engine = str(inventory.hosts[host].engine)
+    creds = inventory.credentials(engine)
+    password = engine_password(plan, engine)
+    tls = tls_options(plan, engine)
+    address, port = inventory.hosts[host].address, inventory.db_port(host, engine)
+    async with reach(actions, host, address, port) as (point, local_port):
+        conn = await asyncio.wait_for(asyncio.to_thread(
+            _cql_open, point, local_port, creds.username, password, timeout, tls,
+            (host, address, port)), timeout * 3)
+        try:
+            async def ask(cql: str) -> list[dict[str, Any]]:
+                return await asyncio.wait_for(asyncio.to_thread(
+                    _cql_ask, conn, cql, timeout, f"{address}:{port}"), timeout * 2)
+
+            yield ask
+        finally:
+            conn.close()
 
 
 async def cql_rows(

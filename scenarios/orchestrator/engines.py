@@ -12,7 +12,8 @@ here plus, where it needs them, a module with hooks (``clickhouse_node.py``,
   ``version`` (CQL engines: ``db_query``'s own queries);
 - ``after_load``: ``async (ctx, phase index) -> dict`` merged into the load's result;
 - ``node_stats``: ``async (actions, plan, host, emit, interval)`` that emits the
-  server's own figures until cancelled (rows of the store's ``node_stats`` table).
+  server's own figures until cancelled (rows of the store's ``node_stats`` table;
+  Cassandra: tombstones scanned per read per table, ``cql_node_stats.py``).
 
 Hooks are ``"module:function"`` and imported on first use.
 """
@@ -37,7 +38,9 @@ class EngineSeam:
 
 
 SEAMS: dict[str, EngineSeam] = {
-    "cassandra": EngineSeam(),
+    "cassandra": EngineSeam(
+        node_stats="loadtower.scenarios.orchestrator.cql_node_stats:node_stats",
+    ),
     "scylla": EngineSeam(),
     "clickhouse": EngineSeam(
         block_load=True,

@@ -177,11 +177,19 @@ async def show_progress(orch: Orchestrator, console: Console, done: asyncio.Even
 
 def result_table(summary: list[dict[str, Any]], title: str) -> Table:
     """One row per phase (each ramp step is a phase of its own) and op; every rate is
-    phase_summary's (loadtower.store.phase_rate)."""
+    phase_summary's (loadtower.store.phase_rate). Where Cassandra's tombstones per read
+    were sampled (store.table_reads), the table each phase read and its tombstones
+    scanned per read (p50 / p99) stand beside the p99."""
     table = Table(title=cell(title), title_justify="left")
-    for column in ("phase", "op", "ops", "ops/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"):
-        table.add_column(column, justify="left" if column in ("phase", "op") else "right")
+    tombstones = any(row.get("tombstones_p99") is not None for row in summary)
+    columns = ["phase", "op", "ops", "ops/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors"]
+    if tombstones:
+        columns += ["table", "tombstones/read p50", "p99"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("phase", "op", "table") else "right")
     for row in summary:
+        more = (cell(row.get("tombstones_table") or ""), _figure(row.get("tombstones_p50")),
+                _figure(row.get("tombstones_p99")))
         table.add_row(
             cell(row["phase"]),
             cell(row["op"]),
@@ -192,8 +200,16 @@ def result_table(summary: list[dict[str, Any]], title: str) -> Table:
             f"{row['p99_ms'] or 0.0:.2f}",
             f"{row['max_ms'] or 0.0:.2f}",
             f"{row['errors']:,}",
+            *(more if tombstones else ()),
         )
     return table
+
+
+def _figure(value: float | None) -> str:
+    """A tombstones-per-read figure; Cassandra reports 0 and 1 alike as 1 (table_reads.py)."""
+    if value is None:
+        return ""
+    return "<=1" if value <= 1 else f"{value:,.1f}"
 
 
 def ramp_tables(results: dict[str, dict[str, Any]]) -> list[Table]:
@@ -256,6 +272,12 @@ def phase_notes(results: dict[str, dict[str, Any]]) -> list[str]:
                 notes.append(f"{phase}: {result['host']} did not join")
         if "hosts" in result and isinstance(result["hosts"], dict):
             for host, entry in result["hosts"].items():
+                if "flush_s" in entry and "compaction_s" not in entry:  # a flush phase
+                    notes.append(f"{phase}: flush on {host} took {entry['flush_s']} s" + (
+                        "" if entry.get("exit_status") == 0 else
+                        f" and failed (exit status {entry.get('exit_status')}): "
+                        f"{entry.get('error', '')}"))
+                    continue
                 notes.append(
                     f"{phase}: compaction on {host} took {entry.get('compaction_s')} s; "
                     f"{p99_text(result, 'before')}, {p99_text(result, 'during')}"

@@ -144,16 +144,23 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    columns = ("phase", "op", "ops/s A", "ops/s B", "change", "p99 ms A", "p99 ms B", "change")
+    columns: tuple[str, ...] = (
+        "phase", "op", "ops/s A", "ops/s B", "change", "p99 ms A", "p99 ms B", "change")
+    # Cassandra's tombstones scanned per read (p99) of the phase's table, where sampled
+    tombstones = any(r[f"tombstones_p99_{s}"] is not None for r in rows for s in "ab")
+    if tombstones:
+        columns += ("tombstones/read p99 A", "tombstones/read p99 B")
     title = f"{args.run_a} (A) vs {args.run_b} (B); * = significant (Welch, p<0.01)"
     table = _table(title, columns, ("phase", "op"))
     for r in rows:
         mark_o = " *" if r["significant_ops"] else ""
         mark_p = " *" if r["significant_p99"] else ""
+        more = (_num(r["tombstones_p99_a"], "{:.1f}"), _num(r["tombstones_p99_b"], "{:.1f}"))
         table.add_row(
             cell(r["phase"]), cell(r["op"]), _num(r["ops_per_s_a"], "{:.1f}"), _num(r["ops_per_s_b"], "{:.1f}"),
             _num(r["ops_change_pct"], "{:+.1f}%") + mark_o, _num(r["p99_ms_a"]),
             _num(r["p99_ms_b"]), _num(r["p99_change_pct"], "{:+.1f}%") + mark_p,
+            *(more if tombstones else ()),
         )  # fmt: skip
     print_whole(table)
     return 0

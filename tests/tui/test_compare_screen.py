@@ -155,3 +155,30 @@ def test_step_rows_pair_a_and_b_by_label() -> None:
     assert cells[1]["achieved"] == "150.0\n-" and cells[1]["passed"] == "no\n-"
     assert cells[1]["why"] == "p99 \\x1b[2J\n-"
     assert cells[2]["achieved"] == "-\n10.0"
+
+
+async def test_tombstones_per_read_beside_the_p99_where_sampled(store: Path) -> None:
+    """Runs with Cassandra's tombstones per read (store/table_reads.py) get one more
+    column: the p99 of A over B, the figures compare_runs has."""
+    from loadtower.store import StoreReader, StoreWriter
+    from loadtower.tui.screens.compare import TOMBSTONE_COLUMN
+
+    first = {run: StoreReader(store).phases(run)[0] for run in (RUN_A, RUN_B)}
+    with StoreWriter(store) as writer:
+        for run, p99 in ((RUN_A, 2.0), (RUN_B, 7.0)):
+            phase, name = first[run], "tombstones_per_read/lt.t/"
+            writer.node_stats(run, phase["started"] - 0.5, "db1", "cassandra", {name + "reads": 0})
+            writer.node_stats(run, phase["ended"], "db1", "cassandra",
+                              {name + "reads": 50, name + "p99": p99})
+    expected = compare_runs(store, RUN_A, RUN_B)
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_compare(RUN_A, RUN_B)
+        await settle(pilot)
+        table = app.screen.query_one("#compare-table", DataTable)
+        assert [str(c.label) for c in table.columns.values()] == [*COLUMNS, TOMBSTONE_COLUMN]
+        cells = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
+        want = [r for r in expected if r["phase"] == first[RUN_A]["name"]]
+        assert want and all(r["tombstones_p99_a"] == 2.0 for r in want)
+        assert "2.0\n7.0" in cells

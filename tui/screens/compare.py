@@ -79,8 +79,17 @@ def step_rows(steps_a: list[dict[str, Any]], steps_b: list[dict[str, Any]]
     return out
 
 
-def table_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """One tuple of cells per phase and op (cells are two lines: A over B)."""
+TOMBSTONE_COLUMN = "tombstones/read p99"
+
+
+def has_tombstones(rows: list[dict[str, Any]]) -> bool:
+    """Whether either run has Cassandra's tombstones per read (store/table_reads.py)."""
+    return any(r.get(f"tombstones_p99_{side}") is not None for r in rows for side in "ab")
+
+
+def table_rows(rows: list[dict[str, Any]], tombstones: bool = False) -> list[tuple[Any, ...]]:
+    """One tuple of cells per phase and op (cells are two lines: A over B); with
+    `tombstones`, a last cell of the tombstones scanned per read (p99) of each."""
     out = []
     for r in rows:
         out.append((
@@ -94,6 +103,8 @@ def table_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
             _pair(r["max_ms_a"], r["max_ms_b"]),
             _pair(r["errors_a"] or 0, r["errors_b"] or 0, 0),
             Text("*", style="bold") if r["significant"] else Text(""),
+            *((_pair(r.get("tombstones_p99_a"), r.get("tombstones_p99_b"), 1),)
+              if tombstones else ()),
         ))
     return out
 
@@ -190,7 +201,10 @@ class CompareScreen(Screen):
               steps: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])) -> None:
         self.rows, self.steps = rows, steps
         table = self.query_one("#compare-table", DataTable)
-        for row in table_rows(rows):
+        tombstones = has_tombstones(rows)
+        if tombstones and len(table.columns) == len(COLUMNS):
+            table.add_column(TOMBSTONE_COLUMN)  # Cassandra's, where sampled (table_reads.py)
+        for row in table_rows(rows, tombstones):
             table.add_row(*row, height=2)
         step_table = self.query_one("#compare-steps", DataTable)
         for row in step_rows(*steps):

@@ -20,6 +20,7 @@ KINDS: dict[str, Kind] = {
     "warning": Kind("!", "bold yellow", 7, "warning"),
     "scale_out": Kind("+", "bold magenta", 6, "scale-out"),
     "compaction": Kind("≡", "bold blue", 5, "compaction"),
+    "flush": Kind("≡", "blue", 5, "flush"),
     "action": Kind("•", "magenta", 4, "action"),
     "ramp_result": Kind("•", "bold green", 3, "ramp"),
     "ramp_step": Kind("·", "green", 2, "ramp step"),

@@ -9,6 +9,7 @@ from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.phases import (
     compaction,
     fault,
+    flush,
     load,
     pause,
     ramp,
@@ -24,6 +25,7 @@ HANDLERS: dict[str, Handler] = {
     "ramp": ramp.run_phase,
     "scale_out": scale_out.run_phase,
     "compaction": compaction.run_phase,
+    "flush": flush.run_phase,
     "pause": pause.run_phase,
     "fault": fault.run_phase,
 }

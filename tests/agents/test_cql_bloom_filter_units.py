@@ -1,0 +1,60 @@
+"""bloom_filter_fp_chance as a table option (study 3's knob): the scenario's workload
+key reaches the CQL DDL (CREATE and the ALTER that an existing table takes), the built-in
+ttl workload file takes it as a variable and renders the same DDL as the engine, and bad
+values are one clear line."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from loadtower.agents.cql.schemas import TTL_BLOOM_FP_CHANCE, ddl
+from loadtower.scenarios.models import Workload
+from loadtower.scenarios.workloads.loader import load_workload_file
+from loadtower.scenarios.workloads.op_statements import engine_names
+from loadtower.scenarios.workloads.render_ddl import cql_ddl
+
+
+def test_ttl_tables_always_carry_ttl_and_fp_chance_create_and_alter() -> None:
+    ks, table, alter = ddl("ttl", "lt", "t", 1, 2, 30.0, 1.0)
+    assert ks.startswith("CREATE KEYSPACE IF NOT EXISTS lt ")
+    assert table.endswith(" WITH default_time_to_live = 30 AND bloom_filter_fp_chance = 1.0")
+    assert alter == "ALTER TABLE lt.t WITH default_time_to_live = 30 AND " \
+        "bloom_filter_fp_chance = 1.0"
+    default = ddl("ttl", "lt", "t", 1, 2, None)
+    assert default[2].endswith(f"bloom_filter_fp_chance = {TTL_BLOOM_FP_CHANCE!r}")
+
+
+@pytest.mark.parametrize("schema", ["ycsb", "recipes"])
+def test_other_tables_get_the_option_only_when_given(schema: str) -> None:
+    plain = ddl(schema, "lt", "t", 1, 2, None)
+    assert len(plain) == 2 and all("bloom" not in s for s in plain)
+    swept = ddl(schema, "lt", "t", 1, 2, None, 0.1)
+    assert swept[1].endswith(" WITH bloom_filter_fp_chance = 0.1")
+    assert swept[2] == "ALTER TABLE lt.t WITH bloom_filter_fp_chance = 0.1"
+
+
+@pytest.mark.parametrize("fp", [0.01, 0.1, 1.0])
+def test_the_ttl_workload_file_takes_it_as_a_variable(fp: float) -> None:
+    ref = resources.files("loadtower.scenarios.builtin.workloads") / "ttl.toml"
+    checked = load_workload_file(Path(str(ref)), {"ttl": 20, "bloom_filter_fp_chance": fp})
+    names = engine_names(checked, "lt", None)
+    assert cql_ddl(checked.model.tables, names, 1) == ddl("ttl", "lt", "ttl_rows", 1, 2, 20, fp)
+
+
+@pytest.mark.parametrize("fp", [0, -0.1, 1.5])
+def test_an_fp_chance_outside_0_1_is_refused(fp: float) -> None:
+    with pytest.raises(ValidationError) as info:
+        Workload(preset="ttl", bloom_filter_fp_chance=fp)
+    assert "bloom_filter_fp_chance" in str(info.value)
+
+
+def test_a_workload_file_takes_it_from_its_variables() -> None:
+    with pytest.raises(ValidationError) as info:
+        Workload(file="ttl", bloom_filter_fp_chance=0.1)
+    assert "set the file's variable" in str(info.value)
+    assert Workload(file="ttl", vars={"bloom_filter_fp_chance": 0.1}).vars == {
+        "bloom_filter_fp_chance": 0.1}
