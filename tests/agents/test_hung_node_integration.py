@@ -74,6 +74,12 @@ HUNG_ERRORS = {"RequestTimeout", "NodeBusy", "ConnectionError"}
 
 @pytest.fixture(scope="module")
 def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    if NATIVE_IO == "rust":  # else the agent runs the Python path and the test fails late
+        from loadtower.agents.cql import rust_feed
+
+        assert rust_feed.available(), (
+            "native_io rust, but loadtower_core is not installed in this venv "
+            "(scripts/build_core.sh builds it)")
     directory = tmp_path_factory.mktemp("hung-sandbox").resolve()
     up = ["sandbox", "up", "--dir", str(directory), "--first-address", FIRST,
           "--cassandra-nodes", "2", "--standby", "0", "--no-clickhouse", "--no-mongodb",
