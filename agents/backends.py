@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from loadtower.agents.cql.schemas import CqlOps
     from loadtower.agents.engine import PhaseConfig
+    from loadtower.agents.workload.file_ops import FileRunner
+    from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 PREPARE_TIMEOUT_S = 60.0
 PREPARE_RETRY_S = 0.5
@@ -55,6 +57,7 @@ class Backend(Protocol):
     ) -> None: ...
     def ops(self, cfg: PhaseConfig, schema: str, session: Any, **common: Any) -> CqlOps: ...
     def load_rows(self, cfg: PhaseConfig) -> int: ...
+    def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner: ...
     def advice(self, exc: BaseException) -> str | None: ...
 
 

@@ -17,7 +17,7 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,12 +27,16 @@ from loadtower.agents.cql.rust_feed import RustFeed
 from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.measure import IntervalRecorder
+from loadtower.agents.workload.file_ops import FileOps
+from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import OpMix, chooser, load_slice
 from loadtower.agents.workload.values import ValuePool
 from loadtower.protocol.phase_spec import PhaseMessage, PhaseSpec
+from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 LATE_S = 0.002  # 1 ms of event-loop timer granularity + 1 ms of real lateness
-NEW_KEY_STRIDE = 1_000_000_000  # run-phase inserts of worker w start at records + w*stride
+NEW_KEY_STRIDE = 1_000_000_000
+FILE_OPS_WHY = "workload file ops run from Python (the core's binder: next)"  # run-phase inserts of worker w start at records + w*stride
 
 
 @dataclass
@@ -107,6 +111,8 @@ class Engine:
         self._new_key = 0
         self._load_lanes = 0
         self._load_rows = 1
+        self._load_op = "insert"  # the load's op name, and one load op: (first key, rows)
+        self._load_block: Callable[[int, int], Awaitable[Any]] = self._no_load
         self._slots: asyncio.Semaphore | None = None
         self._ticker: asyncio.Task | None = None
         self.total_ops = 0
@@ -167,6 +173,11 @@ class Engine:
             self.session = await backend.open(cfg)
             self.session_key = key
         self.backend = backend
+        workload_file = spec.get("workload_file")
+        if workload_file:
+            await self._configure_file(cfg, backend, workload_file)
+            self.begin_phase(cfg)
+            return
         if cfg.worker_index == 0:
             await self.session.ddl(backend.ddl(cfg, schema, table))
         rng = random.Random(cfg.seed)
@@ -201,6 +212,10 @@ class Engine:
         if unknown:
             raise ValueError(f"the {schema} schema has no op {', '.join(unknown)}")
         self.ops, self.mix = table_ops, OpMix(mix, rng)
+        cql, rows = self.cql, self._load_rows
+        self._load_op = "insert" if rows == 1 else "insert_batch"
+        self._load_block = (lambda k, _n: cql.insert_key(k)) if rows == 1 else (
+            lambda k, n: cql.insert_keys(k, n))  # type: ignore[attr-defined]
         self.rust_on = self._rust_wanted(cfg, backend.engine, schema, mix)
         if not self.rust_on:  # the core prepares on the nodes that answer (a node paused)
             await backend.prepare(self.session, cfg, table, backend.statements(cfg, schema, table))
@@ -211,6 +226,34 @@ class Engine:
         elif self._rust_early(cfg, backend.engine):
             self.rust.connect_early(cfg, key)  # e.g. during the load: ready for the run
         self.begin_phase(cfg)
+
+    async def _configure_file(self, cfg: PhaseConfig, backend: Backend,
+                              wf: WorkloadFileSpec) -> None:
+        """A workload file's phase (``agents/workload/file_ops.py``): worker 0 runs the
+        target's DDL, the statements are prepared, rows come from the reference binder
+        (one Context per agent, seeded from the phase's seed)."""
+        if cfg.worker_index == 0:
+            await self.session.ddl(list(wf["ddl"]))
+        rng = random.Random(cfg.seed)
+        records = int(cfg.records or cfg.spec["dataset"]["records"])
+        first = int(cfg.spec.get("start_key") or 0) if cfg.mode == "load" else 0
+        self._load_next, self._load_end = load_slice(
+            first, records, cfg.worker_index, cfg.worker_count
+        )
+        # run phases: sequence keys after the data set, each worker its own range
+        offset = 0 if cfg.mode == "load" else records + cfg.worker_index * NEW_KEY_STRIDE
+        ops = FileOps(wf, backend.file_runner(self.session, wf), Context(rng, records), offset)
+        await ops.runner.prepare(ops.statements())
+        self.cql = None
+        self.ops, self.mix = ops.table(), OpMix(ops.weights(), rng)
+        if cfg.mode == "load":
+            if ops.load_op is None or ops.load_op not in wf["run"]:
+                raise ValueError("the workload file has no load op on this target (load = ...)")
+            self._load_rows = ops.load_rows(backend.load_rows(cfg))
+            self._load_op, self._load_block = ops.load_op, ops.load
+        self.rust_on = self._rust_wanted(cfg, backend.engine, "", ops.weights())
+        if self._rust_early(cfg, backend.engine):
+            self.rust.connect_early(cfg, backend.session_key(cfg))
 
     def _rust_early(self, cfg: PhaseConfig, engine: str) -> bool:
         """A CQL target that asks for the Rust core, which is installed."""
@@ -225,6 +268,8 @@ class Engine:
             return False
         asked = rust_feed.asked(cfg)
         why = rust_feed.why_not(cfg, engine, schema, mix) if asked else None
+        if asked and why is None and cfg.spec.get("workload_file"):
+            why = FILE_OPS_WHY
         if asked and why is None:
             return True
         driver = getattr(self.session, "name", "") or cfg.driver
@@ -245,6 +290,10 @@ class Engine:
         self._load_lanes = 0
         self._advised.clear()
         self.ready.set()
+
+    @staticmethod
+    async def _no_load(first: int, count: int) -> None:
+        raise RuntimeError("no load configured")
 
     def _latest(self) -> int:
         cfg = self.config
@@ -357,10 +406,10 @@ class Engine:
                 await asyncio.sleep(think)
 
     async def _load_lane(self, lane: Lane, run: PhaseRun) -> None:
-        assert self.cql is not None
         self._load_lanes += 1
         rows = self._load_rows  # 1: one insert per record; n: blocks of n rows (ClickHouse)
-        op, phase, inflight = ("insert" if rows == 1 else "insert_batch"), run.name, self.inflight
+        op, phase, inflight = self._load_op, run.name, self.inflight
+        block = self._load_block
         try:
             while lane.running and self._load_next < self._load_end:
                 k = self._load_next
@@ -369,10 +418,7 @@ class Engine:
                 sent = time.monotonic()  # a load op's intended start is its send
                 ticket = inflight.begin(phase, op, sent, False)
                 try:
-                    if rows == 1:
-                        await self.cql.insert_key(k)
-                    else:
-                        await self.cql.insert_keys(k, count)  # type: ignore[attr-defined]
+                    await block(k, count)
                 except Exception as exc:  # noqa: BLE001
                     if inflight.end(ticket):
                         self._failed(phase, op, exc, False, sent, time.monotonic())

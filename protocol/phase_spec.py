@@ -80,8 +80,7 @@ class PhaseSpec(TypedDict, total=False):
     workload_name: str
     connection: ConnectionOptions
     start_key: int
-    # a workload file's workload (docs/workloads.md); not sent yet: `run` refuses
-    # workload files until the engines bind them
+    # a workload file's workload (docs/workloads.md), rendered for the phase's target
     workload_file: WorkloadFileSpec
 
 

@@ -1,14 +1,20 @@
-"""The plain description of a workload file's ops that agents bind (the phase spec's
-``workload_file``): what ``loadtower.scenarios.workloads`` validates and a binder (the
-Python reference in ``agents/workload/binder.py``, later the Rust core) implements.
+"""The plain description of a workload file's ops that agents bind and run (the phase
+spec's ``workload_file``): what ``loadtower.scenarios.workloads`` validates and renders
+for one target, and what a binder (the Python reference in
+``agents/workload/binder.py``, later the Rust core) and the agents' executor
+(``agents/workload/file_ops.py``) implement.
 
 Generators are dicts keyed by ``gen`` with the fields docs/workloads.md lists; these
-types name the parts a binder reads.
+types name the parts a binder reads. The statements are rendered on the orchestrator
+(the same code path as ``loadtower check``): an agent never parses a workload file.
 """
 
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 GeneratorSpec = dict[str, Any]  # {"gen": "uniform", "keys": 1000, "prefix": "user", ...}
+# one bind marker's value: a parameter's name, or a `:[a, b]` list's names (the list of
+# the batch rows' values, or of their (a, b) tuples)
+BindName = str | list[str]
 
 
 class OpBindSpec(TypedDict, total=False):
@@ -22,6 +28,26 @@ class OpBindSpec(TypedDict, total=False):
     batch: int
 
 
+class StatementSpec(TypedDict):
+    """One statement as the target's driver takes it."""
+
+    text: str  # CQL with `?` markers; ClickHouse with `{name:Type}` (or an insert head)
+    binds: list[BindName]  # the markers' parameters in order (CQL) / by name (ClickHouse)
+    insert_rows: bool  # ClickHouse: `INSERT INTO t (cols)`: the rows go in one insert
+
+
+class OpRunSpec(TypedDict, total=False):
+    """One op of the file on this target: its statements (one per picked group member,
+    ``${g#}``), rows per op, what a read must find, its weight (the scenario's weights
+    applied), or the ops it runs in order with one key (``steps``)."""
+
+    statements: list[StatementSpec]
+    batch: int
+    expect: Literal["any", "rows"]
+    weight: float
+    steps: list[str]
+
+
 class DatasetSpec(TypedDict, total=False):
     file: str
     format: str
@@ -30,8 +56,14 @@ class DatasetSpec(TypedDict, total=False):
 
 class WorkloadFileSpec(TypedDict, total=False):
     """A workload file as the phase spec carries it (``PhaseSpec.workload_file``): the
-    whole validated file (tables, ops and statements, as docs/workloads.md writes them)
-    and each op's binder spec with the types the checks worked out."""
+    whole validated file (tables, ops and statements, as docs/workloads.md writes them),
+    each op's binder spec with the types the checks worked out, and, rendered for the
+    phase's target: its engine, DDL, tables, each op's statements and the load op."""
 
     model: dict[str, Any]  # WorkloadFile.as_spec()
     ops: dict[str, OpBindSpec]
+    engine: str  # "cassandra" (Cassandra and ScyllaDB) or "clickhouse"
+    ddl: list[str]  # worker 0 runs them in order
+    tables: list[str]  # the file's tables as qualified names on the target
+    run: dict[str, OpRunSpec]  # op -> what runs on this target (ops it lacks: absent)
+    load: str | None  # the op a load phase runs (None: the file has none)

@@ -76,9 +76,9 @@ def run(args: argparse.Namespace, live: LiveRun | None = None) -> int:
     from loadtower.scenarios.plan import load_plan
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
-    from loadtower.scenarios.workloads.scenario_files import refuse_workload_files
+    from loadtower.scenarios.workloads.target_spec import check_runnable
 
-    refuse_workload_files(plan.scenario, plan.scenario_path)  # not silently something else
+    check_runnable(plan)  # a workload file on an engine that cannot run it: one line now
     from loadtower.scenarios.environment_checks import check_tls_files
 
     check_tls_files(plan)  # read now and sent to the agents: a missing one is refused now

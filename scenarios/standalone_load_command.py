@@ -105,13 +105,14 @@ def _spec(args: argparse.Namespace) -> PhaseSpec:
     if path.suffix == ".toml" and path.exists():
         from loadtower.scenarios.loader import load_scenario
 
-        scenario, _ = load_scenario(path)
-        from loadtower.scenarios.workloads.scenario_files import refuse_workload_files
+        scenario, source = load_scenario(path)
+        from loadtower.scenarios.workloads.scenario_files import load_scenario_workloads
 
-        refuse_workload_files(scenario, path)  # checked, not yet run
+        files = load_scenario_workloads(scenario, path, source)
         name, workload = next(iter(scenario.workloads.items()))
         target, dataset = scenario.target, scenario.dataset
     else:
+        files = {}
         name = args.workload
         extra = {"ttl": args.ttl} if args.ttl else {}
         workload = Workload(preset=name, **extra)
@@ -121,7 +122,7 @@ def _spec(args: argparse.Namespace) -> PhaseSpec:
     if args.local_dc and target.local_dc is None:
         target = target.model_copy(update={"local_dc": args.local_dc})
     tls = _tls(args)
-    return {
+    spec: PhaseSpec = {
         "engine": args.engine,
         "connection": cast(ConnectionOptions, {"tls": tls} if tls else {}),
         "target": cast(TargetSpec, target.model_dump(mode="json")),
@@ -129,6 +130,12 @@ def _spec(args: argparse.Namespace) -> PhaseSpec:
         "workload": cast(WorkloadSpec, workload.model_dump(mode="json")),
         "workload_name": name,
     }
+    if name in files:  # a workload file, rendered for the engine of this load
+        from loadtower.scenarios.workloads.target_spec import render_for_target, runnable
+
+        rendered = render_for_target(files[name], workload, args.engine, target)
+        spec["workload_file"] = runnable(rendered, files[name].file, name)
+    return spec
 
 
 def run(args: argparse.Namespace) -> int:

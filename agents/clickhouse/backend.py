@@ -18,6 +18,8 @@ from loadtower.protocol.phase_spec import TargetSpec
 if TYPE_CHECKING:
     from loadtower.agents.cql.schemas import CqlOps
     from loadtower.agents.engine import PhaseConfig
+    from loadtower.agents.workload.file_ops import FileRunner
+    from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 
 class ClickhouseBackend:
@@ -114,6 +116,12 @@ class ClickhouseBackend:
 
     def load_rows(self, cfg: PhaseConfig) -> int:
         return max(1, int(cfg.spec["workload"].get("batch_size", 100)))
+
+    def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
+        """A workload file's statements (``agents/workload/file_ops.py``)."""
+        from loadtower.agents.clickhouse.file_runner import ClickhouseFileRunner
+
+        return ClickhouseFileRunner(session, spec["tables"])
 
     def advice(self, exc: BaseException) -> str | None:
         return str(exc) if isinstance(exc, ClickhouseOverloaded) else None

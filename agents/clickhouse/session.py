@@ -183,6 +183,17 @@ class ClickhouseSession:
             return self._command(sql, {"keys": [_key(r) for r in rows]})
         return [self._run(name, r) for r in rows]
 
+    def _run_named(self, name: str, params: dict[str, Any]) -> Any:
+        sql = self.statements[name]
+        if _READ.match(sql):
+            return self._client().query(sql, parameters=params).result_rows
+        return self._command(sql, params)
+
+    def execute_named(self, name: str, params: dict[str, Any]) -> asyncio.Future:
+        """A statement with server-side ``{name:Type}`` parameters (workload files); a
+        read's rows come back."""
+        return self._submit(self._run_named, name, params)
+
     def execute(self, name: str, params: tuple) -> asyncio.Future:
         return self._submit(self._run, name, params)
 

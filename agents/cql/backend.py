@@ -14,6 +14,8 @@ from loadtower.agents.cql.tls import TlsOptions, probe
 
 if TYPE_CHECKING:
     from loadtower.agents.engine import PhaseConfig
+    from loadtower.agents.workload.file_ops import FileRunner
+    from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 
 def tls_of(cfg: PhaseConfig) -> TlsOptions | None:
@@ -80,6 +82,12 @@ class CqlBackend:
 
     def load_rows(self, cfg: PhaseConfig) -> int:
         return 1
+
+    def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
+        """A workload file's statements (``agents/workload/file_ops.py``)."""
+        from loadtower.agents.cql.file_runner import CqlFileRunner
+
+        return CqlFileRunner(session)
 
     def advice(self, exc: BaseException) -> str | None:
         return None

@@ -55,9 +55,6 @@ class RunState:
 
 class Orchestrator:
     def __init__(self, plan: Plan, options: RunOptions) -> None:
-        from loadtower.scenarios.workloads.scenario_files import refuse_workload_files
-
-        refuse_workload_files(plan.scenario, plan.scenario_path)  # engines do not run them yet
         self.plan = plan
         self.options = options
         self.control = RunControl()

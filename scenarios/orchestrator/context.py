@@ -13,6 +13,7 @@ from loadtower.scenarios.models import as_plain
 from loadtower.scenarios.orchestrator.control import RunControl
 from loadtower.scenarios.orchestrator.live_stats import LiveStats, WindowSummary
 from loadtower.scenarios.plan import Plan
+from loadtower.scenarios.workloads.target_spec import phase_workload_file
 
 
 class Load(Protocol):
@@ -102,13 +103,17 @@ class PhaseContext:
         """What the agents need to generate load for phase `index`."""
         sc = self.plan.scenario
         name = workload_of(sc, index) or next(iter(sc.workloads))
-        return {
+        spec: PhaseSpec = {
             "engine": sc.engine,
             "target": cast(TargetSpec, as_plain(sc.target)),
             "dataset": cast(DatasetSpec, as_plain(sc.dataset)),
             "workload": cast(WorkloadSpec, as_plain(sc.workloads[name])),
             "workload_name": name,
         }
+        workload_file = phase_workload_file(self.plan, name)  # rendered for this target
+        if workload_file is not None:
+            spec["workload_file"] = workload_file
+        return spec
 
     def placeholders(self, host: str) -> dict[str, str]:
         sc = self.plan.scenario

@@ -57,6 +57,7 @@ class Checked:
     param_types: dict[str, dict[str, str]] = field(default_factory=dict)  # op -> param -> type
     param_columns: dict[str, dict[str, str]] = field(default_factory=dict)  # op -> param -> col
     params: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # op -> engine -> names
+    load_op: str | None = None  # the op a load phase runs: `load`, else the op "insert"
 
 
 class _Fail:
@@ -82,7 +83,20 @@ def check(model: WorkloadFile, source: str, file: str) -> Checked:
         for param, gen in op.bind.items():
             if isinstance(gen, Written):
                 _check_written(model, name, param, gen, out, fail)
+    out.load_op = _load_op(model, fail)
     return out
+
+
+def _load_op(model: WorkloadFile, fail: _Fail) -> str | None:
+    """The op a load phase runs: ``load``, else the op named ``insert`` (None: neither;
+    a load phase of such a file is refused when the scenario loads)."""
+    if model.load is None:
+        return "insert" if "insert" in model.ops else None
+    op = model.ops.get(model.load)
+    if op is None or op.steps is not None:
+        ops = [name for name, o in model.ops.items() if o.steps is None]
+        raise fail(("load",), f"no op '{model.load}' with a statement (ops: {', '.join(ops)})")
+    return model.load
 
 
 def _check_table(name: str, table: Table, fail: _Fail) -> None:

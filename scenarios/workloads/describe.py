@@ -17,8 +17,7 @@ from loadtower.agents.workload.generators import Context
 from loadtower.scenarios.models import CQL_ENGINES, Scenario, Target
 from loadtower.scenarios.workloads.bind_spec import bind_specs
 from loadtower.scenarios.workloads.checks import Checked
-from loadtower.scenarios.workloads.op_statements import engine_names, op_statements
-from loadtower.scenarios.workloads.render_ddl import clickhouse_ddl, cql_ddl
+from loadtower.scenarios.workloads.target_spec import RUN_ENGINES, render_for_target
 from loadtower.store.terminal_text import cell
 
 EXAMPLE_SEED = 1
@@ -72,8 +71,6 @@ def engines_of(scenario: Scenario) -> list[str]:
 def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
     model = checked.model
     workload = scenario.workloads[name]
-    tables = ({next(iter(model.tables)): workload.table}
-              if workload.table and len(model.tables) == 1 else None)
     engines = engines_of(scenario)
     records = int(model.vars.get("records", scenario.dataset.records))
     title = f"Workload {name}: file {checked.file}" + (
@@ -85,21 +82,15 @@ def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
     for column in ("op", "weight", "engine", "statement"):
         ops.add_column(column)
     total = sum(op.weight for op in model.ops.values()) or 1.0
-    rendered = {}
+    rendered: dict[str, dict[str, list[str]]] = {}
     for engine in engines:
-        target = _target_of(scenario, engine)
-        names = engine_names(checked, target.keyspace, tables, target.table_engine)
-        if engine == "cassandra":
-            rf = target.replication or target.replication_factor
-            ddl.add_row(cell(engine), cell("\n".join(cql_ddl(model.tables, names, rf))))
-        elif engine == "clickhouse":
-            lines = clickhouse_ddl(model.tables, names, target.table_engine, target.order_by,
-                                   target.skip_indexes)
-            ddl.add_row(cell(engine), cell("\n".join(lines)))
+        spec = render_for_target(checked, workload, engine, _target_of(scenario, engine))
+        if engine in RUN_ENGINES:
+            ddl.add_row(cell(engine), cell("\n".join(spec["ddl"])))
+            rendered[engine] = {op: [s["text"] for s in run["statements"]]
+                                for op, run in spec["run"].items() if "statements" in run}
         else:
             ddl.add_row(cell(engine), cell("(workload files on this engine: later)"))
-        if engine in ("cassandra", "clickhouse"):
-            rendered[engine] = op_statements(checked, engine, names)
     for op_name, op in model.ops.items():
         weight = f"{op.weight / total:.0%}" + (f" x{op.batch} rows" if op.batch > 1 else "")
         if op.steps:
@@ -109,7 +100,7 @@ def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
         for engine in engines:
             statements = rendered.get(engine, {}).get(op_name)
             text = (
-                "\n".join(r.text for r in statements[:2])
+                "\n".join(statements[:2])
                 + (f"\n... ({len(statements)} variants, one picked per op)"
                    if len(statements) > 2 else "")
                 if statements else "(none: the op does not run on this engine)"

@@ -153,6 +153,8 @@ VarValue = str | int | float | bool
 class WorkloadFile(Strict):
     name: Annotated[str, Field(max_length=200)] | None = None
     description: Annotated[str, Field(max_length=10_000)] = ""
+    # the op a load phase runs (its key numbers are the phase's slice); default: "insert"
+    load: Name | None = None
     vars: dict[Name, VarValue] = Field(default_factory=dict)
     datasets: dict[Name, DataSet] = Field(default_factory=dict)
     tables: Annotated[dict[Name, Table], Field(min_length=1)]

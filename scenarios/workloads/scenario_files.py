@@ -8,8 +8,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from loadtower.errors import ConfigError, LoadtowerError
-from loadtower.scenarios.models import Scenario, Workload
+from loadtower.errors import ConfigError
+from loadtower.scenarios.crossref import workload_of
+from loadtower.scenarios.models import LoadPhase, Scenario, Workload
 from loadtower.scenarios.toml_lines import LineIndex, format_path
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.loader import load_workload_file
@@ -78,6 +79,13 @@ def load_scenario_workloads(scenario: Scenario, scenario_path: Path, source: str
         where = ("workloads", name, "weights")
         out[name] = with_weights(checked, workload.weights,
                                  lambda k, p, at=where: fail((*at, *k), p))
+    for i, phase in enumerate(scenario.phases):
+        name = workload_of(scenario, i) or ""
+        if isinstance(phase, LoadPhase) and name in out and out[name].load_op is None:
+            ops = [o for o, m in out[name].model.ops.items() if m.steps is None]
+            raise ConfigError(out[name].file, None, "load",
+                              f"phase {i + 1} loads workload '{name}': name the op a load phase "
+                              f"runs, load = \"...\" (no op 'insert'; ops: {', '.join(ops)})")
     return out
 
 
@@ -100,14 +108,3 @@ def file_mix(checked: Checked | None) -> str:
     total = sum(op.weight for op in ops.values()) or 1.0
     mix = " ".join(f"{name} {op.weight / total:.0%}" for name, op in ops.items() if op.weight > 0)
     return f"{mix} (file {Path(checked.file).name})"
-
-
-def refuse_workload_files(scenario: Scenario, scenario_path: Path) -> None:
-    """A run of a scenario with a workload file stops here, in one line: its files are
-    checked (``loadtower check``) but the engines do not run them yet."""
-    for name, workload in scenario.workloads.items():
-        if workload.file is not None:
-            raise LoadtowerError(
-                f"{scenario_path}: workload '{name}' is a workload file ({workload.file}): "
-                "custom workload files are checked (loadtower check) but not yet run"
-            )

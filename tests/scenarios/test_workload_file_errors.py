@@ -192,25 +192,40 @@ def test_bad_workload_entry_in_a_scenario(write, capsys, entry, key, problem) ->
     assert problem in err
 
 
-def test_run_refuses_a_workload_file_in_one_line(write, capsys) -> None:
-    write("w.toml", GOOD)
+NO_INSERT = GOOD.replace("[ops.insert]", "[ops.sign_up]").replace("insert.user_id",
+                                                                   "sign_up.user_id")
+
+
+def test_a_load_phase_of_a_file_without_a_load_op_is_one_line(write, capsys) -> None:
+    write("w.toml", NO_INSERT)
     scenario = write("s.toml", 'name = "s"\n[workloads.kv]\nfile = "w.toml"\n'
                      '[[phases]]\ntype = "load"\n')
     inventory = write("inv.toml", INVENTORY)
     assert main(["run", str(scenario), "-i", str(inventory), "--headless"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err
-    assert "custom workload files are checked (loadtower check) but not yet run" in err
+    assert "\n" not in err and "w.toml" in err and "key 'load'" in err, err
+    assert "phase 1 loads workload 'kv'" in err and "ops: sign_up, get" in err
 
 
-def test_the_standalone_load_refuses_a_workload_file(write) -> None:
+def test_a_load_key_naming_no_op_is_one_line(write) -> None:
+    text = 'load = "sign_in"\n' + NO_INSERT
+    assert error_of(write, text) == (
+        "w.toml:1: key 'load': no op 'sign_in' with a statement (ops: sign_up, get)")
+
+
+def test_the_standalone_load_renders_the_file_for_its_engine(write) -> None:
     import argparse
 
-    from loadtower.errors import LoadtowerError
     from loadtower.scenarios.standalone_load_command import _spec
 
-    write("w.toml", GOOD)
+    write("w.toml", 'load = "sign_up"\n' + NO_INSERT)
     scenario = write("s.toml", 'name = "s"\n[workloads.kv]\nfile = "w.toml"\n'
-                     '[[phases]]\ntype = "load"\n')
-    with pytest.raises(LoadtowerError, match="checked .* but not yet run"):
-        _spec(argparse.Namespace(workload=str(scenario)))
+                     '[target]\nkeyspace = "ks1"\n[[phases]]\ntype = "load"\n')
+    args = argparse.Namespace(workload=str(scenario), engine="cassandra", local_dc=None,
+                              tls_ca_file=None, tls_cert_file=None, tls_key_file=None)
+    spec = _spec(args)["workload_file"]
+    assert spec["engine"] == "cassandra" and spec["load"] == "sign_up"
+    assert spec["tables"] == ["ks1.profiles"]
+    assert spec["run"]["sign_up"]["statements"][0]["text"] == (
+        "INSERT INTO ks1.profiles (user_id, name, age, avatar) VALUES (?, ?, ?, ?)")
+    assert spec["ddl"][1].startswith("CREATE TABLE IF NOT EXISTS ks1.profiles (user_id text")

@@ -63,7 +63,7 @@ cassandra = "SELECT v FROM ${kv} WHERE k = :k"
 bind.k = { gen = "key" }
 """)
     text = 'name = "s"\n[dataset]\nrecords = 77\n[workloads.kv]\nfile = "sub/kv.toml"\n' \
-           '[[phases]]\ntype = "load"\n'
+           '[[phases]]\ntype = "run"\nduration = "1s"\nrate = 1\n'
     plan = load_plan(write("s.toml", text), write("inv.toml", INVENTORY))
     assert plan.workloads["kv"].model.vars["records"] == 77  # from [dataset]
 

@@ -1,0 +1,38 @@
+"""Workload-file statements on CQL (``agents/workload/file_ops.py``): prepared once by
+name, one row bound in `?` order, N rows as an UNLOGGED BATCH, a ``:[...]`` list as one
+statement whose ``IN ?`` takes the rows' values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loadtower.agents.backends import prepare_retrying
+from loadtower.agents.workload.file_ops import Row, bind_value, has_list, positional
+from loadtower.protocol.workload_file_spec import StatementSpec
+
+
+class CqlFileRunner:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    async def prepare(self, statements: dict[str, StatementSpec]) -> None:
+        texts = {name: s["text"] for name, s in statements.items()}
+        await prepare_retrying(lambda: self.session.prepare(texts))
+
+    def send(self, name: str, statement: StatementSpec, rows: list[Row]) -> Any:
+        if has_list(statement):
+            return self.session.execute(name, tuple(bind_value(b, rows)
+                                                    for b in statement["binds"]))
+        if len(rows) == 1:
+            return self.session.execute(name, positional(statement, rows[0]))
+        return self.session.batch(name, [positional(statement, row) for row in rows])
+
+    def found(self, result: Any) -> bool:
+        """A row came back: acsylla's Result (count()), cassandra-driver's ResultSet."""
+        count = getattr(result, "count", None)
+        if callable(count):
+            return bool(count())
+        rows = getattr(result, "current_rows", None)
+        if rows is not None:
+            return bool(rows)
+        return result is not None and bool(result)

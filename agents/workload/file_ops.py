@@ -1,0 +1,151 @@
+"""A workload file's ops on an agent: rows from the reference binder (``binder.py``),
+sent through an engine's runner (``agents/cql/file_runner.py``,
+``agents/clickhouse/file_runner.py``) as the orchestrator rendered them for the target
+(``protocol/workload_file_spec.py``: statement text, bind order, insert heads).
+
+- An op of ``batch = N`` binds N rows: a statement with a ``:[...]`` list is sent once
+  (the list over the rows), a ClickHouse insert head once with the N rows, any other
+  CQL statement as an UNLOGGED BATCH of N.
+- ``expect = "rows"``: an empty result is a `NoRows` error (the run's error table shows
+  the class).
+- ``steps``: the steps' statements in order, one key number, measured as one op.
+- A load phase runs the file's load op over the phase's key numbers (``load``).
+- Run phases: ``sequence`` key numbers start after the data set (the agent's
+  ``key_offset``), as the built-in inserts do.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from loadtower.agents.workload.binder import OpBinder, step_rows
+from loadtower.agents.workload.generators import Context
+from loadtower.protocol.workload_file_spec import (
+    BindName,
+    OpBindSpec,
+    OpRunSpec,
+    StatementSpec,
+    WorkloadFileSpec,
+)
+
+Row = dict[str, Any]
+
+
+class NoRows(LookupError):
+    """A read with ``expect = "rows"`` found no row (a miss)."""
+
+
+class FileRunner(Protocol):
+    """One engine's way to prepare and send rendered statements."""
+
+    async def prepare(self, statements: dict[str, StatementSpec]) -> None: ...
+    def send(self, name: str, statement: StatementSpec, rows: list[Row]) -> Awaitable[Any]: ...
+    def found(self, result: Any) -> bool: ...
+
+
+def bind_value(bind: BindName, rows: list[Row]) -> Any:
+    """A marker's value: a parameter of the (first) row, or a `:[...]` list's values
+    over the rows (tuples for several names)."""
+    if isinstance(bind, str):
+        return rows[0][bind]
+    if len(bind) == 1:
+        return [row[bind[0]] for row in rows]
+    return [tuple(row[name] for name in bind) for row in rows]
+
+
+def has_list(statement: StatementSpec) -> bool:
+    return any(not isinstance(b, str) for b in statement["binds"])
+
+
+def positional(statement: StatementSpec, row: Row) -> tuple:
+    """One row's values in the markers' order (CQL's `?`, an insert head's columns)."""
+    return tuple(row[b] for b in statement["binds"] if isinstance(b, str))
+
+
+def named(statement: StatementSpec, rows: list[Row]) -> dict[str, Any]:
+    """ClickHouse's server-side parameters: ``{name:Type}`` by name, a list's
+    ``{a_b:Array(...)}`` by its names joined with ``_``."""
+    return {(b if isinstance(b, str) else "_".join(b)): bind_value(b, rows)
+            for b in statement["binds"]}
+
+
+def _shifted(spec: OpBindSpec, offset: int) -> OpBindSpec:
+    """The op's spec with every ``sequence`` counting from first + offset."""
+    if not offset:
+        return spec
+    out = copy.deepcopy(spec)
+    gens = [out["key"]] if "key" in out else []
+    gens += list(out.get("bind", {}).values())
+    for gen in gens:
+        if gen.get("gen") == "sequence":
+            gen["first"] = int(gen.get("first", 0)) + offset
+    return out
+
+
+def statement_name(op: str, variant: int) -> str:
+    return f"{op}/{variant}"
+
+
+class FileOps:
+    def __init__(self, spec: WorkloadFileSpec, runner: FileRunner, ctx: Context,
+                 key_offset: int = 0) -> None:
+        self.runner, self.ctx, self.rng = runner, ctx, ctx.rng
+        self.run_specs: dict[str, OpRunSpec] = spec["run"]
+        self.load_op = spec.get("load")
+        self.binders: dict[str, OpBinder] = {}
+        for op, bind in spec["ops"].items():
+            if op in self.run_specs:
+                self.binders[op] = OpBinder(op, _shifted(bind, key_offset), ctx, self._fresh)
+
+    def _fresh(self, op: str, param: str) -> Any:
+        """``written`` before `op` wrote anything: a value `op` would write."""
+        return self.binders[op].row()[param]
+
+    def statements(self) -> dict[str, StatementSpec]:
+        """Every statement to prepare, by its name (op/variant)."""
+        return {statement_name(op, i): s for op, run in self.run_specs.items()
+                for i, s in enumerate(run.get("statements", []))}
+
+    def weights(self) -> dict[str, float]:
+        return {op: run.get("weight", 1.0) for op, run in self.run_specs.items()
+                if run.get("weight", 1.0) > 0}
+
+    def table(self) -> dict[str, Callable[[], Awaitable[Any]]]:
+        """op -> a zero-argument awaitable factory (what the engine's lanes call)."""
+        return {op: (lambda op=op: self.run(op)) for op in self.run_specs}  # type: ignore[misc]
+
+    async def run(self, op: str) -> None:
+        run = self.run_specs[op]
+        steps = run.get("steps")
+        if steps:
+            rows = step_rows([self.binders[s] for s in steps])
+            for step, row in zip(steps, rows, strict=True):
+                await self.send(step, [row])
+            return
+        binder = self.binders[op]
+        await self.send(op, [binder.row() for _ in range(max(1, run.get("batch", 1)))])
+
+    async def send(self, op: str, rows: list[Row]) -> Any:
+        run = self.run_specs[op]
+        statements = run["statements"]
+        i = self.rng.randrange(len(statements)) if len(statements) > 1 else 0
+        result = await self.runner.send(statement_name(op, i), statements[i], rows)
+        if run.get("expect") == "rows" and not self.runner.found(result):
+            raise NoRows(f"{op} found no row")
+        return result
+
+    def load_rows(self, insert_block: int) -> int:
+        """Rows per load op: the load op's batch; a ClickHouse insert head's
+        `insert_block` (the workload's batch_size) when the op binds one row."""
+        run = self.run_specs[self.load_op or ""]
+        batch = int(run.get("batch", 1))
+        if batch > 1:
+            return batch
+        return insert_block if any(s["insert_rows"] for s in run["statements"]) else 1
+
+    def load(self, first: int, count: int) -> Awaitable[Any]:
+        """One load op: the load op's rows of key numbers first .. first + count - 1."""
+        binder = self.binders[self.load_op or ""]
+        return self.send(binder.name, [binder.row(key=k) for k in range(first, first + count)])

@@ -1,0 +1,127 @@
+"""A workload file rendered for one target: what a phase spec's ``workload_file`` holds
+(protocol/workload_file_spec.py) and what ``loadtower check`` prints (one code path).
+
+For the target's engine: the DDL (the target's keyspace and replication, the workload's
+table rename, a ClickHouse target's table_engine / order_by / skip_indexes), the file's
+tables as qualified names, each op's statements with the driver's markers and their
+parameters in order, its batch, expect and weight, ops made of steps, and the op a load
+phase runs. Agents take this as it is: they never import a workload file's model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from loadtower.agents.clickhouse.schemas import sql_name
+from loadtower.agents.cql.schemas import cql_name
+from loadtower.errors import LoadtowerError
+from loadtower.protocol.workload_file_spec import OpRunSpec, StatementSpec, WorkloadFileSpec
+from loadtower.scenarios.models import CQL_ENGINES, Target, Workload
+from loadtower.scenarios.workloads.bind_spec import workload_file_spec
+from loadtower.scenarios.workloads.checks import Checked
+from loadtower.scenarios.workloads.op_statements import engine_names, op_statements
+from loadtower.scenarios.workloads.render_ddl import clickhouse_ddl, cql_ddl
+from loadtower.scenarios.workloads.render_statements import Names, Rendered
+
+if TYPE_CHECKING:
+    from loadtower.scenarios.plan import Plan
+
+RUN_ENGINES = ("cassandra", "clickhouse")
+
+
+def file_engine(engine: str) -> str:
+    """The statement slot of a scenario engine: Cassandra and ScyllaDB run `cassandra`."""
+    return "cassandra" if engine in CQL_ENGINES else engine
+
+
+def table_renames(checked: Checked, workload: Workload) -> dict[str, str] | None:
+    """The workload's ``table`` renames the file's table when it has only one."""
+    tables = checked.model.tables
+    return {next(iter(tables)): workload.table} if workload.table and len(tables) == 1 else None
+
+
+def target_ddl(checked: Checked, engine: str, target: Target, names: Names) -> list[str]:
+    tables = checked.model.tables
+    if engine == "cassandra":
+        return cql_ddl(tables, names, target.replication or target.replication_factor)
+    if engine == "clickhouse":
+        indexes = ({k: str(v) for k, v in target.skip_indexes.items()}
+                   if target.skip_indexes is not None else None)
+        return clickhouse_ddl(tables, names, target.table_engine, target.order_by, indexes)
+    return []
+
+
+def _qualified(engine: str, names: Names, table: str) -> str:
+    quote = sql_name if engine == "clickhouse" else cql_name
+    return f"{quote(names.keyspace)}.{quote(names.tables.get(table, table))}"
+
+
+def _statement(r: Rendered) -> StatementSpec:
+    binds = [b if isinstance(b, str) else list(b) for b in r.binds]
+    return {"text": r.text, "binds": binds, "insert_rows": r.insert_rows}
+
+
+def run_ops(checked: Checked, statements: dict[str, list[Rendered]]) -> dict[str, OpRunSpec]:
+    """Each op that runs on the engine (ops with steps: when each step does)."""
+    out: dict[str, OpRunSpec] = {}
+    for name, op in checked.model.ops.items():
+        if op.steps is not None:
+            if all(step in statements for step in op.steps):
+                out[name] = {"steps": list(op.steps), "weight": float(op.weight), "batch": 1,
+                             "expect": "any"}
+        elif name in statements:
+            out[name] = {"statements": [_statement(r) for r in statements[name]],
+                         "batch": op.batch, "expect": op.expect, "weight": float(op.weight)}
+    return out
+
+
+def render_for_target(checked: Checked, workload: Workload, engine: str, target: Target
+                      ) -> WorkloadFileSpec:
+    """The file as the agents of a target of `engine` run it (see the module docstring)."""
+    slot = file_engine(engine)
+    names = engine_names(checked, target.keyspace, table_renames(checked, workload),
+                         target.table_engine)
+    spec = workload_file_spec(checked)
+    statements = op_statements(checked, slot, names) if slot in RUN_ENGINES else {}
+    spec.update({
+        "engine": slot,
+        "ddl": target_ddl(checked, slot, target, names),
+        "tables": [_qualified(slot, names, t) for t in checked.model.tables],
+        "run": run_ops(checked, statements),
+        "load": checked.load_op,
+    })
+    return spec
+
+
+def runnable(spec: WorkloadFileSpec, file: str, workload: str) -> WorkloadFileSpec:
+    """`spec` when its engine runs workload files and it has an op to run, else one line."""
+    if spec["engine"] not in RUN_ENGINES:
+        raise LoadtowerError(f"{file}: workload '{workload}' on engine {spec['engine']}: "
+                             "workload files run on Cassandra, ScyllaDB and ClickHouse "
+                             "(the mongodb slot is checked, not run yet)")
+    if not any(op.get("weight", 0) > 0 for op in spec["run"].values()):
+        raise LoadtowerError(f"{file}: workload '{workload}': no op with a weight has a "
+                             f"{spec['engine']} statement: nothing to run on this target")
+    return spec
+
+
+def check_runnable(plan: Plan) -> None:
+    """Every workload file of the run renders and runs on each target that uses it (one
+    line otherwise, before anything starts)."""
+    from loadtower.scenarios.orchestrator.targets import target_plans
+
+    for _name, target_plan in target_plans(plan):
+        sc = target_plan.scenario
+        for name, checked in plan.workloads.items():
+            spec = render_for_target(checked, sc.workloads[name], sc.engine, sc.target)
+            runnable(spec, checked.file, name)
+
+
+def phase_workload_file(plan: Plan, workload: str) -> WorkloadFileSpec | None:
+    """The phase spec's ``workload_file`` for `workload` on the plan's (one) target."""
+    checked = plan.workloads.get(workload)
+    if checked is None:
+        return None
+    sc = plan.scenario
+    spec = render_for_target(checked, sc.workloads[workload], sc.engine, sc.target)
+    return runnable(spec, checked.file, workload)
