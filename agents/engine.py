@@ -27,6 +27,7 @@ from loadtower.agents.cql.rust_feed import RustFeed
 from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.measure import IntervalRecorder
+from loadtower.agents.workload import dataset_feed
 from loadtower.agents.workload.file_ops import FileOps
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import OpMix, chooser, load_slice
@@ -237,12 +238,20 @@ class Engine:
         rng = random.Random(cfg.seed)
         records = int(cfg.records or cfg.spec["dataset"]["records"])
         first = int(cfg.spec.get("start_key") or 0) if cfg.mode == "load" else 0
+        # a load of a data set: its rows are the load's keys (agents/workload/dataset_feed.py)
+        loaded = dataset_feed.load_dataset(wf) if cfg.mode == "load" else None
+        if loaded is not None:
+            first, records = 0, dataset_feed.dataset_rows(wf, loaded)
         self._load_next, self._load_end = load_slice(
             first, records, cfg.worker_index, cfg.worker_count
         )
+        datasets = dataset_feed.worker_datasets(
+            wf, cfg.worker_index, cfg.worker_count,
+            (loaded, self._load_next, self._load_end) if loaded is not None else None)
         # run phases: sequence keys after the data set, each worker its own range
         offset = 0 if cfg.mode == "load" else records + cfg.worker_index * NEW_KEY_STRIDE
-        ops = FileOps(wf, backend.file_runner(self.session, wf), Context(rng, records), offset)
+        ops = FileOps(wf, backend.file_runner(self.session, wf),
+                      Context(rng, records, datasets=datasets), offset)
         await ops.runner.prepare(ops.statements())
         self.cql = None
         self.ops, self.mix = ops.table(), OpMix(ops.weights(), rng)
