@@ -90,3 +90,15 @@ def _cycle(wf: WorkloadFileSpec, name: str, worker: int, workers: int
         yield from reader(wf, name, Share()).cycle()
         return
     yield from share.cycle()
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (Linux VmHWM), in MB (0 where unknown)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0

@@ -14,6 +14,18 @@ from loadtower.errors import ConfigError
 from loadtower.scenarios.toml_lines import LineIndex, format_path
 from loadtower.scenarios.workloads.checks import Checked
 
+_validated: dict[tuple[str, int, int, str, tuple[tuple[str, str], ...]], int] = {}
+
+
+def _validate(path: Path, fmt: str, columns: dict[str, str]) -> int:
+    """`validate`, once per file contents (path, size, mtime) and declaration: a scenario
+    loads its workload files more than once."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns, fmt, tuple(columns.items()))
+    if key not in _validated:
+        _validated[key] = validate(path, fmt, columns)
+    return _validated[key]
+
 
 def dataset_path(workload_file: Path, file: str) -> Path:
     """A data set's file: absolute, or relative to the workload file's directory."""
@@ -40,9 +52,25 @@ def check_dataset_files(checked: Checked, source: str, workload_file: Path) -> d
             raise fail(f"no such data set file {path}")
         fmt = dataset.file_format() or ""
         try:
-            rows[name] = validate(path, fmt, dict(dataset.columns))
+            rows[name] = _validate(path, fmt, dict(dataset.columns))
         except DatasetError as exc:
             raise fail(str(exc)) from None
         resolved[name] = dataset.model_copy(update={"file": str(path), "format": fmt})
     checked.model = model.model_copy(update={"datasets": resolved})
     return rows
+
+
+def load_rows(checked: Checked) -> int | None:
+    """The rows a load phase of this file loads when its load op binds a data set
+    (that data set's rows), else None (the phase's records decide)."""
+    model = checked.model
+    op = model.ops.get(checked.load_op or "")
+    if op is None:
+        return None
+    for gen in op.bind.values():
+        if getattr(gen, "gen", None) == "dataset":
+            name = getattr(gen, "dataset", None) or next(iter(model.datasets))
+            dataset = model.datasets[name]
+            path = Path(dataset.file)
+            return _validate(path, dataset.file_format() or "", dict(dataset.columns))
+    return None

@@ -64,6 +64,23 @@ def test_a_bad_data_set_is_one_line_from_check(write, tmp_path, capsys, file, da
                                + problem.format(dir=tmp_path))
     scenario = write("s.toml", 'name = "s"\n[workloads.kv]\nfile = "w.toml"\n'
                      '[[phases]]\ntype = "load"\n')
-    assert main(["check", str(scenario), "-i", str(write("inv.toml", INVENTORY))]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.endswith(str(info.value)), err
+    inventory = write("inv.toml", INVENTORY)
+    for command in (["check"], ["run", "--headless", "--store", str(tmp_path / "s.duckdb")]):
+        assert main([*command[:1], str(scenario), "-i", str(inventory), *command[1:]]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and err.endswith(str(info.value)), (command, err)
+    assert not (tmp_path / "s.duckdb").exists()  # refused before any run began
+
+
+def test_a_load_of_a_data_set_loads_its_rows(write) -> None:
+    from loadtower.scenarios.workloads.dataset_files import load_rows
+
+    write("people.csv", GOOD_CSV)
+    checked = load_workload_file(write("w.toml", 'load = "load"\n' + WORKLOAD.format(
+        file="people.csv")))
+    assert load_rows(checked) == 2
+    plain = WORKLOAD.format(file="people.csv").replace(
+        'bind.id = { gen = "dataset", column = "id" }', 'bind.id = { gen = "int" }').replace(
+        'bind.name = { gen = "dataset", column = "name" }', 'bind.name = { gen = "text" }').replace(
+        'bind.age = { gen = "dataset", column = "age" }', 'bind.age = { gen = "int" }')
+    assert load_rows(load_workload_file(write("v.toml", 'load = "load"\n' + plain))) is None
