@@ -280,9 +280,10 @@ class Engine:
         if not (cfg.mode == "run" and cfg.lane_rate and engine == "cassandra"):
             return False
         asked = rust_feed.asked(cfg)
-        why = rust_feed.why_not(cfg, engine, schema, mix) if asked else None
-        if asked and why is None and cfg.spec.get("workload_file"):
-            why = FILE_OPS_WHY
+        if cfg.spec.get("workload_file"):
+            why: str | None = FILE_OPS_WHY  # engineer wn's native binder will take them
+        else:
+            why = rust_feed.why_not(cfg, engine, schema, mix) if asked else None
         if asked and why is None:
             return True
         driver = getattr(self.session, "name", "") or cfg.driver

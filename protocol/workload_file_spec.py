@@ -34,6 +34,7 @@ class StatementSpec(TypedDict):
     text: str  # CQL with `?` markers; ClickHouse with `{name:Type}` (or an insert head)
     binds: list[BindName]  # the markers' parameters in order (CQL) / by name (ClickHouse)
     insert_rows: bool  # ClickHouse: `INSERT INTO t (cols)`: the rows go in one insert
+    types: dict[str, str]  # each parameter's type on this engine (CQL: float, text, ...)
 
 
 class OpRunSpec(TypedDict, total=False):

@@ -10,6 +10,18 @@ from loadtower.agents.backends import prepare_retrying
 from loadtower.agents.workload.file_ops import Row, bind_value, has_list, positional
 from loadtower.protocol.workload_file_spec import StatementSpec
 
+FLOATS = ("float", "double")
+
+
+def as_floats(statement: StatementSpec, rows: list[Row]) -> list[Row]:
+    """The rows with numbers made float where the column is (an `int` key bound into a
+    `float` column, study 1's total_price): the drivers refuse an int for a float."""
+    names = [n for n, t in statement.get("types", {}).items() if t.lower() in FLOATS]
+    if not names:
+        return rows
+    return [{**row, **{n: float(row[n]) for n in names if isinstance(row.get(n), int)}}
+            for row in rows]
+
 
 class CqlFileRunner:
     def __init__(self, session: Any) -> None:
@@ -20,6 +32,7 @@ class CqlFileRunner:
         await prepare_retrying(lambda: self.session.prepare(texts))
 
     def send(self, name: str, statement: StatementSpec, rows: list[Row]) -> Any:
+        rows = as_floats(statement, rows)
         if has_list(statement):
             return self.session.execute(name, tuple(bind_value(b, rows)
                                                     for b in statement["binds"]))

@@ -84,6 +84,15 @@ def _shifted(spec: OpBindSpec, offset: int) -> OpBindSpec:
     return out
 
 
+def load_rows(run: OpRunSpec, insert_block: int) -> int:
+    """Rows per load op: the load op's batch; a ClickHouse insert head's `insert_block`
+    (the workload's batch_size) when the op binds one row."""
+    batch = int(run.get("batch", 1))
+    if batch > 1:
+        return batch
+    return insert_block if any(s["insert_rows"] for s in run.get("statements", [])) else 1
+
+
 def statement_name(op: str, variant: int) -> str:
     return f"{op}/{variant}"
 
@@ -137,13 +146,7 @@ class FileOps:
         return result
 
     def load_rows(self, insert_block: int) -> int:
-        """Rows per load op: the load op's batch; a ClickHouse insert head's
-        `insert_block` (the workload's batch_size) when the op binds one row."""
-        run = self.run_specs[self.load_op or ""]
-        batch = int(run.get("batch", 1))
-        if batch > 1:
-            return batch
-        return insert_block if any(s["insert_rows"] for s in run["statements"]) else 1
+        return load_rows(self.run_specs[self.load_op or ""], insert_block)
 
     def load(self, first: int, count: int) -> Awaitable[Any]:
         """One load op: the load op's rows of key numbers first .. first + count - 1."""

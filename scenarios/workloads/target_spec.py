@@ -16,10 +16,15 @@ from loadtower.agents.clickhouse.schemas import sql_name
 from loadtower.agents.cql.schemas import cql_name
 from loadtower.errors import LoadtowerError
 from loadtower.protocol.workload_file_spec import OpRunSpec, StatementSpec, WorkloadFileSpec
-from loadtower.scenarios.models import CQL_ENGINES, Target, Workload
+from loadtower.scenarios.crossref import workload_of
+from loadtower.scenarios.models import CQL_ENGINES, LoadPhase, Target, Workload
 from loadtower.scenarios.workloads.bind_spec import workload_file_spec
 from loadtower.scenarios.workloads.checks import Checked
-from loadtower.scenarios.workloads.op_statements import engine_names, op_statements
+from loadtower.scenarios.workloads.op_statements import (
+    engine_names,
+    op_statements,
+    param_engine_types,
+)
 from loadtower.scenarios.workloads.render_ddl import clickhouse_ddl, cql_ddl
 from loadtower.scenarios.workloads.render_statements import Names, Rendered
 
@@ -56,12 +61,15 @@ def _qualified(engine: str, names: Names, table: str) -> str:
     return f"{quote(names.keyspace)}.{quote(names.tables.get(table, table))}"
 
 
-def _statement(r: Rendered) -> StatementSpec:
+def _statement(r: Rendered, types: dict[str, str]) -> StatementSpec:
     binds = [b if isinstance(b, str) else list(b) for b in r.binds]
-    return {"text": r.text, "binds": binds, "insert_rows": r.insert_rows}
+    names = {n for b in r.binds for n in ((b,) if isinstance(b, str) else b)}
+    return {"text": r.text, "binds": binds, "insert_rows": r.insert_rows,
+            "types": {n: t for n, t in types.items() if n in names}}
 
 
-def run_ops(checked: Checked, statements: dict[str, list[Rendered]]) -> dict[str, OpRunSpec]:
+def run_ops(checked: Checked, statements: dict[str, list[Rendered]], engine: str
+            ) -> dict[str, OpRunSpec]:
     """Each op that runs on the engine (ops with steps: when each step does)."""
     out: dict[str, OpRunSpec] = {}
     for name, op in checked.model.ops.items():
@@ -70,7 +78,8 @@ def run_ops(checked: Checked, statements: dict[str, list[Rendered]]) -> dict[str
                 out[name] = {"steps": list(op.steps), "weight": float(op.weight), "batch": 1,
                              "expect": "any"}
         elif name in statements:
-            out[name] = {"statements": [_statement(r) for r in statements[name]],
+            types = param_engine_types(checked, name, engine)
+            out[name] = {"statements": [_statement(r, types) for r in statements[name]],
                          "batch": op.batch, "expect": op.expect, "weight": float(op.weight)}
     return out
 
@@ -87,7 +96,7 @@ def render_for_target(checked: Checked, workload: Workload, engine: str, target:
         "engine": slot,
         "ddl": target_ddl(checked, slot, target, names),
         "tables": [_qualified(slot, names, t) for t in checked.model.tables],
-        "run": run_ops(checked, statements),
+        "run": run_ops(checked, statements, slot),
         "load": checked.load_op,
     })
     return spec
@@ -112,9 +121,14 @@ def check_runnable(plan: Plan) -> None:
 
     for _name, target_plan in target_plans(plan):
         sc = target_plan.scenario
+        loaded = {workload_of(sc, i) for i, p in enumerate(sc.phases) if isinstance(p, LoadPhase)}
         for name, checked in plan.workloads.items():
             spec = render_for_target(checked, sc.workloads[name], sc.engine, sc.target)
             runnable(spec, checked.file, name)
+            if name in loaded and (spec["load"] or "") not in spec["run"]:
+                raise LoadtowerError(f"{checked.file}: workload '{name}' is loaded on a "
+                                     f"{sc.engine} target, but its load op "
+                                     f"'{spec['load']}' has no {spec['engine']} statement")
 
 
 def phase_workload_file(plan: Plan, workload: str) -> WorkloadFileSpec | None:

@@ -4,7 +4,8 @@ Keys are the numbers ``start_key`` .. ``start_key + records - 1`` (``start_key``
 default): a later load phase with ``start_key = dataset.records`` adds new rows instead
 of rewriting the first ones.
 
-Cassandra/Scylla insert one record per op (`insert`). ClickHouse and MongoDB (the
+Cassandra/Scylla insert one record per op (`insert`); a workload file's load op its own
+rows per op (docs/workloads.md). ClickHouse and MongoDB (the
 engines with ``block_load`` in ``orchestrator/engines.py``) insert blocks of the
 workload's `batch_size` rows per op (`insert_batch`, see agents/clickhouse/ops.py,
 agents/mongodb/ops.py); the result then also gives `rows_per_op` and `rows_per_s` (exact
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from loadtower.agents.workload.file_ops import load_rows
 from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import LoadPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext
@@ -29,9 +31,10 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
     loads_data = load_rows(checked) if checked is not None else None  # a data set's rows
     records = loads_data or phase.records or ctx.plan.scenario.dataset.records
     start = ctx.clock()
+    spec = ctx.spec(index)
     await ctx.load.start(
         ctx.current_phase,
-        ctx.spec(index) | {"start_key": phase.start_key},
+        spec | {"start_key": phase.start_key},
         mode="load",
         records=records,
         concurrency=phase.concurrency,
@@ -59,9 +62,15 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
     }
     rows_note = ""
     engine = ctx.plan.scenario.engine
-    if seam(engine).block_load:
-        sc = ctx.plan.scenario
-        per_op = sc.workloads[workload_of(sc, index) or next(iter(sc.workloads))].batch_size
+    sc = ctx.plan.scenario
+    batch_size = sc.workloads[workload_of(sc, index) or next(iter(sc.workloads))].batch_size
+    workload_file = spec.get("workload_file")
+    if workload_file is not None:  # its load op's rows per op, as the agents insert them
+        load_op = workload_file["run"].get(workload_file.get("load") or "")
+        per_op = load_rows(load_op, batch_size) if load_op else 1
+    else:
+        per_op = batch_size if seam(engine).block_load else 1
+    if per_op > 1:
         rows = min(records, (figures.ops - figures.errors) * per_op)
         result.update(rows_per_op=per_op, rows=rows, rows_per_s=round(rows / measured, 1))
         rows_note = f", {rows:,} rows in blocks of {per_op}"
