@@ -60,7 +60,7 @@ def check_dataset_files(checked: Checked, source: str, workload_file: Path) -> d
     return rows
 
 
-def load_rows(checked: Checked) -> int | None:
+def dataset_load_rows(checked: Checked) -> int | None:
     """The rows a load phase of this file loads when its load op binds a data set
     (that data set's rows), else None (the phase's records decide)."""
     model = checked.model

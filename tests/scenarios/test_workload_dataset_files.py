@@ -73,14 +73,14 @@ def test_a_bad_data_set_is_one_line_from_check(write, tmp_path, capsys, file, da
 
 
 def test_a_load_of_a_data_set_loads_its_rows(write) -> None:
-    from loadtower.scenarios.workloads.dataset_files import load_rows
+    from loadtower.scenarios.workloads.dataset_files import dataset_load_rows
 
     write("people.csv", GOOD_CSV)
     checked = load_workload_file(write("w.toml", 'load = "load"\n' + WORKLOAD.format(
         file="people.csv")))
-    assert load_rows(checked) == 2
+    assert dataset_load_rows(checked) == 2
     plain = WORKLOAD.format(file="people.csv").replace(
         'bind.id = { gen = "dataset", column = "id" }', 'bind.id = { gen = "int" }').replace(
         'bind.name = { gen = "dataset", column = "name" }', 'bind.name = { gen = "text" }').replace(
         'bind.age = { gen = "dataset", column = "age" }', 'bind.age = { gen = "int" }')
-    assert load_rows(load_workload_file(write("v.toml", 'load = "load"\n' + plain))) is None
+    assert dataset_load_rows(load_workload_file(write("v.toml", 'load = "load"\n' + plain))) is None
