@@ -29,10 +29,11 @@ ROWS = int(os.environ.get("LOADTOWER_DATASET_ROWS", "1000000"))
 DB = "lt_wd_dataset"
 BATCH = 500  # rows per op: a CQL UNLOGGED batch of 500 (about 20 kB, under the 50 kB fail
 # threshold), one ClickHouse insert of 500 rows
-# A worker's peak RSS: the agent's own ~130 MB (Python, locust, the drivers, duckdb
-# imported) plus the data set reader's bound (DuckDB's 256 MB memory_limit, of which a
-# streaming scan of these small rows uses a few MB, and one 10,000-row batch): a worker
-# that held the million rows in Python (~400 MB of dicts) would pass it.
+# A worker's peak RSS: the agent's own ~100 MB (Python, locust, the drivers, duckdb
+# imported) plus the data set reader's (DuckDB's 256 MB memory_limit, of which streaming
+# these small rows uses well under 100 MB, and one 10,000-row batch): 181 MB measured for
+# these files read and bound in one process here. A worker that held the million rows
+# in Python (~400 MB of dicts alone) would pass the bound.
 PEAK_RSS_BOUND_MB = 400
 
 WORKLOAD = """\
