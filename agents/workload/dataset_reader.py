@@ -78,9 +78,9 @@ def connect(memory_limit: str = MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB that streams with one thread within `memory_limit` (one
     thread also keeps the file's row order, which row numbers rely on)."""
     con = duckdb.connect(config={"memory_limit": memory_limit, "threads": 1,
-                                 "preserve_insertion_order": True,
-                                 "enable_progress_bar": False})  # never on an agent's stdout
+                                 "preserve_insertion_order": True})
     con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")  # never on an agent's stdout
     return con
 
 
