@@ -165,3 +165,10 @@ def test_a_file_larger_than_the_memory_limit_streams_in_bounded_memory(tmp_path:
     rows, peak_mb = map(int, done.stdout.split())
     assert rows == 190000
     assert peak_mb < BOUND_MB, f"peak RSS {peak_mb} MB reading a {size_mb:.0f} MB file"
+
+
+def test_a_json_array_of_objects_reads_like_lines(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    path.write_text('[{"id": 1, "name": "a", "extra": true}, {"id": 2, "name": "b"}]')
+    rows = list(DatasetReader(path, "json", {"name": "text", "id": "bigint"}).rows())
+    assert rows == [{"name": "a", "id": 1}, {"name": "b", "id": 2}]
