@@ -236,6 +236,10 @@ rate = 10
 """)
     get = _summary(reader, run_id)[("misses", "get")]
     assert get["ops"] > 0 and get["errors"] == get["ops"], get
-    classes = get["errors_by_class"]
-    classes = json.loads(classes) if isinstance(classes, str) else classes
+    classes: dict[str, int] = {}  # the per-second rows' error classes
+    _cols, rows = reader.sql(f"SELECT errors_by_class FROM op_second WHERE run_id = '{run_id}' "
+                             "AND phase = 'misses' AND op = 'get' AND errors > 0")
+    for (blob,) in rows:
+        for name, count in json.loads(blob).items():
+            classes[name] = classes.get(name, 0) + int(count)
     assert classes == {"NoRows": get["errors"]}, classes
