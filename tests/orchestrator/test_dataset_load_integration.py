@@ -32,8 +32,10 @@ BATCH = 100  # rows per op: a CQL UNLOGGED batch of 100 (Cassandra's mutation si
 # A worker's peak RSS: the agent's own ~100 MB (Python, locust, the drivers, duckdb
 # imported) plus the data set reader's (DuckDB's 256 MB memory_limit, of which streaming
 # these small rows uses well under 100 MB, and one 10,000-row batch): 181 MB measured for
-# these files read and bound in one process here. A worker that held the million rows
-# in Python (~400 MB of dicts alone) would pass the bound.
+# these files read and bound in one process here; in the run, 197..275 MB per worker
+# (one worker process does both loads on both engines, its drivers' buffers included;
+# the whole test: 224 s here). A worker that held the million rows in Python (~400 MB
+# of dicts alone) would pass the bound.
 PEAK_RSS_BOUND_MB = 400
 
 WORKLOAD = """\
