@@ -20,6 +20,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from loadtower.scenarios.loader import load_inventory
+from loadtower.scenarios.orchestrator.dataset_upload import DATASETS_DIR, sha256_of
 from loadtower.store import StoreReader
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
@@ -158,6 +160,23 @@ def test_a_million_rows_as_csv_and_parquet_reach_both_engines(sandbox: dict, cle
     if not (sandbox.get("clickhouse") or {}).get("enabled"):
         pytest.skip("the sandbox runs no ClickHouse host (chdb-core not importable?)")
     files = _write_data(tmp_path, ROWS)
+    try:
+        _load_and_check(sandbox, tmp_path, files)
+    finally:  # the copies the run put on the agent host (this machine)
+        _remove_shipped(sandbox, files)
+
+
+def _remove_shipped(sandbox: dict, files: dict[str, Path]) -> None:
+    inventory, _text = load_inventory(Path(sandbox["dir"]) / "inventory.toml")
+    for host in inventory.with_role("agent").values():
+        directory = Path(str(host.bootstrap_dir)).expanduser() / DATASETS_DIR
+        for path in files.values():
+            (directory / f"{sha256_of(path)[:16]}-{path.name}").unlink(missing_ok=True)
+        if directory.is_dir() and not any(directory.iterdir()):
+            directory.rmdir()
+
+
+def _load_and_check(sandbox: dict, tmp_path: Path, files: dict[str, Path]) -> None:
     store = tmp_path / "runs.duckdb"
     done = run_scenario(_scenario(tmp_path, files), Path(sandbox["inventory"]), store,
                         timeout=1400)
