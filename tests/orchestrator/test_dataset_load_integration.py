@@ -172,8 +172,9 @@ def _remove_shipped(sandbox: dict, files: dict[str, Path]) -> None:
         directory = Path(str(host.bootstrap_dir)).expanduser() / DATASETS_DIR
         for path in files.values():
             (directory / f"{sha256_of(path)[:16]}-{path.name}").unlink(missing_ok=True)
-        if directory.is_dir() and not any(directory.iterdir()):
-            directory.rmdir()
+        for made in (directory, directory.parent):  # the run made them when missing
+            if made.is_dir() and not any(made.iterdir()):
+                made.rmdir()
 
 
 def _load_and_check(sandbox: dict, tmp_path: Path, files: dict[str, Path]) -> None:
