@@ -27,6 +27,7 @@ from loadtower.agents.cql.rust_feed import RustFeed
 from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.measure import IntervalRecorder
+from loadtower.agents.workload import dataset_feed
 from loadtower.agents.workload.file_ops import FileOps
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import OpMix, chooser, load_slice
@@ -111,6 +112,7 @@ class Engine:
         self._load_lanes = 0
         self._load_rows = 1
         self._load_op = "insert"  # the load's op name, and one load op: (first key, rows)
+        self._dataset_load: tuple[str, int, int] | None = None  # (data set, first, end)
         self._load_block: Callable[[int, int], Awaitable[Any]] = self._no_load
         self._slots: asyncio.Semaphore | None = None
         self._ticker: asyncio.Task | None = None
@@ -172,6 +174,7 @@ class Engine:
             self.session = await backend.open(cfg)
             self.session_key = key
         self.backend = backend
+        self._dataset_load = None
         workload_file = spec.get("workload_file")
         if workload_file:
             await self._configure_file(cfg, backend, workload_file)
@@ -236,12 +239,22 @@ class Engine:
         rng = random.Random(cfg.seed)
         records = int(cfg.records or cfg.spec["dataset"]["records"])
         first = int(cfg.spec.get("start_key") or 0) if cfg.mode == "load" else 0
+        # a load of a data set: its rows are the load's keys (agents/workload/dataset_feed.py)
+        loaded = dataset_feed.load_dataset(wf) if cfg.mode == "load" else None
+        if loaded is not None:
+            first, records = 0, dataset_feed.dataset_rows(wf, loaded)
         self._load_next, self._load_end = load_slice(
             first, records, cfg.worker_index, cfg.worker_count
         )
+        self._dataset_load = (
+            (loaded, self._load_next, self._load_end) if loaded is not None else None)
+        datasets = dataset_feed.worker_datasets(
+            wf, cfg.worker_index, cfg.worker_count,
+            (loaded, self._load_next, self._load_end) if loaded is not None else None)
         # run phases: sequence keys after the data set, each worker its own range
         offset = 0 if cfg.mode == "load" else records + cfg.worker_index * NEW_KEY_STRIDE
-        ops = FileOps(wf, backend.file_runner(self.session, wf), Context(rng, records), offset)
+        ops = FileOps(wf, backend.file_runner(self.session, wf),
+                      Context(rng, records, datasets=datasets), offset)
         self.cql = None
         self.ops, self.mix = ops.table(), OpMix(ops.weights(), rng)
         if cfg.mode == "load":
@@ -434,6 +447,11 @@ class Engine:
         finally:
             self._load_lanes -= 1
         if self._load_lanes == 0 and self._load_next >= self._load_end and run is self.run:
+            if self._dataset_load is not None:  # a data set's load: what this worker wrote
+                name, first, end = self._dataset_load
+                self._event("dataset", f"data set {name}: rows {first + 1}..{end} loaded "
+                            f"({end - first} rows); worker peak RSS "
+                            f"{dataset_feed.peak_rss_mb():.0f} MB")
             # drained first: every line of the load and the drain event go out before
             # load_done, since the orchestrator counts the load when the phase is done
             await self.drain()

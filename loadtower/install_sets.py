@@ -15,6 +15,7 @@ AGENT_REQUIRES: tuple[str, ...] = (
     "hdrhistogram>=0.10",
     "numpy>=1.24",  # the scrambled zipfian draws batches (agents/workload/zipfian.py)
     "psutil>=5.9",
+    "duckdb>=1.0",  # a workload file's data set, streamed (agents/workload/dataset_reader.py)
 )
 # Optional on a load host: acsylla (asyncio over the C++ CQL driver, the `auto` session
 # driver for load and closed-model phases), and the Rust load core (built from native/loadtower-core by scripts/build_core.sh, not on any
@@ -31,13 +32,12 @@ ORCHESTRATOR_REQUIRES: tuple[str, ...] = (
     "asyncssh>=2.14",
     "cryptography>=42",  # the sandbox's TLS certificates (sandbox/tls_certs.py)
     "prometheus-api-client>=0.5",
-    "duckdb>=1.0",
     "pydantic>=2.5",
     "pyarrow>=14",
     "numba>=0.60",  # the store's HDR merge loops (store/hdr_kernels.py)
 )
 # Import names that must never be importable from the agent set alone.
-NOT_ON_AGENTS: tuple[str, ...] = ("duckdb", "pyarrow", "pandas", "textual", "asyncssh", "rich")
+NOT_ON_AGENTS: tuple[str, ...] = ("pyarrow", "pandas", "textual", "asyncssh", "rich")
 
 FULL_REQUIRES: tuple[str, ...] = AGENT_REQUIRES + ORCHESTRATOR_REQUIRES
 FULL_EXTRAS: dict[str, tuple[str, ...]] = {

@@ -24,12 +24,27 @@ class OpBinder:
         groups: dict[str, list[str]] = op.get("groups", {})
         types: dict[str, str] = op.get("types", {})
         self.draws: dict[str, Draw] = {}
+        # the data sets this op reads: one file row per op row, shared by their bindings
+        self._datasets: list[str] = []
+        self._rows: dict[str, dict[str, Any] | LookupError] = {}
         for param, spec in op.get("bind", {}).items():
             members = groups.get(param[:-1], []) if param.endswith("*") else [param]
+            if spec.get("gen") == "dataset":
+                name = spec.get("dataset") or next(iter(ctx.datasets), None) or ""
+                if name not in self._datasets:
+                    self._datasets.append(name)
             for member in members:
                 self.draws[member] = generator(
-                    spec, types[member], ctx, lambda: self._key, source
+                    spec, types[member], ctx, lambda: self._key, source, self._dataset_row
                 )
+
+    def _dataset_row(self, name: str) -> dict[str, Any]:
+        row = self._rows.get(name)
+        if row is None:
+            raise LookupError(f"data set {name} is not loaded here")
+        if isinstance(row, LookupError):
+            raise row
+        return row
 
     def row(
         self, missing: Callable[[str, LookupError], Any] | None = None, key: int | None = None
@@ -41,6 +56,11 @@ class OpBinder:
             self._key = key
         elif self._draw_key is not None:
             self._key = self._draw_key()
+        for name in self._datasets:
+            try:
+                self._rows[name] = self.ctx.dataset_row(name)
+            except LookupError as exc:
+                self._rows[name] = exc
         out = {}
         for param, draw in self.draws.items():
             try:

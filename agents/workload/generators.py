@@ -57,7 +57,8 @@ def render_key(k: int, spec: dict[str, Any], type_name: str) -> Any:
 
 class Context:
     """What generators share on one agent: the rng, the data set's size, the newest
-    key, the clock, the values ops wrote (for ``written``), the data sets' rows."""
+    key, the clock, the values ops wrote (for ``written``), the data sets' rows (an
+    iterator of dicts per data set name)."""
 
     def __init__(
         self,
@@ -73,6 +74,18 @@ class Context:
         self._pool: ValuePool | None = None
         self.datasets = datasets or {}
         self.written: dict[tuple[str, str], list[Any]] = {}
+
+    def dataset_row(self, name: str) -> dict[str, Any]:
+        """The next row of data set `name` (LookupError when it is not loaded here).
+        The iterators are the agent's (``dataset_reader.DatasetReader.cycle()`` in run
+        phases: rows in turn, one batch in memory)."""
+        rows = self.datasets.get(name)
+        if rows is None:
+            raise LookupError(f"data set {name} is not loaded here")
+        try:
+            return next(rows)
+        except StopIteration:
+            raise LookupError(f"data set {name} has no more rows") from None
 
     @property
     def pool(self) -> ValuePool:
@@ -116,10 +129,12 @@ def _coerce(value: Any, type_name: str) -> Any:
 def generator(
     spec: dict[str, Any], type_name: str, ctx: Context, op_key: Callable[[], int] | None = None,
     source: Callable[[str, str], Any] | None = None,
+    dataset_row: Callable[[str], dict[str, Any]] | None = None,
 ) -> Draw:
     """A function giving the next value of the generator `spec` for a parameter of type
     `type_name`. `op_key`: the row's key number (``gen = "key"``); `source`: a fresh
-    value of OP.PARAM (``written`` before that op wrote anything)."""
+    value of OP.PARAM (``written`` before that op wrote anything); `dataset_row`: the
+    op row's row of a data set (``gen = "dataset"``)."""
     gen, rng = spec["gen"], ctx.rng
     if gen == "key":
         if op_key is None:
@@ -158,7 +173,7 @@ def generator(
     if gen == "written":
         return _written(spec, ctx, source)
     if gen == "dataset":
-        return _dataset(spec, ctx)
+        return _dataset(spec, ctx, dataset_row)
     raise ValueError(f"unknown generator {gen!r}")
 
 
@@ -207,15 +222,17 @@ def _written(spec: dict[str, Any], ctx: Context, source: Callable[[str, str], An
     return pick
 
 
-def _dataset(spec: dict[str, Any], ctx: Context) -> Draw:
-    name = spec.get("dataset") or next(iter(ctx.datasets), None)
+def _dataset(spec: dict[str, Any], ctx: Context,
+             current: Callable[[str], dict[str, Any]] | None) -> Draw:
+    """A column of the data set's current row: `current(name)` is the row the binder
+    drew for this op row (every data-set binding of one row reads the same file row);
+    without one, each value is the next row's."""
+    name = spec.get("dataset") or next(iter(ctx.datasets), None) or ""
     column = spec["column"]
+    row_of = current or ctx.dataset_row
 
     def pick() -> Any:
-        rows = ctx.datasets.get(name or "")
-        if rows is None:
-            raise LookupError(f"data set {name or ''} is not loaded here")
-        return next(rows)[column]
+        return row_of(name)[column]
 
     return pick
 

@@ -20,6 +20,7 @@ from loadtower.errors import LoadtowerError
 from loadtower.scenarios.orchestrator.agent_version import AgentVersions
 from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.control import ControlServer, RunControl, default_control_path
+from loadtower.scenarios.orchestrator.dataset_upload import ship_plan_datasets
 from loadtower.scenarios.orchestrator.facts import HOST_FACTS_CMD, local_versions, parse_host_facts
 from loadtower.scenarios.orchestrator.phases import HANDLERS
 from loadtower.scenarios.orchestrator.sinks import Sinks
@@ -102,6 +103,9 @@ class Orchestrator:
                 pool, plan.inventory, sinks, bootstrap=self.options.bootstrap_agents
             ).ensure()
             await self._versions(pool, pythons, sinks, writer, run_id)
+            dataset_paths = await ship_plan_datasets(  # a workload file's data sets
+                pool, plan.inventory, plan.workloads,
+                lambda m, d: sinks.event("agents", m, data=d))
             load = create_load(pool, plan, run_id, sinks, pythons)
             await load.prepare()
             ctx = PhaseContext(
@@ -113,6 +117,7 @@ class Orchestrator:
                 control=self.control,
                 stats=sinks.stats,
                 db_hosts_up=db_hosts_up,
+                dataset_paths=dataset_paths,
             )
             await self._phases(ctx, writer, sinks)
             if self.control.stop_requested.is_set():

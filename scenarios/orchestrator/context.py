@@ -11,6 +11,7 @@ from loadtower.protocol.phase_spec import DatasetSpec, PhaseSpec, TargetSpec, Wo
 from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import as_plain
 from loadtower.scenarios.orchestrator.control import RunControl
+from loadtower.scenarios.orchestrator.dataset_upload import agent_spec
 from loadtower.scenarios.orchestrator.live_stats import LiveStats, WindowSummary
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.workloads.target_spec import phase_workload_file
@@ -72,6 +73,8 @@ class PhaseContext:
     clock: Callable[[], float] = time.time
     current_phase: str = ""
     db_hosts_up: list[str] = field(default_factory=list)
+    # a workload file's data set files: local path -> the path the agents read
+    dataset_paths: dict[str, str] = field(default_factory=dict)
     # the phase's clock as its `phases` row keeps it: the runner sets the start; the end
     # is when the handler read its figures (``figures``), so that a phase whose lines
     # carry no span has the same duration live and stored
@@ -112,7 +115,7 @@ class PhaseContext:
         }
         workload_file = phase_workload_file(self.plan, name)  # rendered for this target
         if workload_file is not None:
-            spec["workload_file"] = workload_file
+            spec["workload_file"] = agent_spec(workload_file, self.dataset_paths)
         return spec
 
     def placeholders(self, host: str) -> dict[str, str]:

@@ -34,7 +34,7 @@ JOIN_TIMEOUT_S = 90.0
 START_TIMEOUT_S = 150.0
 RUN_MARKER = "--lt-run"
 KEPT_EVENT_KINDS = ("warning", "error", "rebalanced", "worker_silent", "worker_back", "agent_orphaned",
-                    "cql_path")
+                    "cql_path", "dataset")
 WORKERS_END_S = 10.0
 # the master acknowledges a stop once every line of the phase and the agents' drain
 # events are in (the agents' drain is bounded well below this)

@@ -9,6 +9,7 @@ from typing import Any
 from loadtower.errors import ConfigError
 from loadtower.scenarios.loader import parse_toml, read_text
 from loadtower.scenarios.workloads.checks import Checked, check
+from loadtower.scenarios.workloads.dataset_files import check_dataset_files
 from loadtower.scenarios.workloads.model_errors import validate_workload
 from loadtower.scenarios.workloads.variables import Scalar, substitute
 
@@ -44,7 +45,9 @@ def load_workload_file(path: Path, overrides: dict[str, Scalar] | None = None) -
         from loadtower.scenarios.workloads.ycsb_workload import ycsb_workload
 
         return ycsb_workload(source, str(path), overrides)
-    return load_workload_text(source, str(path), overrides)
+    checked = load_workload_text(source, str(path), overrides)
+    check_dataset_files(checked, source, path)
+    return checked
 
 
 def declared_overrides(

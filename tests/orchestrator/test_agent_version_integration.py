@@ -79,7 +79,7 @@ def test_bootstrap_installs_with_no_index_from_a_copied_wheelhouse(
     # the agent install set only: the orchestrator's rooms and libraries are not there
     rooms = subprocess.run(
         [str(venv_python), "-c", "import importlib.util as u\n"
-         "print(*[m for m in ('loadtower.store', 'loadtower.tui', 'duckdb', 'textual')"
+         "print(*[m for m in ('loadtower.store', 'loadtower.tui', 'pyarrow', 'textual')"
          " if u.find_spec(m)])"], capture_output=True, text=True, timeout=120, cwd="/")
     assert rooms.returncode == 0 and rooms.stdout.strip() == "", rooms.stdout + rooms.stderr
     reader = StoreReader(store)

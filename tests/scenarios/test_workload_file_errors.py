@@ -47,6 +47,12 @@ bind.user_id = { gen = "written", from = "insert.user_id" }
 """
 
 
+@pytest.fixture(autouse=True)
+def people_csv(write) -> None:
+    """The data set GOOD declares, beside the workload files the tests write."""
+    write("people.csv", "user_id,name,age\nu1,ann,31\nu2,bob,45\n")
+
+
 def error_of(write, text: str) -> str:
     path = write("w.toml", text)
     with pytest.raises(ConfigError) as info:

@@ -23,10 +23,13 @@ from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import LoadPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.engines import hook, seam
+from loadtower.scenarios.workloads.dataset_files import dataset_load_rows
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str, Any]:
-    records = phase.records or ctx.plan.scenario.dataset.records
+    checked = ctx.plan.workloads.get(workload_of(ctx.plan.scenario, index) or "")
+    loads_data = dataset_load_rows(checked) if checked is not None else None  # a data set's rows
+    records = loads_data or phase.records or ctx.plan.scenario.dataset.records
     start = ctx.clock()
     spec = ctx.spec(index)
     await ctx.load.start(

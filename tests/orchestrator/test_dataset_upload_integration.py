@@ -1,0 +1,57 @@
+"""Data set files copied to an agent host over the sandbox's real sshd (SFTP): the
+copy is byte for byte, a second upload of the same contents copies nothing, new
+contents get a new name."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from loadtower.scenarios.loader import load_inventory
+from loadtower.scenarios.orchestrator.dataset_upload import ship_datasets, uploads
+from loadtower.scenarios.orchestrator.ssh_pool import HostPool
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+
+def test_data_sets_reach_the_agent_once(sandbox: dict, tmp_path: Path) -> None:
+    inventory, _text = load_inventory(Path(sandbox["dir"]) / "inventory.toml")
+    local = tmp_path / "people.csv"
+    local.write_bytes(b"id,name\n" + b"".join(b"%d,n%d\n" % (i, i) for i in range(50_000)))
+    spec = {"model": {"datasets": {"people": {"file": str(local), "format": "csv",
+                                              "columns": {"id": "bigint"}}}}}
+    base = tmp_path / "agent-home" / ".loadtower"  # the sandbox's agent host is this machine
+    events: list[tuple[str, dict]] = []
+
+    async def go() -> tuple[dict, dict, dict]:
+        pool = HostPool(inventory)
+        try:
+            await pool.connect_all()
+            first = await ship_datasets(pool, "agent1", str(base), uploads(spec),  # type: ignore[arg-type]
+                                        lambda m, d: events.append((m, d)))
+            again = await ship_datasets(pool, "agent1", str(base), uploads(spec),  # type: ignore[arg-type]
+                                        lambda m, d: events.append((m, d)))
+            local.write_bytes(local.read_bytes() + b"50000,n50000\n")
+            changed = await ship_datasets(pool, "agent1", str(base), uploads(spec))  # type: ignore[arg-type]
+            return first, again, changed
+        finally:
+            await pool.close()
+
+    try:
+        first, again, changed = asyncio.run(go())
+        remote = Path(first["people"])
+        assert remote.parent == (base / "datasets").resolve() and remote.name.endswith(
+            "-people.csv")
+        assert again == first
+        assert [d["files"] for _m, d in events] == [1, 0], events
+        assert "were there already" in events[1][0]
+        copies = sorted(p.name for p in remote.parent.iterdir())
+        assert copies == sorted([remote.name, Path(changed["people"]).name])  # no .part left
+        assert hashlib.sha256(Path(changed["people"]).read_bytes()).hexdigest() == \
+            hashlib.sha256(local.read_bytes()).hexdigest()
+    finally:
+        shutil.rmtree(tmp_path / "agent-home", ignore_errors=True)
