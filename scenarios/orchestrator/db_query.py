@@ -175,23 +175,8 @@ async def cql_queries(
     actions: Any, plan: Plan, host: str, cqls: list[str], timeout: float = QUERY_TIMEOUT_S
 ) -> list[list[dict[str, Any]]]:
     """The rows of each query, on one connection to DB host `host` alone."""
-    from loadtower.scenarios.orchestrator.cql_tls import tls_options
-    from loadtower.scenarios.orchestrator.secrets import engine_password
-
-    inventory = plan.inventory
-    engine = str(inventory.hosts[host].engine)
-    creds = inventory.credentials(engine)
-    password = engine_password(plan, engine)
-    tls = tls_options(plan, engine)
-    address, port = inventory.hosts[host].address, inventory.db_port(host, engine)
-    async with reach(actions, host, address, port) as (point, local_port):
-        return await asyncio.wait_for(
-            asyncio.to_thread(
-                _cql_many, point, local_port, creds.username, password, cqls, timeout,
-                tls, (host, address, port),
-            ),
-            timeout * (2 + len(cqls)),  # connect, handshake, queries: each bounded by `timeout`
-        )
+    async with cql_connection(actions, plan, host, timeout) as ask:
+        return [await ask(cql) for cql in cqls]
 
 
 def _clickhouse_version(
