@@ -113,6 +113,7 @@ class Engine:
         self._load_rows = 1
         self._load_op = "insert"  # the load's op name, and one load op: (first key, rows)
         self._dataset_load: tuple[str, int, int] | None = None  # (data set, first, end)
+        self._load_failed = 0  # rows of this phase's load ops that failed
         self._load_block: Callable[[int, int], Awaitable[Any]] = self._no_load
         self._slots: asyncio.Semaphore | None = None
         self._ticker: asyncio.Task | None = None
@@ -174,7 +175,7 @@ class Engine:
             self.session = await backend.open(cfg)
             self.session_key = key
         self.backend = backend
-        self._dataset_load = None
+        self._dataset_load, self._load_failed = None, 0
         workload_file = spec.get("workload_file")
         if workload_file:
             await self._configure_file(cfg, backend, workload_file)
@@ -439,6 +440,7 @@ class Engine:
                 try:
                     await block(k, count)
                 except Exception as exc:  # noqa: BLE001
+                    self._load_failed += count
                     if inflight.end(ticket):
                         self._failed(phase, op, exc, False, sent, time.monotonic())
                 else:
@@ -449,9 +451,11 @@ class Engine:
         if self._load_lanes == 0 and self._load_next >= self._load_end and run is self.run:
             if self._dataset_load is not None:  # a data set's load: what this worker wrote
                 name, first, end = self._dataset_load
+                failed = self._load_failed
                 self._event("dataset", f"data set {name}: rows {first + 1}..{end} loaded "
-                            f"({end - first} rows); worker peak RSS "
-                            f"{dataset_feed.peak_rss_mb():.0f} MB")
+                            f"({end - first - failed} rows)"
+                            + (f", {failed} rows failed" if failed else "")
+                            + f"; worker peak RSS {dataset_feed.peak_rss_mb():.0f} MB")
             # drained first: every line of the load and the drain event go out before
             # load_done, since the orchestrator counts the load when the phase is done
             await self.drain()
