@@ -9,7 +9,7 @@ types name the parts a binder reads. The statements are rendered on the orchestr
 (the same code path as ``loadtower check``): an agent never parses a workload file.
 """
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 GeneratorSpec = dict[str, Any]  # {"gen": "uniform", "keys": 1000, "prefix": "user", ...}
 # one bind marker's value: a parameter's name, or a `:[a, b]` list's names (the list of
@@ -28,13 +28,38 @@ class OpBindSpec(TypedDict, total=False):
     batch: int
 
 
+# a parameter's place in a MongoDB call's template: {"$param": "name"} (the agent puts
+# the row's value there, as a BSON-friendly value of the parameter's portable type)
+PARAM_MARK = "$param"
+
+
+class MongoCallSpec(TypedDict, total=False):
+    """One pymongo call (the ``mongodb`` slot of an op): templates are plain JSON in
+    which ``{"$param": name}`` stands for a parameter; column groups and ``${...}``
+    references are resolved (one call per picked member, as statements)."""
+
+    call: str  # find_one, find, insert_one, insert_many, update_one, update_many,
+    #            replace_one, delete_one, delete_many, aggregate, count_documents
+    collection: str  # the collection's name in the target's database (its keyspace)
+    filter: dict[str, Any]
+    document: dict[str, Any]
+    update: dict[str, Any]
+    pipeline: list[dict[str, Any]]
+    sort: list[list[Any]]  # [[field, 1 | -1], ...] in order
+    limit: Any  # a number, or a parameter's mark
+
+
 class StatementSpec(TypedDict):
     """One statement as the target's driver takes it."""
 
-    text: str  # CQL with `?` markers; ClickHouse with `{name:Type}` (or an insert head)
+    text: str  # CQL with `?` markers; ClickHouse with `{name:Type}` (or an insert head);
+    #            MongoDB: the call as check prints it (`ks.coll.find_one({"_id": :id})`)
     binds: list[BindName]  # the markers' parameters in order (CQL) / by name (ClickHouse)
     insert_rows: bool  # ClickHouse: `INSERT INTO t (cols)`: the rows go in one insert
-    types: dict[str, str]  # each parameter's type on this engine (CQL: float, text, ...)
+    #                    (MongoDB: an insert call, whose load takes blocks of rows)
+    types: dict[str, str]  # each parameter's type on this engine (CQL: float, text, ...;
+    #                        MongoDB: the portable type)
+    mongodb: NotRequired[MongoCallSpec]  # MongoDB: the call the agent makes
 
 
 class OpRunSpec(TypedDict, total=False):
@@ -63,8 +88,9 @@ class WorkloadFileSpec(TypedDict, total=False):
 
     model: dict[str, Any]  # WorkloadFile.as_spec()
     ops: dict[str, OpBindSpec]
-    engine: str  # "cassandra" (Cassandra and ScyllaDB) or "clickhouse"
-    ddl: list[str]  # worker 0 runs them in order
-    tables: list[str]  # the file's tables as qualified names on the target
+    engine: str  # "cassandra" (Cassandra and ScyllaDB), "clickhouse" or "mongodb"
+    ddl: list[str]  # worker 0 runs them in order (MongoDB: `create COLL`, `index COLL {keys}`)
+    tables: list[str]  # the file's tables as qualified names on the target (MongoDB:
+    #                    the collections' names in the target's database)
     run: dict[str, OpRunSpec]  # op -> what runs on this target (ops it lacks: absent)
     load: str | None  # the op a load phase runs (None: the file has none)

@@ -1,7 +1,8 @@
 """The load agent's MongoDB backend (see ``agents/backends.py``): pymongo's asyncio
 client (``session.py``), a collection per table in the database named by the target's
-``keyspace``, the YCSB ops of ``ops.py``, errors under the stable classes of
-``errors.py``. Only the ycsb schema has a MongoDB form."""
+``keyspace``, the YCSB ops of ``ops.py``, workload files' ``mongodb`` calls
+(``file_runner.py``), errors under the stable classes of ``errors.py``. Of the built-in
+schemas only ycsb has a MongoDB form."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from loadtower.protocol.phase_spec import TargetSpec
 if TYPE_CHECKING:
     from loadtower.agents.cql.schemas import CqlOps
     from loadtower.agents.engine import PhaseConfig
+    from loadtower.agents.workload.file_ops import FileRunner
+    from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 SCHEMAS = ("ycsb",)
 
@@ -97,6 +100,12 @@ class MongoBackend:
         if schema not in SCHEMAS:
             raise ValueError(f"the mongodb engine has no '{schema}' schema (only ycsb)")
         return MongoOps(schema, session, **common)
+
+    def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
+        """A workload file's calls on the spec's collections (``file_runner.py``)."""
+        from loadtower.agents.mongodb.file_runner import MongoFileRunner
+
+        return MongoFileRunner(session, list(spec["tables"]))
 
     def load_rows(self, cfg: PhaseConfig) -> int:
         return max(1, int(cfg.spec["workload"].get("batch_size", 100)))

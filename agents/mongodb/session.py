@@ -14,6 +14,7 @@ Contact points are ``host`` or ``host:port``; ``port`` is the port of those with
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -129,12 +130,18 @@ class MongoSession:
 
     # -- the engine's session interface (agents/backends.py) -----------------------------
     async def ddl(self, statements: list[str]) -> None:
-        """``create COLLECTION``: the collection, unless it exists (ids are indexed)."""
+        """``create COLLECTION``: the collection, unless it exists (ids are indexed);
+        ``index COLLECTION {"a": 1, "b": -1}``: that index (``create_index``: none
+        made when it exists)."""
         from pymongo.errors import CollectionInvalid, OperationFailure
 
         existing = set(await guarded(self.db.list_collection_names()))
         for statement in statements:
             verb, _, name = statement.partition(" ")
+            if verb == "index":
+                name, _, keys = name.partition(" ")
+                await guarded(self.db[name].create_index(list(json.loads(keys).items())))
+                continue
             if verb != "create":
                 raise ValueError(f"unknown MongoDB schema statement '{statement}'")
             if name not in existing:

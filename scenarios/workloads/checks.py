@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from loadtower.errors import ConfigError
 from loadtower.scenarios.identifiers import NAME
 from loadtower.scenarios.toml_lines import LineIndex, format_path
+from loadtower.scenarios.workloads import mongodb_slot
 from loadtower.scenarios.workloads.generators import (
     KEY_KINDS,
     DatasetColumn,
@@ -38,7 +38,6 @@ from loadtower.scenarios.workloads.types import FITS, TYPES, kind_of
 
 ENGINES = ("cassandra", "clickhouse")
 _COMPARED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)?\s*(?:=|<>|!=|<=|>=|<|>|\bIN)\s*$", re.I)
-_MONGO_PARAM = re.compile(r"^:([A-Za-z_][A-Za-z0-9_]*)$")
 # a generator's own kind -> the parameter type it gives when nothing else does
 _DEFAULT_TYPE = {
     "int": "int", "float": "double", "text": "text", "blob": "blob", "bool": "boolean",
@@ -155,17 +154,6 @@ def _op_table(model: WorkloadFile, name: str, op: Op, fail: _Fail) -> str:
     raise fail(("ops", name), "name the op's table: table = \"...\" (the file has several)")
 
 
-def _mongo_params(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for value in node.values():
-            yield from _mongo_params(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _mongo_params(value)
-    elif isinstance(node, str) and (m := _MONGO_PARAM.match(node)):
-        yield m.group(1)
-
-
 def _check_op(model: WorkloadFile, name: str, op: Op, out: Checked, fail: _Fail) -> None:
     where: Path = ("ops", name)
     if op.steps is not None:
@@ -198,11 +186,14 @@ def _check_op(model: WorkloadFile, name: str, op: Op, out: Checked, fail: _Fail)
         if op.batch > 1 and engine == "clickhouse":
             _check_clickhouse_batch(items, (*where, engine), fail)
     if op.mongodb is not None:
-        mongo = [
-            *_mongo_params(op.mongodb.filter), *_mongo_params(op.mongodb.document),
-            *_mongo_params(op.mongodb.update), *_mongo_params(op.mongodb.pipeline),
-        ]
-        out.params[name]["mongodb"] = list(dict.fromkeys(mongo))
+        bad = mongodb_slot.problem(op.mongodb, model.tables, groups, op.batch)
+        if bad:
+            raise fail((*where, "mongodb"), bad)
+        mongo = mongodb_slot.op_params(op.mongodb, groups)
+        out.params[name]["mongodb"] = mongo
+        for _, template in mongodb_slot.templates(op.mongodb):
+            for param, context_column in mongodb_slot.contexts(template, groups, columns):
+                cols.setdefault(param, context_column)
         for param in mongo:
             param = _bound_as(op, param, groups)
             if param not in op.bind:

@@ -2,10 +2,11 @@
 (protocol/workload_file_spec.py) and what ``loadtower check`` prints (one code path).
 
 For the target's engine: the DDL (the target's keyspace and replication, the workload's
-table rename, a ClickHouse target's table_engine / order_by / skip_indexes), the file's
-tables as qualified names, each op's statements with the driver's markers and their
-parameters in order, its batch, expect and weight, ops made of steps, and the op a load
-phase runs. Agents take this as it is: they never import a workload file's model.
+table rename, a ClickHouse target's table_engine / order_by / skip_indexes; MongoDB's
+collections and indexes), the file's tables as qualified names, each op's statements
+with the driver's markers and their parameters in order (MongoDB: the call with its
+parameters' marks, ``render_mongodb.py``), its batch, expect and weight, ops made of
+steps, and the op a load phase runs. Agents take this as it is: they never import a workload file's model.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ from loadtower.scenarios.workloads.op_statements import (
     param_engine_types,
 )
 from loadtower.scenarios.workloads.render_ddl import clickhouse_ddl, cql_ddl
+from loadtower.scenarios.workloads.render_mongodb import mongodb_ddl, mongodb_statements
 from loadtower.scenarios.workloads.render_statements import Names, Rendered
 
 if TYPE_CHECKING:
     from loadtower.scenarios.plan import Plan
 
-RUN_ENGINES = ("cassandra", "clickhouse")
+RUN_ENGINES = ("cassandra", "clickhouse", "mongodb")
 
 
 def file_engine(engine: str) -> str:
@@ -53,10 +55,14 @@ def target_ddl(checked: Checked, engine: str, target: Target, names: Names) -> l
         indexes = ({k: str(v) for k, v in target.skip_indexes.items()}
                    if target.skip_indexes is not None else None)
         return clickhouse_ddl(tables, names, target.table_engine, target.order_by, indexes)
+    if engine == "mongodb":
+        return mongodb_ddl(tables, names)
     return []
 
 
 def _qualified(engine: str, names: Names, table: str) -> str:
+    if engine == "mongodb":  # a collection of the target's database
+        return names.tables.get(table, table)
     quote = sql_name if engine == "clickhouse" else cql_name
     return f"{quote(names.keyspace)}.{quote(names.tables.get(table, table))}"
 
@@ -68,7 +74,21 @@ def _statement(r: Rendered, types: dict[str, str]) -> StatementSpec:
             "types": {n: t for n, t in types.items() if n in names}}
 
 
-def run_ops(checked: Checked, statements: dict[str, list[Rendered]], engine: str
+def rendered_statements(checked: Checked, engine: str, names: Names
+                        ) -> dict[str, list[StatementSpec]]:
+    """op -> its statements on `engine` as the agents take them (ops without: absent)."""
+    if engine == "mongodb":
+        return mongodb_statements(checked, names)
+    if engine not in RUN_ENGINES:
+        return {}
+    out = {}
+    for name, rendered in op_statements(checked, engine, names).items():
+        types = param_engine_types(checked, name, engine)
+        out[name] = [_statement(r, types) for r in rendered]
+    return out
+
+
+def run_ops(checked: Checked, statements: dict[str, list[StatementSpec]]
             ) -> dict[str, OpRunSpec]:
     """Each op that runs on the engine (ops with steps: when each step does)."""
     out: dict[str, OpRunSpec] = {}
@@ -78,8 +98,7 @@ def run_ops(checked: Checked, statements: dict[str, list[Rendered]], engine: str
                 out[name] = {"steps": list(op.steps), "weight": float(op.weight), "batch": 1,
                              "expect": "any"}
         elif name in statements:
-            types = param_engine_types(checked, name, engine)
-            out[name] = {"statements": [_statement(r, types) for r in statements[name]],
+            out[name] = {"statements": statements[name],
                          "batch": op.batch, "expect": op.expect, "weight": float(op.weight)}
     return out
 
@@ -91,12 +110,12 @@ def render_for_target(checked: Checked, workload: Workload, engine: str, target:
     names = engine_names(checked, target.keyspace, table_renames(checked, workload),
                          target.table_engine)
     spec = workload_file_spec(checked)
-    statements = op_statements(checked, slot, names) if slot in RUN_ENGINES else {}
+    statements = rendered_statements(checked, slot, names)
     spec.update({
         "engine": slot,
         "ddl": target_ddl(checked, slot, target, names),
         "tables": [_qualified(slot, names, t) for t in checked.model.tables],
-        "run": run_ops(checked, statements, slot),
+        "run": run_ops(checked, statements),
         "load": checked.load_op,
     })
     return spec
@@ -106,8 +125,8 @@ def runnable(spec: WorkloadFileSpec, file: str, workload: str) -> WorkloadFileSp
     """`spec` when its engine runs workload files and it has an op to run, else one line."""
     if spec["engine"] not in RUN_ENGINES:
         raise LoadtowerError(f"{file}: workload '{workload}' on engine {spec['engine']}: "
-                             "workload files run on Cassandra, ScyllaDB and ClickHouse "
-                             "(the mongodb slot is checked, not run yet)")
+                             "workload files run on Cassandra, ScyllaDB, ClickHouse and "
+                             "MongoDB")
     if not any(op.get("weight", 0) > 0 for op in spec["run"].values()):
         raise LoadtowerError(f"{file}: workload '{workload}': no op with a weight has a "
                              f"{spec['engine']} statement: nothing to run on this target")
