@@ -179,12 +179,18 @@ def _first(exc: BaseException) -> str:
 
 async def after_load(ctx: Any, index: int, timeout: float = QUERY_TIMEOUT_S) -> dict[str, Any]:
     """``{"documents": N}``: the load's collection's document count on the target's first
-    host (one count of the whole collection, whichever keys were loaded)."""
+    host (one count of the whole collection, whichever keys were loaded; a workload
+    file's: its load op's collection)."""
     from loadtower.scenarios.crossref import target_hosts, workload_of
 
     sc = ctx.plan.scenario
-    workload = sc.workloads[workload_of(sc, index) or next(iter(sc.workloads))]
+    name = workload_of(sc, index) or next(iter(sc.workloads))
+    workload = sc.workloads[name]
     table = workload.table or sc.target.table or "usertable"
+    checked = ctx.plan.workloads.get(name)
+    if checked is not None and checked.load_op:  # a workload file: its load op's collection
+        loaded = checked.op_tables[checked.load_op]
+        table = workload.table if workload.table and len(checked.model.tables) == 1 else loaded
     hosts = target_hosts(sc, ctx.plan.inventory)
     async with connected(ctx.actions, ctx.plan, hosts[0], timeout) as client:
         count = await _call(

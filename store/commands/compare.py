@@ -58,7 +58,7 @@ def _engines_wanted(args: argparse.Namespace) -> bool:
 
     store = store_path(args)
     if args.run_b is None or args.run_b == args.run_a:
-        if len(run_sides(store, args.run_a)) < 2:
+        if len(run_sides(store, args.run_a)) < 2 and not args.engines:
             raise LoadtowerError(
                 f"run {args.run_a} ran one target: give a second run to compare it with"
             )
