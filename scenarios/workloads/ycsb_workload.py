@@ -179,7 +179,9 @@ def ycsb_data(source: str, file: str) -> dict[str, Any]:
     if p.boolean("writeallfields", False):
         update = ops["update"]
         update["cassandra"] = update["clickhouse"] = ops["insert"]["cassandra"]
-        update.pop("mongodb", None)
+        update["mongodb"] = {"call": "update_one", "collection": "${usertable}",
+                             "filter": {"_id": ":y_id"},
+                             "update": {"$set": {"${field*}": ":field*"}}}
         update["bind"] = {"y_id": ops["insert"]["bind"]["y_id"],
                           "field*": ops["insert"]["bind"]["field*"]}
     if table != "usertable":

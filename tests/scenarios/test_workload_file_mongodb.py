@@ -193,3 +193,20 @@ def test_a_batch_of_a_read_is_refused_by_the_agent_too() -> None:
     call = Call({"call": "find_one", "collection": "t", "filter": {"k": mark("k")}}, {})
     with pytest.raises(ValueError, match="a batch of find_one"):
         call.requests([{"k": 1}, {"k": 2}])
+
+
+def test_a_ycsb_property_file_runs_on_mongodb_too(tmp_path) -> None:  # noqa: ANN001
+    """writeallfields: the update sets every field; a renamed table is the collection."""
+    from loadtower.scenarios.workloads.loader import load_workload_file
+
+    path = tmp_path / "workloadw"
+    path.write_text("table=things\nfieldcount=2\nreadproportion=0.5\nupdateproportion=0.5\n"
+                    "writeallfields=true\n")
+    spec = render_for_target(load_workload_file(path), Workload(file=str(path)), "mongodb",
+                             Target(keyspace="db"))
+    assert spec["ddl"] == ["create things"]
+    update = spec["run"]["update"]["statements"]
+    assert [s["mongodb"] for s in update] == [{
+        "call": "update_one", "collection": "things", "filter": {"_id": mark("y_id")},
+        "update": {"$set": {"field0": mark("field0"), "field1": mark("field1")}}}]
+    assert spec["run"]["read"]["statements"][0]["mongodb"]["collection"] == "things"
