@@ -58,7 +58,7 @@ class ClickhouseTable(Strict):
 
 
 class MongodbTable(Strict):
-    """The slot for MongoDB (not run yet): the collection's secondary indexes."""
+    """The slot for MongoDB: the collection's secondary indexes (create_index)."""
 
     indexes: list[dict[str, Literal[1, -1]]] = Field(default_factory=list)
 
@@ -92,8 +92,9 @@ class Table(Strict):
 
 
 class MongodbOp(Strict):
-    """The slot for MongoDB (not run yet): one pymongo call; strings ":name" in
-    filter/document/update/pipeline are parameters."""
+    """The slot for MongoDB: one pymongo call; strings ":name" in
+    filter/document/update/pipeline/limit are parameters (``mongodb_slot.py``,
+    rendered by ``render_mongodb.py``)."""
 
     call: Literal[
         "find_one", "find", "insert_one", "insert_many", "update_one", "update_many",
