@@ -74,6 +74,9 @@ class Context:
         self._pool: ValuePool | None = None
         self.datasets = datasets or {}
         self.written: dict[tuple[str, str], list[Any]] = {}
+        # row-key sequences by their start: every op whose key counts from one start
+        # shares its counter, so two inserting ops never write the same new key
+        self.sequences: dict[int, Iterator[int]] = {}
 
     def dataset_row(self, name: str) -> dict[str, Any]:
         """The next row of data set `name` (LookupError when it is not loaded here).
@@ -95,10 +98,12 @@ class Context:
         return self._pool
 
     def key_draw(self, spec: dict[str, Any]) -> Draw:
-        """A key number source: ``sequence`` counts from ``first``, the distributions
-        draw over [0, keys) (keys: the data set's records)."""
+        """A key number source: ``sequence`` counts from ``first`` (on the counter every
+        op's key sequence from that start shares), the distributions draw over [0, keys)
+        (keys: the data set's records)."""
         if spec["gen"] == "sequence":
-            numbers = count(int(spec.get("first", 0)))
+            first = int(spec.get("first", 0))
+            numbers = self.sequences.setdefault(first, count(first))
             return lambda: self._inserted(next(numbers))
         keys = int(spec.get("keys") or self.records)
         return chooser(spec["gen"], keys, lambda: self.newest, self.rng,

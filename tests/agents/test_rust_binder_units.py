@@ -265,3 +265,22 @@ def test_a_data_set_or_a_bad_spec_is_one_line() -> None:
     missing = {"op": {"bind": {}, "types": {}}}
     run = {"op": {"statements": [{"text": "", "binds": ["x"], "insert_rows": False}]}}
     assert core.Core.file_unsupported(spec_of(missing, run)) == "op op: parameter x has no binding"
+
+
+def test_ops_keyed_by_one_sequence_share_its_counter() -> None:
+    """Two ops inserting new keys from the same first (ycsb's insert and insert_batch)
+    never write the same key: one counter per start, in the core as in the reference."""
+    key = {"gen": "sequence", "first": 0, **RENDER_DEFAULTS}
+    row = {"key": key, "bind": {"id": {"gen": "key", **RENDER_DEFAULTS, "prefix": "s"}},
+           "types": {"id": "text"}}
+    stmt = {"text": "", "insert_rows": False, "binds": ["id"]}
+    run = {"one": {"statements": [stmt], "weight": 1.0},
+           "two": {"statements": [stmt], "weight": 1.0}}
+    got = core.next_ops(json.dumps({"ops": {"one": row, "two": row}, "run": run}),
+                        300, 2, 1000, 0)
+    assert {name for name, _ in got} == {"one", "two"}
+    assert [values[0] for _, ((_, values, _),) in got] == [f"s{k}" for k in range(300)]
+    ctx = Context(random.Random(2), 1000)
+    one, many = (OpBinder(n, {**row, "batch": b}, ctx) for n, b in (("one", 1), ("many", 3)))
+    drawn = [one.row()["id"] for _ in range(5)] + [many.row()["id"] for _ in range(5)]
+    assert drawn == [f"s{k}" for k in range(10)]  # the reference: one counter

@@ -315,7 +315,8 @@ impl Latest {
 /// Where key numbers come from: a sequence, or a distribution over [0, keys).
 #[derive(Clone, Debug)]
 pub enum KeySource {
-    Sequence { next: i64 },
+    /// counts from `first` (with the offset) on the worker's counter for that start
+    Sequence { first: i64 },
     Dist(Distribution),
     Latest(Latest),
 }
@@ -328,7 +329,7 @@ impl KeySource {
         let gen = spec.get("gen").and_then(Value::as_str).unwrap_or("");
         if gen == "sequence" {
             let first = spec.get("first").and_then(Value::as_i64).unwrap_or(0);
-            return Ok(KeySource::Sequence { next: first + offset });
+            return Ok(KeySource::Sequence { first: first + offset });
         }
         let keys = spec.get("keys").and_then(Value::as_u64).unwrap_or(records).max(1);
         if gen == "latest" {
@@ -340,7 +341,8 @@ impl KeySource {
 
     pub fn next(&mut self, ctx: &mut Ctx) -> i64 {
         match self {
-            KeySource::Sequence { next } => {
+            KeySource::Sequence { first } => {
+                let next = ctx.sequences.entry(*first).or_insert(*first);
                 let k = *next;
                 *next += 1;
                 ctx.newest = ctx.newest.max(k);
@@ -352,19 +354,23 @@ impl KeySource {
     }
 }
 
-/// What an op's generators share: the rng, the text pool, the newest key number, and the
-/// values ops bound that `written` draws from (by slot).
+/// What an op's generators share: the rng, the text pool, the newest key number, the
+/// values ops bound that `written` draws from (by slot), and the row-key sequences' next
+/// numbers by start (every op whose key counts from one start shares its counter, so two
+/// inserting ops never write the same new key).
 pub struct Ctx {
     pub rng: SmallRng,
     pool: Vec<u8>,
     pub newest: i64,
     pub written: Vec<std::collections::VecDeque<CqlValue>>,
+    pub sequences: std::collections::HashMap<i64, i64>,
 }
 
 impl Ctx {
     pub fn new(mut rng: SmallRng, records: u64) -> Ctx {
         let pool = (0..POOL_SIZE).map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())]).collect();
-        Ctx { rng, pool, newest: records.saturating_sub(1) as i64, written: Vec::new() }
+        Ctx { rng, pool, newest: records.saturating_sub(1) as i64, written: Vec::new(),
+              sequences: std::collections::HashMap::new() }
     }
 
     fn text(&mut self, size: usize) -> String {
