@@ -288,6 +288,24 @@ impl FileWorkload {
         Bound { op: pick, first, then }
     }
 
+    /// The index of op `name` for `load` (an op with its own bindings, not steps).
+    pub fn load_op(&self, name: &str) -> Result<usize, String> {
+        let o = self.ops.iter().position(|o| o.name == name)
+            .ok_or_else(|| format!("the load op {name} does not run here"))?;
+        if self.ops[o].binder == usize::MAX {
+            return Err(format!("the load op {name} has steps"));
+        }
+        Ok(o)
+    }
+
+    /// One load op (file_ops.FileOps.load): op `o`'s rows of key numbers first ..
+    /// first + count - 1 (each row's key number given, not drawn), recorded as op 0.
+    pub fn load(&mut self, o: usize, first: i64, count: usize) -> Bound {
+        let b = self.ops[o].binder;
+        let rows = (0..count as i64).map(|i| self.row(b, Some(first + i)).1).collect();
+        Bound { op: 0, first: self.part(o, rows), then: Vec::new() }
+    }
+
     /// Every statement's name, its op's binder and its markers' parameters (single ones).
     pub fn statement_params(&self) -> Vec<(String, Vec<Option<Kind>>)> {
         self.ops.iter().filter(|o| o.binder != usize::MAX).flat_map(|o| {
