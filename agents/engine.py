@@ -123,7 +123,7 @@ class Engine:
         self.inflight = InFlight()
         self.rust = RustFeed(self.recorder, self._warn, self.out)
         self.rust_on = False
-        self._path_said: set[str] = set()  # why the Rust core does not run, said once each
+        self._path_said: set[tuple[str, str]] = set()  # why the Rust core does not run, said once each
 
     # ---- thread plumbing (called from the Locust side) --------------------------------
     def start(self) -> None:
@@ -303,9 +303,10 @@ class Engine:
         what = ("the load's inserts" if cfg.mode == "load"
                 else "open-model sends" if cfg.lane_rate else "closed-model sends")
         line = f"{said}; {what} run from Python on {driver}"
-        if line not in self._path_said:
-            self._path_said.add(line)
-            self._event("cql_path", line)
+        if (cfg.phase, line) not in self._path_said:  # once per phase and reason
+            self._path_said.add((cfg.phase, line))
+            self.out({"type": "event", "kind": "cql_path", "ts": time.time(),
+                      "phase": cfg.phase, "message": line})
         return False
 
     def begin_phase(self, cfg: PhaseConfig) -> None:
