@@ -154,3 +154,21 @@ def test_the_core_loads_the_python_paths_rows_and_runs_a_closed_phase(
     # the key-derived columns of every row are the reference binder's
     assert {k: v[:2] for k, v in on_core.items()} == {k: v[:2] for k, v in on_python.items()}
     assert {v[2] for v in on_core.values()} <= set(range(5, 51))
+
+
+def test_rows_whose_load_op_failed_are_counted(sandbox: dict, cql: Any, tmp_path: Path) -> None:
+    """A load op that must find rows (an INSERT finds none: every op is a NoRows error):
+    the core counts the failed rows and the agent warns with their number."""
+    work = tmp_path / "failing"
+    work.mkdir()
+    (work / "kv.toml").write_text(WORKLOAD.replace('[ops.put]\n', '[ops.put]\nexpect = "rows"\n'))
+    (work / "scenario.toml").write_text(scenario(CORE_KS, "rust").replace(
+        f"records = {RECORDS}", "records = 200"))
+    lines, summary, status = run_agent(sandbox, "--workload", str(work / "scenario.toml"),
+                                       "--records", "200", "--load", "--duration", "0",
+                                       timeout=240)
+    assert status == 1 and summary["errors"] == 200 // BATCH, summary
+    paths = [x for x in lines if x.get("kind") == "cql_path" and x.get("phase") == "load"]
+    assert paths and paths[-1]["data"]["mode"] == "load", paths
+    warned = [x["message"] for x in lines if x.get("kind") == "warning"]
+    assert "phase load: 200 of 200 rows of the load failed" in warned, warned
