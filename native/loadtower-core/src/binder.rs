@@ -372,3 +372,44 @@ fn statement(op: &str, i: usize, s: &Value, params: &[String]) -> Result<Stateme
     let casts = vec![None; markers.len()];
     Ok(Statement { name: format!("{op}/{i}"), markers, list, casts })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = r#"{
+      "ops": {"put": {"key": {"gen": "sequence"}, "batch": 10,
+                      "bind": {"id": {"gen": "key", "prefix": "k", "hash": false},
+                               "n": {"gen": "key"},
+                               "v": {"gen": "text", "length": 8}},
+                      "types": {"id": "text", "n": "bigint", "v": "text"}}},
+      "run": {"put": {"statements": [{"text": "", "binds": ["v", "id", "n"],
+                                      "insert_rows": false}],
+                      "batch": 10, "weight": 1.0}}
+    }"#;
+
+    #[test]
+    fn a_load_binds_the_given_key_numbers_in_marker_order() {
+        let mut w = FileWorkload::new(SPEC, 1, 1000, 0).unwrap();
+        let o = w.load_op("put").unwrap();
+        let b = w.load(o, 995, 5); // the slice's last op: 5 rows, not the batch's 10
+        assert_eq!(b.op, 0);
+        assert_eq!(b.first.statement, "put/0");
+        assert_eq!(b.first.rows.len(), 5);
+        for (i, row) in b.first.rows.iter().enumerate() {
+            let k = 995 + i as i64;
+            assert_eq!(row[1], CqlValue::Text(format!("k{k}")));
+            assert_eq!(row[2], CqlValue::BigInt(k));
+            assert!(matches!(&row[0], CqlValue::Text(t) if t.len() == 8));
+        }
+        let one = w.load(o, 7, 1); // one row: one statement, its values
+        assert!(one.first.rows.is_empty());
+        assert_eq!(one.first.values[1], CqlValue::Text("k7".into()));
+    }
+
+    #[test]
+    fn a_load_op_must_exist_and_have_no_steps() {
+        let w = FileWorkload::new(SPEC, 1, 1000, 0).unwrap();
+        assert_eq!(w.load_op("nope").unwrap_err(), "the load op nope does not run here");
+    }
+}
