@@ -14,15 +14,19 @@ Processes of a run whose orchestrator is still running are left alone; those
 whose orchestrator ran on a machine that cannot be checked from here (neither
 this machine nor the host itself) are stopped only with --all. This machine is
 checked too (the Locust master runs here). Hosts sharing one machine are listed
-once. Safe to run when nothing is left.
+once. Safe to run when nothing is left. With --datasets it also removes the data
+set copies runs put on the agent hosts (<bootstrap_dir>/datasets/, a cache a later
+run of the same file would reuse).
 
 examples:
   loadtower cleanup --inventory .sandbox/inventory.toml --dry-run
   loadtower cleanup -i inv.toml
   loadtower cleanup -i inv.toml --run 20261123-090446-8e64 --timeout 5
+  loadtower cleanup -i inv.toml --datasets
 
 exit status: 0 every host checked and every leftover stopped; 2 a host could not be
-checked or a process survived SIGKILL (one line per host says which)."""
+checked, a process survived SIGKILL or data set copies could not be removed (one line
+per host says which)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout", type=float, default=10.0, help="seconds between SIGTERM and SIGKILL"
+    )
+    parser.add_argument(
+        "--datasets", action="store_true",
+        help="also remove the data set copies on the agent hosts (<bootstrap_dir>/datasets)",
     )
     parser.add_argument(
         "--accept-new-host-keys",
@@ -60,5 +68,6 @@ def run(args: argparse.Namespace) -> int:
         stop_all=args.stop_all,
         timeout_s=max(args.timeout, 0.2),
         accept_new_host_keys=args.accept_new_host_keys,
+        datasets=args.datasets,
     )
     return asyncio.run(cleanup(inventory, options))

@@ -21,6 +21,7 @@ from loadtower.scenarios.orchestrator.cleanup_script import (
     parse_stop,
     stop_script,
 )
+from loadtower.scenarios.orchestrator.dataset_cleanup import remove_all
 
 if TYPE_CHECKING:
     from loadtower.scenarios.orchestrator.ssh_pool import Endpoint, HostPool
@@ -36,6 +37,7 @@ class CleanupOptions:
     stop_all: bool = False
     timeout_s: float = 10.0
     accept_new_host_keys: bool = False
+    datasets: bool = False  # also remove the data set copies on the agent hosts
 
 
 @dataclass
@@ -145,6 +147,15 @@ async def _handle(machine: Machine, options: CleanupOptions) -> bool:
     return ok
 
 
+def _agent_dirs(inventory: Inventory, pool: HostPool) -> list[tuple[str, Runner, str]]:
+    """Each agent host's data set directory once per machine endpoint and directory."""
+    by_place: dict[tuple[Endpoint, str], list[str]] = {}
+    for name, host in inventory.with_role("agent", include_standby=True).items():
+        by_place.setdefault((pool.endpoint(name), str(host.bootstrap_dir)), []).append(name)
+    return [(", ".join(names), _remote(pool, names[0]), base)
+            for (_endpoint, base), names in by_place.items()]
+
+
 async def cleanup(inventory: Inventory, options: CleanupOptions) -> int:
     from loadtower.scenarios.orchestrator.ssh_pool import HostPool
 
@@ -163,6 +174,8 @@ async def cleanup(inventory: Inventory, options: CleanupOptions) -> int:
                 print(f"{' and '.join(machine.labels)}: NOT CHECKED: {error}")
         for machine in _merge(reachable):
             ok = await _handle(machine, options) and ok
+        if options.datasets:
+            ok = await remove_all(_agent_dirs(inventory, pool), options.dry_run) and ok
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(pool.close(), 15)

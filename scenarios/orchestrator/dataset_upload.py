@@ -77,7 +77,7 @@ def with_agent_paths(spec: WorkloadFileSpec, paths: dict[str, str]) -> WorkloadF
     return out
 
 
-def _shell_word(text: str) -> str:
+def shell_word(text: str) -> str:
     """A path for the remote shell: a leading ``~/`` stays unquoted (the shell expands it)."""
     if text.startswith("~/"):
         return "~/" + _quote(text[2:])
@@ -97,7 +97,7 @@ async def ship_datasets(pool: Any, host: str, bootstrap_dir: str, files: list[Up
         return {}
     directory = f"{bootstrap_dir.rstrip('/')}/{DATASETS_DIR}"
     status, out, err = await pool.run(
-        host, f"mkdir -p {_shell_word(directory)} && cd {_shell_word(directory)} && pwd",
+        host, f"mkdir -p {shell_word(directory)} && cd {shell_word(directory)} && pwd",
         timeout=CHECK_TIMEOUT_S)
     if status != 0 or not out.strip():
         raise LoadtowerError(f"agent host {host}: cannot create {directory}: "

@@ -5,6 +5,7 @@ reference generators (seeded, so the same file shows the same row)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -13,6 +14,7 @@ from rich.console import Group
 from rich.table import Table
 
 from loadtower.agents.workload.binder import OpBinder
+from loadtower.agents.workload.dataset_reader import DatasetError, DatasetReader
 from loadtower.agents.workload.generators import Context
 from loadtower.scenarios.models import CQL_ENGINES, Scenario, Target
 from loadtower.scenarios.workloads.bind_spec import bind_specs
@@ -21,11 +23,12 @@ from loadtower.scenarios.workloads.target_spec import RUN_ENGINES, render_for_ta
 from loadtower.store.terminal_text import cell
 
 EXAMPLE_SEED = 1
+EXAMPLE_BATCH = 16  # data-set rows read at a time for the example rows
 SHOWN_CHARS = 48
 
 
 class NotHere(str):
-    """An example value check cannot draw (a data set it does not load)."""
+    """An example value check cannot draw (a data set it cannot read)."""
 
     def __repr__(self) -> str:
         return f"({self})"
@@ -41,10 +44,31 @@ def shown(value: Any) -> str:
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
+def example_datasets(checked: Checked) -> dict[str, Iterator[dict[str, Any]]]:
+    """Each data set's rows from its first, as an agent draws them (the file check has
+    read once already: its path is resolved and its values convert)."""
+    return {
+        name: _unread_is_missing(name, dataset.file, DatasetReader(
+            dataset.file, dataset.file_format() or "", dict(dataset.columns),
+            batch_rows=EXAMPLE_BATCH).cycle())
+        for name, dataset in checked.model.datasets.items()
+    }
+
+
+def _unread_is_missing(name: str, file: str, rows: Iterator[dict[str, Any]]
+                       ) -> Iterator[dict[str, Any]]:
+    """`rows`, with a data set that cannot be read (empty, gone since the file check) as
+    a LookupError: the example shows why instead of a value."""
+    try:
+        yield from rows
+    except DatasetError as exc:
+        raise LookupError(f"data set {name}: {str(exc).removeprefix(file + ': ')}") from None
+
+
 def example_rows(checked: Checked, records: int) -> dict[str, tuple[dict[str, Any], int]]:
     """One row per op (ops with steps: none) and its key number, from the reference
-    binder."""
-    ctx = Context(random.Random(EXAMPLE_SEED), records)
+    binder; data-set values from the data sets' first rows."""
+    ctx = Context(random.Random(EXAMPLE_SEED), records, datasets=example_datasets(checked))
     specs = bind_specs(checked)
     binders: dict[str, OpBinder] = {}
 

@@ -1,6 +1,6 @@
 """Data set files copied to an agent host over the sandbox's real sshd (SFTP): the
 copy is byte for byte, a second upload of the same contents copies nothing, new
-contents get a new name."""
+contents get a new name; `loadtower cleanup --datasets` removes the copies."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from loadtower.scenarios.loader import load_inventory
 from loadtower.scenarios.orchestrator.dataset_upload import ship_datasets, uploads
 from loadtower.scenarios.orchestrator.ssh_pool import HostPool
+from tests.reliability.helpers import cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -55,3 +56,44 @@ def test_data_sets_reach_the_agent_once(sandbox: dict, tmp_path: Path) -> None:
             hashlib.sha256(local.read_bytes()).hexdigest()
     finally:
         shutil.rmtree(tmp_path / "agent-home", ignore_errors=True)
+
+
+def test_cleanup_removes_the_copies_a_run_left_on_the_agent_host(sandbox: dict,
+                                                                  tmp_path: Path) -> None:
+    """`loadtower cleanup --datasets` over the sandbox's sshd: a dry run lists the copies
+    in the agent host's bootstrap_dir and keeps them, a real one removes them."""
+    inventory_path = Path(sandbox["dir"]) / "inventory.toml"
+    inventory, _text = load_inventory(inventory_path)
+    name, host = next(iter(inventory.with_role("agent").items()))
+    directory = Path(str(host.bootstrap_dir)).expanduser() / "datasets"
+    kept = directory.is_dir() and any(directory.iterdir())
+    if kept:
+        pytest.skip(f"{directory} holds copies this test did not make")
+    made_base = not directory.parent.exists()
+    local = tmp_path / "cities.csv"
+    local.write_bytes(b"id,city\n" + b"".join(b"%d,c%d\n" % (i, i) for i in range(1000)))
+    spec = {"model": {"datasets": {"cities": {"file": str(local), "format": "csv",
+                                              "columns": {"id": "bigint"}}}}}
+
+    async def ship() -> dict:
+        pool = HostPool(inventory)
+        try:
+            await pool.connect_all()
+            return await ship_datasets(pool, name, str(host.bootstrap_dir), uploads(spec))  # type: ignore[arg-type]
+        finally:
+            await pool.close()
+
+    try:
+        remote = Path(asyncio.run(ship())["cities"])
+        assert remote.is_file()
+        dry = cli("cleanup", "--inventory", inventory_path, "--datasets", "--dry-run")
+        assert dry.returncode == 0, dry.stdout + dry.stderr
+        assert "would remove 1 data set file(s)" in dry.stdout and remote.is_file()
+        done = cli("cleanup", "--inventory", inventory_path, "--datasets")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"removed 1 data set file(s), 0.0 MB, in {host.bootstrap_dir}" in done.stdout
+        assert not directory.exists()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+        if made_base and directory.parent.is_dir() and not any(directory.parent.iterdir()):
+            directory.parent.rmdir()

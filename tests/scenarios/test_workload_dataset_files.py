@@ -84,3 +84,18 @@ def test_a_load_of_a_data_set_loads_its_rows(write) -> None:
         'bind.name = { gen = "dataset", column = "name" }', 'bind.name = { gen = "text" }').replace(
         'bind.age = { gen = "dataset", column = "age" }', 'bind.age = { gen = "int" }')
     assert dataset_load_rows(load_workload_file(write("v.toml", 'load = "load"\n' + plain))) is None
+
+
+def test_check_shows_the_data_sets_first_row_or_why_it_has_none(write, capsys) -> None:
+    write("w.toml", 'load = "load"\n' + WORKLOAD.format(file="people.csv"))
+    scenario = write("s.toml", 'name = "s"\n[workloads.kv]\nfile = "w.toml"\n'
+                     '[[phases]]\ntype = "load"\n')
+    inventory = write("inv.toml", INVENTORY)
+    write("people.csv", GOOD_CSV)
+    assert main(["check", str(scenario), "-i", str(inventory)]) == 0
+    out = capsys.readouterr().out
+    assert "'ann'" in out and " 31 " in out and "'bob'" not in out  # one row: the first
+    write("people.csv", "id,name,age\n")  # a header and no rows: valid, nothing to draw
+    assert main(["check", str(scenario), "-i", str(inventory)]) == 0
+    out = capsys.readouterr().out
+    assert "(data set people: no rows to draw" in out

@@ -85,14 +85,16 @@ def test_check_prints_the_study1_scenario(write, capsys) -> None:
     assert "bindings and an example row" in out
 
 
-def test_check_shows_row_keys_and_data_set_values_it_cannot_draw(write, capsys) -> None:
+def test_check_shows_row_keys_and_data_set_values_from_the_files_first_rows(write,
+                                                                          capsys) -> None:
     profiles = EXAMPLES / "workloads" / "user-profiles.toml"
     scenario = write("s.toml", f'name = "p"\nengine = "clickhouse"\n[workloads.p]\n'
                      f'file = "{profiles}"\n[[phases]]\ntype = "load"\n')
     inventory = write("inv.toml", INVENTORY)
     assert main(["check", str(scenario), "-i", str(inventory)]) == 0
     out = capsys.readouterr().out
-    assert "(data set people is not loaded here)" in out
+    assert "'Lena Kowalski'" in out and "'PL'" in out  # people.csv's first row
+    assert "not loaded" not in out
     assert '0 (gen = "key" renders it)' in out  # sign_up's first sequence key
     assert "'u12161962213042174405'" in out  # "u" + fnv64(0): the same file, the same row
     assert "ENGINE = ReplacingMergeTree(updated)" in out
