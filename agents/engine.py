@@ -114,6 +114,7 @@ class Engine:
         self._load_op = "insert"  # the load's op name, and one load op: (first key, rows)
         self._dataset_load: tuple[str, int, int] | None = None  # (data set, first, end)
         self._load_failed = 0  # rows of this phase's load ops that failed
+        self._load_done_for: PhaseRun | None = None  # the load on the core said load_done
         self._load_block: Callable[[int, int], Awaitable[Any]] = self._no_load
         self._slots: asyncio.Semaphore | None = None
         self._ticker: asyncio.Task | None = None
@@ -122,7 +123,7 @@ class Engine:
         self.inflight = InFlight()
         self.rust = RustFeed(self.recorder, self._warn, self.out)
         self.rust_on = False
-        self._path_said: set[str] = set()  # why the Rust core does not run, said once each
+        self._path_said: set[tuple[str, str]] = set()  # why the Rust core does not run, said once each
 
     # ---- thread plumbing (called from the Locust side) --------------------------------
     def start(self) -> None:
@@ -265,7 +266,10 @@ class Engine:
             self._load_op, self._load_block = ops.load_op, ops.load
         self.rust_on = self._rust_wanted(cfg, backend.engine, "", ops.weights())
         if self.rust_on:  # the core binds the rows (its binder in Rust) and sends them
-            await self.rust.configure_file(cfg, backend.session_key(cfg), wf, records, offset)
+            load = ((str(ops.load_op), self._load_next, self._load_end, self._load_rows)
+                    if cfg.mode == "load" else None)
+            await self.rust.configure_file(cfg, backend.session_key(cfg), wf, records, offset,
+                                           load)
             return
         await ops.runner.prepare(ops.statements())
         if self._rust_early(cfg, backend.engine):
@@ -277,13 +281,15 @@ class Engine:
 
     def _rust_wanted(self, cfg: PhaseConfig, engine: str, schema: str,
                      mix: dict[str, float]) -> bool:
-        """Open-model run phases on a CQL target asking for the Rust core. Any other
-        open-model run phase of a CQL target runs on the lanes' Python loop over the
-        phase's session driver, and a `cql_path` event says so and why (once per reason)."""
-        if not (cfg.mode == "run" and cfg.lane_rate and engine == "cassandra"):
+        """CQL phases on a target asking for the Rust core: open-model run phases, and a
+        workload file's load and closed-model run phases too (its binder in Rust). Any
+        other CQL phase of that kind runs on the lanes' Python loop over the phase's
+        session driver, and a `cql_path` event says so and why (once per reason)."""
+        wf = cfg.spec.get("workload_file")
+        open_run = cfg.mode == "run" and bool(cfg.lane_rate)
+        if engine != "cassandra" or not (open_run or wf):
             return False
         asked = rust_feed.asked(cfg)
-        wf = cfg.spec.get("workload_file")
         if not asked:
             why = None
         elif wf:
@@ -294,9 +300,13 @@ class Engine:
             return True
         driver = getattr(self.session, "name", "") or cfg.driver
         said = f"native_io rust: {why}" if asked else "native_io python"
-        if said not in self._path_said:
-            self._path_said.add(said)
-            self._event("cql_path", f"{said}; open-model sends run from Python on {driver}")
+        what = ("the load's inserts" if cfg.mode == "load"
+                else "open-model sends" if cfg.lane_rate else "closed-model sends")
+        line = f"{said}; {what} run from Python on {driver}"
+        if (cfg.phase, line) not in self._path_said:  # once per phase and reason
+            self._path_said.add((cfg.phase, line))
+            self.out({"type": "event", "kind": "cql_path", "ts": time.time(),
+                      "phase": cfg.phase, "message": line})
         return False
 
     def begin_phase(self, cfg: PhaseConfig) -> None:
@@ -346,12 +356,16 @@ class Engine:
         if run is None or run.drained or not lane.running:
             return  # a user that arrived after its phase was stopped: no op of it counts
         try:
-            if cfg.mode == "load":
+            if cfg.mode == "load" and self.rust_on:
+                await self._core_load_lane(lane, run)
+            elif cfg.mode == "load":
                 await self._load_lane(lane, run)
             elif cfg.lane_rate and self.rust_on:
                 await self.rust.lane(lane.stopped, cfg.lane_rate)
             elif cfg.lane_rate:
                 await self._open_lane(lane, run.name, cfg.lane_rate)
+            elif self.rust_on:
+                await self.rust.closed_lane(lane.stopped)
             else:
                 await self._closed_lane(lane, run.name, cfg.think_time)
         except Exception as exc:  # noqa: BLE001 - a lane must never die silently
@@ -458,6 +472,21 @@ class Engine:
                             + f"; worker peak RSS {dataset_feed.peak_rss_mb():.0f} MB")
             # drained first: every line of the load and the drain event go out before
             # load_done, since the orchestrator counts the load when the phase is done
+            await self.drain()
+            self.out({"type": "load_done", "ts": time.time()})
+
+    async def _core_load_lane(self, lane: Lane, run: PhaseRun) -> None:
+        """A load lane on the Rust core: one more of its loops over the worker's slice;
+        the lane that sees the slice done says how many rows failed, drains and sends
+        load_done, as the Python path does."""
+        done = await self.rust.load_lane(lane.stopped)
+        if done and run is self.run and self._load_done_for is not run:
+            self._load_done_for = run  # once: the other lanes see it too
+            self._load_failed = self.rust.load_failed()
+            if self._load_failed:
+                self._warn(f"phase {run.name}: {self._load_failed} of "
+                           f"{self._load_end - self._load_next} rows of the load failed")
+            self._load_next = self._load_end
             await self.drain()
             self.out({"type": "load_done", "ts": time.time()})
 

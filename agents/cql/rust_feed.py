@@ -1,4 +1,5 @@
-"""Open-model run phases on the Rust load core (``native_io = "rust"``, the default).
+"""CQL phases on the Rust load core (``native_io = "rust"``, the default): open-model
+run phases, and for workload files also load phases and closed-model run phases.
 
 `loadtower_core` (native/loadtower-core: ScyllaDB's Rust driver under PyO3) owns the hot
 loop: the schedule of intended start times, keys and values of the built-in workloads,
@@ -7,9 +8,13 @@ slots (a hung node's ops wait for ITS slots and time out; the other nodes' ops k
 their rate), timing and per-second HDR histograms. Each Locust user's lane only adds its
 rate; Python harvests finished seconds once a second into the engine's recorder.
 
-A workload file's open-model run phase runs on the core too (``configure_file``): the
-core's binder (native/loadtower-core/src/{binder,generators}.rs) makes the rows from the
-phase spec's bindings and sends the statements the orchestrator rendered.
+A workload file's phases run on the core too (``configure_file``): the core's binder
+(native/loadtower-core/src/{binder,generators}.rs) makes the rows from the phase spec's
+bindings and sends the statements the orchestrator rendered. Open model: each lane adds
+its rate. Closed model (``closed_lane``): each lane is one of the core's loops (op, then
+think time, intended = sent). Load (``load_lane``): each lane is one more loop over the
+worker's slice of key numbers (native/loadtower-core/src/closed.rs), the load op's rows
+per op; True once every key is recorded, ``load_failed()`` counts the rows that failed.
 
 When the core is not installed, or the phase asks for something it does not bind (a
 schema or op it lacks: read_modify_write, batches, recipes; a workload file binding a
@@ -21,6 +26,7 @@ run the phase over its session driver and a ``cql_path`` event says why. At conf
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 import os
@@ -91,8 +97,9 @@ def file_statements(spec: Mapping[str, Any]) -> dict[str, str]:
 
 
 def why_not_file(cfg: Any, engine: str, spec: Mapping[str, Any]) -> str | None:
-    """Why a workload file's open-model run phase cannot run on the core (None: it can):
-    another engine, no core here, or a generator / feature its binder lacks (named)."""
+    """Why a workload file's phase (load, open or closed model) cannot run on the core
+    (None: it can): another engine, no core here, or a generator / feature its binder
+    lacks (named; e.g. a data set, whose loads and draws stay on the Python path)."""
     if engine != "cassandra":
         return f"the Rust core speaks CQL only, not {engine}"
     module = core_module()
@@ -144,6 +151,10 @@ class RustFeed:
         self.core_key: tuple | None = None
         self.rate = 0.0
         self.lanes = 0
+        self.mode = "open"  # open | closed | load: how lanes feed the core this phase
+        self.think = 0.0
+        # the load (op, first key, end, rows per op) until its first lane starts it
+        self._load: tuple[str, int, int, int] | None = None
         self.abandoned = 0
         self.counted_from = (0, 0)  # the core's (intended, counted) when the phase began
         self.phase_counts: dict[str, int] | None = None  # the last drained phase's
@@ -216,17 +227,24 @@ class RustFeed:
         assert self.core is not None
         return self.core
 
-    def _configured(self, cfg: Any, core: Any) -> None:
-        """The phase is set on the core: count from here, say what sends (cql_path)."""
+    def _configured(self, cfg: Any, core: Any,
+                    load: tuple[str, int, int, int] | None = None) -> None:
+        """The phase is set on the core: count from here, say what sends (cql_path, its
+        data naming the mode: open, closed or load)."""
         self.counted_from = tuple(core.counts())
-        path = dict(core.path())
+        self._load = load
+        self.mode = "load" if load is not None else "open" if cfg.lane_rate else "closed"
+        self.think = float(cfg.think_time or 0.0)
+        path = {**dict(core.path()), "mode": self.mode}
         self.out({"type": "event", "kind": "cql_path", "ts": time.time(), "phase": cfg.phase,
                   "message": _path_line(path), "data": path})
 
     async def configure_file(self, cfg: Any, key: tuple, spec: Mapping[str, Any],
-                             records: int, key_offset: int) -> None:
-        """A workload file's run phase on the core: connect (once per target), prepare
-        its statements, hand the core its bindings (the binder in Rust)."""
+                             records: int, key_offset: int,
+                             load: tuple[str, int, int, int] | None = None) -> None:
+        """A workload file's phase on the core: connect (once per target), prepare its
+        statements, hand the core its bindings (the binder in Rust); `load`: a load
+        phase's (load op, first key number, end, rows per op), else a run phase."""
         core = await self._connected(cfg, key)
         await prepare(core, file_statements(spec))
         seed = cfg.seed if cfg.seed is not None else random.getrandbits(63)
@@ -236,25 +254,72 @@ class RustFeed:
             file_json(spec), int(seed) & ((1 << 63) - 1), int(records), int(key_offset),
             int(cfg.max_in_flight), metadata_name(keyspace or cfg.spec["target"]["keyspace"]),
             metadata_name(table or "t"))
-        self._configured(cfg, core)
+        self._configured(cfg, core, load)
 
     # -- lanes ------------------------------------------------------------------------------
     async def lane(self, stopped: asyncio.Event, rate: float) -> None:
-        """A lane's life on this path: its rate joins the core's schedule until it stops."""
+        """An open-model lane's life on this path: its rate joins the core's schedule
+        until it stops."""
         self.rate += rate
-        self.lanes += 1
-        if self._task is None or self._task.done():
-            self.core.start(self.rate)
-            self._task = asyncio.get_running_loop().create_task(self._watch())
-        else:
-            self.core.set_rate(self.rate)
+        self._join(lambda: self.core.start(self.rate), lambda: self.core.set_rate(self.rate))
         try:
             await stopped.wait()
         finally:
             self.rate -= rate
-            self.lanes -= 1
-            if self.lanes > 0:
-                self.core.set_rate(self.rate)
+            self._leave(lambda: self.core.set_rate(self.rate))
+
+    async def closed_lane(self, stopped: asyncio.Event) -> None:
+        """A closed-model lane: one more of the core's loops (op, think time) until it
+        stops."""
+        self._join(lambda: self.core.start_closed(self.lanes, self.think), self._resize)
+        try:
+            await stopped.wait()
+        finally:
+            self._leave(self._resize)
+
+    async def load_lane(self, stopped: asyncio.Event) -> bool:
+        """A load lane: one more of the core's loops over the worker's slice (the first
+        lane starts the load); True once every key is sent and recorded (the lane has
+        left the core then: the caller may drain)."""
+        if self._load is None and (self._task is None or self._task.done()):
+            return bool(self.core.load_done())  # started and over before this lane came
+
+        def start() -> None:
+            assert self._load is not None
+            op, first, end, rows = self._load
+            self._load = None
+            self.core.start_load(op, first, end, rows, self.lanes)
+
+        self._join(start, self._resize)
+        try:
+            while not stopped.is_set():
+                if self.core.load_done():
+                    return True
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stopped.wait(), WATCH_S)
+            return bool(self.core.load_done())
+        finally:
+            self._leave(self._resize)
+
+    def load_failed(self) -> int:
+        """Rows of the last load on the core whose op failed."""
+        return int(self.core.load_failed()) if self.core is not None else 0
+
+    def _join(self, start: Callable[[], None], resize: Callable[[], None]) -> None:
+        self.lanes += 1
+        if self._task is None or self._task.done():
+            start()
+            self._task = asyncio.get_running_loop().create_task(self._watch())
+        else:
+            resize()
+
+    def _leave(self, resize: Callable[[], None]) -> None:
+        self.lanes -= 1
+        if self.lanes > 0:
+            resize()
+
+    def _resize(self) -> None:
+        self.core.set_loops(self.lanes)
 
     async def _watch(self) -> None:
         """Runs while lanes feed the core; stops it once they are gone."""
@@ -324,9 +389,14 @@ async def prepare(core: Any, statements: dict[str, str]) -> None:
                            PREPARE_TIMEOUT_S, (RuntimeError,))
 
 
+MODE_WORDS = {"open": "open-model sends", "closed": "closed-model sends",
+              "load": "the load's inserts"}
+
+
 def _path_line(path: Mapping[str, Any]) -> str:
     tls = "TLS" if path.get("tls") else "no TLS"
     dc = f"local DC {path['local_dc']}" if path.get("local_dc") else "every DC"
-    return (f"open-model sends on the Rust core: {path.get('driver')} "
+    what = MODE_WORDS.get(str(path.get("mode") or "open"), "sends")
+    return (f"{what} on the Rust core: {path.get('driver')} "
             f"{path.get('driver_version')}, {path.get('protocol')}, {tls}, {dc}, "
             f"{path.get('per_node_in_flight')} in flight per node")

@@ -1,7 +1,8 @@
 """A workload file's open-model run phase on the Rust core (its binder in Rust) against
-the sandbox's Cassandra, through `loadtower agent run`: the load runs on the Python path
-(the reference binder), the run on the core; its reads with expect = "rows" find what
-the load wrote (none is a NoRows error), batches, `:[...]` lists and steps included."""
+the sandbox's Cassandra, through `loadtower agent run` (the load runs on the core too:
+tests/agents/test_rust_file_load_integration.py compares it with the Python path's);
+its reads with expect = "rows" find what the load wrote (none is a NoRows error),
+batches, `:[...]` lists and steps included."""
 
 from __future__ import annotations
 

@@ -288,6 +288,24 @@ impl FileWorkload {
         Bound { op: pick, first, then }
     }
 
+    /// The index of op `name` for `load` (an op with its own bindings, not steps).
+    pub fn load_op(&self, name: &str) -> Result<usize, String> {
+        let o = self.ops.iter().position(|o| o.name == name)
+            .ok_or_else(|| format!("the load op {name} does not run here"))?;
+        if self.ops[o].binder == usize::MAX {
+            return Err(format!("the load op {name} has steps"));
+        }
+        Ok(o)
+    }
+
+    /// One load op (file_ops.FileOps.load): op `o`'s rows of key numbers first ..
+    /// first + count - 1 (each row's key number given, not drawn), recorded as op 0.
+    pub fn load(&mut self, o: usize, first: i64, count: usize) -> Bound {
+        let b = self.ops[o].binder;
+        let rows = (0..count as i64).map(|i| self.row(b, Some(first + i)).1).collect();
+        Bound { op: 0, first: self.part(o, rows), then: Vec::new() }
+    }
+
     /// Every statement's name, its op's binder and its markers' parameters (single ones).
     pub fn statement_params(&self) -> Vec<(String, Vec<Option<Kind>>)> {
         self.ops.iter().filter(|o| o.binder != usize::MAX).flat_map(|o| {
@@ -353,4 +371,45 @@ fn statement(op: &str, i: usize, s: &Value, params: &[String]) -> Result<Stateme
     let list = markers.iter().any(|m| matches!(m, Marker::List(_)));
     let casts = vec![None; markers.len()];
     Ok(Statement { name: format!("{op}/{i}"), markers, list, casts })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = r#"{
+      "ops": {"put": {"key": {"gen": "sequence"}, "batch": 10,
+                      "bind": {"id": {"gen": "key", "prefix": "k", "hash": false},
+                               "n": {"gen": "key"},
+                               "v": {"gen": "text", "length": 8}},
+                      "types": {"id": "text", "n": "bigint", "v": "text"}}},
+      "run": {"put": {"statements": [{"text": "", "binds": ["v", "id", "n"],
+                                      "insert_rows": false}],
+                      "batch": 10, "weight": 1.0}}
+    }"#;
+
+    #[test]
+    fn a_load_binds_the_given_key_numbers_in_marker_order() {
+        let mut w = FileWorkload::new(SPEC, 1, 1000, 0).unwrap();
+        let o = w.load_op("put").unwrap();
+        let b = w.load(o, 995, 5); // the slice's last op: 5 rows, not the batch's 10
+        assert_eq!(b.op, 0);
+        assert_eq!(b.first.statement, "put/0");
+        assert_eq!(b.first.rows.len(), 5);
+        for (i, row) in b.first.rows.iter().enumerate() {
+            let k = 995 + i as i64;
+            assert_eq!(row[1], CqlValue::Text(format!("k{k}")));
+            assert_eq!(row[2], CqlValue::BigInt(k));
+            assert!(matches!(&row[0], CqlValue::Text(t) if t.len() == 8));
+        }
+        let one = w.load(o, 7, 1); // one row: one statement, its values
+        assert!(one.first.rows.is_empty());
+        assert_eq!(one.first.values[1], CqlValue::Text("k7".into()));
+    }
+
+    #[test]
+    fn a_load_op_must_exist_and_have_no_steps() {
+        let w = FileWorkload::new(SPEC, 1, 1000, 0).unwrap();
+        assert_eq!(w.load_op("nope").unwrap_err(), "the load op nope does not run here");
+    }
 }

@@ -4,6 +4,7 @@
 //! phase's workload, starts an open-model schedule and harvests per-second samples.
 
 pub mod binder;
+mod closed;
 mod errors;
 pub mod generators;
 mod prepare;
@@ -113,6 +114,54 @@ impl Core {
         self.shared()?.per_node.store(per_node_in_flight.max(1), Ordering::Relaxed);
         self.keyspace = keyspace.trim_matches('"').to_string();
         self.table = table.trim_matches('"').to_string();
+        Ok(())
+    }
+
+    fn take_workload(&mut self) -> PyResult<Ops> {
+        if self.task.is_some() {
+            return Err(PyRuntimeError::new_err("already started"));
+        }
+        self.workload.take().ok_or_else(|| PyRuntimeError::new_err("not configured"))
+    }
+
+    /// What the ops send to: the session, the prepared statements, and an UNLOGGED BATCH
+    /// of each statement a workload file's op sends N rows of.
+    fn target(&self, workload: &Ops) -> PyResult<Arc<Target>> {
+        let mut batches = HashMap::new();
+        if let Ops::File(f) = workload {
+            for (name, rows) in f.batches() {
+                if let Some(p) = self.prepared.get(&name) {
+                    let mut batch = Batch::new(BatchType::Unlogged);
+                    for _ in 0..rows {
+                        batch.append_statement((**p).clone());
+                    }
+                    batches.insert(name, Arc::new(batch));
+                }
+            }
+        }
+        Ok(Arc::new(Target {
+            session: self.session()?,
+            prepared: self.prepared.clone(),
+            batches,
+            keyspace: self.keyspace.clone(),
+            table: self.table.clone(),
+        }))
+    }
+
+    fn spawn_closed(&mut self, state: closed::State, loops: usize, think_s: f64) -> PyResult<()> {
+        let shared = self.shared()?.clone();
+        let target = match self.target(&state.ops) {
+            Ok(t) => t,
+            Err(e) => {
+                self.workload = Some(state.ops);
+                return Err(e);
+            }
+        };
+        shared.loops.store(loops, Ordering::Relaxed);
+        self.set_think(think_s)?;
+        shared.exhausted.store(false, Ordering::Release);
+        shared.running.store(true, Ordering::Release);
+        self.task = Some(self.rt.spawn(closed::run(shared, target, state)));
         Ok(())
     }
 
@@ -296,34 +345,68 @@ impl Core {
 
     /// Start the open-model schedule at `rate_ops_s`.
     fn start(&mut self, rate_ops_s: f64) -> PyResult<()> {
-        if self.task.is_some() {
-            return Err(PyRuntimeError::new_err("already started"));
-        }
         let shared = self.shared()?.clone();
-        let workload = self.workload.take().ok_or_else(|| PyRuntimeError::new_err("not configured"))?;
-        let mut batches = HashMap::new();
-        if let Ops::File(f) = &workload {
-            for (name, rows) in f.batches() {
-                if let Some(p) = self.prepared.get(&name) {
-                    let mut batch = Batch::new(BatchType::Unlogged);
-                    for _ in 0..rows {
-                        batch.append_statement((**p).clone());
-                    }
-                    batches.insert(name, Arc::new(batch));
-                }
-            }
-        }
-        let target = Arc::new(Target {
-            session: self.session()?,
-            prepared: self.prepared.clone(),
-            batches,
-            keyspace: self.keyspace.clone(),
-            table: self.table.clone(),
-        });
+        let workload = self.take_workload()?;
+        let target = self.target(&workload)?;
         shared.set_rate(rate_ops_s);
         shared.running.store(true, Ordering::Release);
         self.task = Some(self.rt.spawn(sched::run(shared, target, workload)));
         Ok(())
+    }
+
+    /// Start the closed model: `loops` concurrent loops, each an op of the mix (intended
+    /// = sent), then `think_s` of sleep.
+    fn start_closed(&mut self, loops: usize, think_s: f64) -> PyResult<()> {
+        let ops = self.take_workload()?;
+        self.spawn_closed(closed::State { ops, source: closed::Source::Mix }, loops, think_s)
+    }
+
+    /// Start the load of a workload file: its load op `op` over key numbers `start..end`
+    /// (the worker's slice), `rows` per op (an UNLOGGED BATCH, or the op's `:[...]`
+    /// list), by `loops` concurrent loops; `load_done` says when every key is recorded,
+    /// `load_failed` how many rows failed.
+    fn start_load(&mut self, op: &str, start: i64, end: i64, rows: usize, loops: usize)
+        -> PyResult<()> {
+        let ops = self.take_workload()?;
+        let index = match &ops {
+            Ops::File(f) => f.load_op(op),
+            Ops::Builtin(_) => Err("a load on the core runs a workload file's load op".into()),
+        };
+        let index = match index {
+            Ok(i) => i,
+            Err(e) => {
+                self.workload = Some(ops);
+                return Err(PyValueError::new_err(e));
+            }
+        };
+        self.op_names = vec![op.to_string()];
+        self.shared()?.failed_rows.store(0, Ordering::Release);
+        let source = closed::Source::Keys { op: index, next: start, end: end.max(start),
+                                            rows: rows.max(1) as i64 };
+        self.spawn_closed(closed::State { ops, source }, loops, 0.0)
+    }
+
+    /// Closed model and load: how many loops run (while running too).
+    fn set_loops(&self, loops: usize) -> PyResult<()> {
+        self.shared()?.loops.store(loops, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Closed model: the think time after each op.
+    fn set_think(&self, think_s: f64) -> PyResult<()> {
+        let ns = (think_s.max(0.0) * 1e9) as u64;
+        self.shared()?.think_ns.store(ns, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The load started by `start_load` has sent every key and recorded every op.
+    fn load_done(&self) -> bool {
+        self.shared.as_ref().map(|s| s.exhausted.load(Ordering::Acquire)).unwrap_or(false)
+    }
+
+    /// Rows of the last load whose op failed.
+    fn load_failed(&self) -> u64 {
+        self.shared.as_ref().map(|s| s.failed_rows.load(Ordering::Acquire)).unwrap_or(0)
     }
 
     fn set_rate(&self, rate_ops_s: f64) -> PyResult<()> {
@@ -534,6 +617,26 @@ fn bind_rows(py: Python<'_>, spec: &str, op: &str, count: usize, seed: u64, reco
     Ok((w.params_of(op), rows))
 }
 
+/// Test hook: the rows the load binds for key numbers `first .. first + count - 1` of
+/// load op `op` (a workload file's spec, JSON): (parameter names, rows of values, the
+/// statement's values or rows in marker order as the load sends them).
+#[pyfunction]
+#[pyo3(signature = (spec, op, first, count, seed, records))]
+fn load_rows(py: Python<'_>, spec: &str, op: &str, first: i64, count: usize, seed: u64,
+             records: u64) -> PyResult<(Vec<String>, Vec<Vec<PyObject>>, String, usize)> {
+    let mut w = binder::FileWorkload::new(spec, seed, records, 0).map_err(PyValueError::new_err)?;
+    let o = w.load_op(op).map_err(PyValueError::new_err)?;
+    let bound = w.load(o, first, count);
+    let part = &bound.first;
+    let rows: Vec<Vec<PyObject>> = if part.rows.is_empty() {
+        vec![part.values.iter().map(|v| py_value(py, v)).collect::<PyResult<Vec<_>>>()?]
+    } else {
+        part.rows.iter().map(|r| r.iter().map(|v| py_value(py, v)).collect::<PyResult<Vec<_>>>())
+            .collect::<PyResult<Vec<_>>>()?
+    };
+    Ok((w.params_of(op), rows, part.statement.clone(), part.rows.len()))
+}
+
 /// Test hook: the next `count` ops of a workload file's spec (JSON): (op name, statement
 /// name, its values or a batch's rows count) per op, the steps' statements after it.
 #[pyfunction]
@@ -572,6 +675,7 @@ fn loadtower_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render_keys, m)?)?;
     m.add_function(wrap_pyfunction!(bind_rows, m)?)?;
     m.add_function(wrap_pyfunction!(next_ops, m)?)?;
+    m.add_function(wrap_pyfunction!(load_rows, m)?)?;
     m.add("DRIVER", DRIVER)?;
     m.add("DRIVER_VERSION", DRIVER_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -12,12 +12,13 @@ use scylla::client::session::Session;
 use scylla::statement::batch::Batch;
 use scylla::statement::prepared::PreparedStatement;
 use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 use crate::errors::{class, NODE_BUSY, NO_ROWS};
 use crate::record::{Outcome, Recorder};
 use crate::routing::choose;
-use crate::workload::{Ops, Part};
+use crate::workload::{Bound, Ops, Part};
 
 pub const LATE: Duration = Duration::from_millis(2);
 const WAKE: Duration = Duration::from_millis(20); // the loop looks at its rate and flag this often
@@ -29,6 +30,13 @@ pub struct Shared {
     pub seq: AtomicU64,
     pub discard_below: AtomicU64,
     pub per_node: AtomicUsize,
+    /// closed and load modes (closed.rs): loops wanted, loops running, think time (ns),
+    /// every key of a load taken and recorded, and the load's rows whose op failed
+    pub loops: AtomicUsize,
+    pub active: AtomicUsize,
+    pub think_ns: AtomicU64,
+    pub exhausted: AtomicBool,
+    pub failed_rows: AtomicU64,
     pub request_timeout: Duration,
     pub local_dc: Option<String>,
     pub recorder: Mutex<Recorder>,
@@ -43,6 +51,11 @@ impl Shared {
             seq: AtomicU64::new(0),
             discard_below: AtomicU64::new(0),
             per_node: AtomicUsize::new(128),
+            loops: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
+            think_ns: AtomicU64::new(0),
+            exhausted: AtomicBool::new(false),
+            failed_rows: AtomicU64::new(0),
             request_timeout,
             local_dc,
             recorder: Mutex::new(Recorder::new()),
@@ -119,7 +132,16 @@ async fn send(target: &Target, part: &Part, prepared: &PreparedStatement) -> Res
         target.session.execute_unpaged(prepared, &part.values).await
     } else {
         let batch = target.batches.get(&part.statement).ok_or("Unprepared")?;
-        target.session.batch(batch, part.rows.as_slice()).await
+        if batch.statements.len() == part.rows.len() {
+            target.session.batch(batch, part.rows.as_slice()).await
+        } else {
+            // a load's last block of the slice: fewer rows than the op's batch
+            let mut fewer = Batch::new(batch.get_type());
+            for _ in 0..part.rows.len() {
+                fewer.append_statement(prepared.clone());
+            }
+            target.session.batch(&fewer, part.rows.as_slice()).await
+        }
     };
     match result {
         Ok(r) if part.expect_rows => match r.into_rows_result() {
@@ -132,7 +154,14 @@ async fn send(target: &Target, part: &Part, prepared: &PreparedStatement) -> Res
 }
 
 fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut Ops, intended: Instant) {
-    let bound = workload.next();
+    launch_op(shared, target, workload.next(), intended, false);
+}
+
+/// Send one bound op in its own task: take its node's slot (waiting at most until
+/// `intended` + the request timeout), send, record; the task's result: the op succeeded.
+/// `closed`: a closed-model or load op, whose intended start is its send (never late).
+pub fn launch_op(shared: &Arc<Shared>, target: &Arc<Target>, bound: Bound, intended: Instant,
+                 closed: bool) -> JoinHandle<bool> {
     let seq = shared.seq.fetch_add(1, Ordering::AcqRel);
     {
         let mut rec = shared.recorder.lock().unwrap();
@@ -156,11 +185,13 @@ fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut Ops, intend
     let (shared, target) = (shared.clone(), target.clone());
     tokio::spawn(async move {
         let op = bound.op;
-        let end = |late: bool, outcome: Outcome, done: Instant| {
-            shared.recorder.lock().unwrap().record(seq, op, intended, done, late, outcome);
+        let end = |late: bool, outcome: Outcome, start: Instant, done: Instant| {
+            let ok = matches!(outcome, Outcome::Ok { .. });
+            shared.recorder.lock().unwrap().record(seq, op, start, done, late && !closed, outcome);
+            ok
         };
         let Some(prepared) = prepared else {
-            return end(false, Outcome::Error("Unprepared"), Instant::now());
+            return end(false, Outcome::Error("Unprepared"), intended, Instant::now());
         };
         let permit = match sem.clone().try_acquire_owned() {
             Ok(p) => p,
@@ -168,14 +199,15 @@ fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut Ops, intend
                 let deadline = intended + shared.request_timeout;
                 match tokio::time::timeout_at(deadline.into(), sem.acquire_owned()).await {
                     Ok(Ok(p)) => p,
-                    _ => return end(true, Outcome::Error(NODE_BUSY), Instant::now()),
+                    _ => return end(true, Outcome::Error(NODE_BUSY), intended, Instant::now()),
                 }
             }
         };
         if seq < shared.discard_below.load(Ordering::Acquire) {
-            return; // given up at a stop while it waited: never sent, never recorded
+            return false; // given up at a stop while it waited: never sent, never recorded
         }
         let sent = Instant::now();
+        let start = if closed { sent } else { intended };
         let late = sent.saturating_duration_since(intended) > LATE;
         let mut result = send(&target, &bound.first, &prepared).await;
         for part in &bound.then {
@@ -190,9 +222,9 @@ fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut Ops, intend
         let done = Instant::now();
         drop(permit);
         match result {
-            Ok(()) => end(late, Outcome::Ok { sent }, done),
+            Ok(()) => end(late, Outcome::Ok { sent }, start, done),
             // a request that timed out is late from its intended start
-            Err(c) => end(late || c == "RequestTimeout", Outcome::Error(c), done),
+            Err(c) => end(late || c == "RequestTimeout", Outcome::Error(c), start, done),
         }
-    });
+    })
 }
