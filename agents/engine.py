@@ -24,7 +24,6 @@ from typing import Any
 from loadtower.agents.backends import Backend, backend_for
 from loadtower.agents.cql import rust_feed
 from loadtower.agents.cql.rust_feed import RustFeed
-from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload import dataset_feed
@@ -105,7 +104,6 @@ class Engine:
         self.ready = asyncio.Event()
         self.ops: dict[str, Callable[[], Any]] = {}
         self.mix: OpMix | None = None
-        self.cql: CqlOps | None = None
         self._load_next = 0
         self._load_end = 0
         self._new_key = 0
@@ -161,12 +159,7 @@ class Engine:
         self.ready.clear()
         await self.drain()  # the previous phase's ops end (or are given up) in that phase
         spec = cfg.spec
-        dataset, workload = spec["dataset"], spec["workload"]
         backend = backend_for(spec.get("engine") or "cassandra")
-        schema = workload.get("schema_") or workload.get("schema") or "ycsb"
-        table = (
-            workload.get("table") or spec["target"].get("table") or backend.default_table(schema)
-        )
         key = backend.session_key(cfg)
         if self.session is None or self.session_key != key:
             if self.session is not None:
@@ -177,12 +170,28 @@ class Engine:
         self.backend = backend
         self._dataset_load, self._load_failed = None, 0
         workload_file = spec.get("workload_file")
-        if workload_file:
+        if workload_file:  # every workload, built-ins too: their shipped files
             await self._configure_file(cfg, backend, workload_file)
-            self.begin_phase(cfg)
-            return
+        elif backend.engine == "mongodb":  # until the mongodb file runner lands
+            await self._configure_mongodb_builtin(cfg, backend)
+        else:
+            raise ValueError("the phase spec has no workload_file (built-in workloads come "
+                             "as their shipped workload files: is the orchestrator older "
+                             "than this agent?)")
+        self.begin_phase(cfg)
+
+    async def _configure_mongodb_builtin(self, cfg: PhaseConfig, backend: Backend) -> None:
+        """The ycsb built-in on MongoDB through MongoOps: until the mongodb file runner
+        lands (the integrator removes this branch, MongoOps and agents/mongodb/ycsb_ops.py
+        after merging it)."""
+        mongo: Any = backend
+        spec = cfg.spec
+        dataset, workload = spec["dataset"], spec["workload"]
+        schema = workload.get("schema_") or workload.get("schema") or "ycsb"
+        table = workload.get("table") or spec["target"].get("table") or mongo.default_table(
+            schema)
         if cfg.worker_index == 0:
-            await self.session.ddl(backend.ddl(cfg, schema, table))
+            await self.session.ddl(mongo.ddl(cfg, schema, table))
         rng = random.Random(cfg.seed)
         records = int(cfg.records or dataset["records"])
         first = int(spec.get("start_key") or 0) if cfg.mode == "load" else 0
@@ -191,15 +200,13 @@ class Engine:
         )
         self._load_rows = backend.load_rows(cfg)
         self._new_key = records + cfg.worker_index * NEW_KEY_STRIDE
-        common = dict(
+        ops = mongo.ops(
+            cfg, schema, self.session,
             values=ValuePool(rng),
             fields=int(dataset["fields"]),
             field_size=int(dataset["field_size"]),
             choose=chooser(
-                workload.get("distribution") or "uniform",
-                records,
-                self._latest,
-                rng,
+                workload.get("distribution") or "uniform", records, self._latest, rng,
                 workload.get("hotspot_data_fraction", 0.2),
                 workload.get("hotspot_op_fraction", 0.8),
             ),
@@ -208,27 +215,17 @@ class Engine:
             scan_length=int(workload.get("scan_length", 100)),
             rng=rng,
         )
-        self.cql = backend.ops(cfg, schema, self.session, **common)
-        table_ops = self.cql.table()
+        table_ops = ops.table()
         mix = {op: w for op, w in workload["mix"].items() if w > 0}
         unknown = [op for op in mix if op not in table_ops]
         if unknown:
             raise ValueError(f"the {schema} schema has no op {', '.join(unknown)}")
         self.ops, self.mix = table_ops, OpMix(mix, rng)
-        cql, rows = self.cql, self._load_rows
+        rows = self._load_rows
         self._load_op = "insert" if rows == 1 else "insert_batch"
-        self._load_block = (lambda k, _n: cql.insert_key(k)) if rows == 1 else (
-            lambda k, n: cql.insert_keys(k, n))  # type: ignore[attr-defined]
-        self.rust_on = self._rust_wanted(cfg, backend.engine, schema, mix)
-        if not self.rust_on:  # the core prepares on the nodes that answer (a node paused)
-            await backend.prepare(self.session, cfg, table, backend.statements(cfg, schema, table))
-        if self.rust_on:  # open-model lanes on the Rust core (native_io "rust")
-            await self.rust.configure(
-                cfg, key, backend.statements(cfg, schema, table), schema, table, mix, records,
-                self._new_key)
-        elif self._rust_early(cfg, backend.engine):
-            self.rust.connect_early(cfg, key)  # e.g. during the load: ready for the run
-        self.begin_phase(cfg)
+        self._load_block = (lambda k, _n: ops.insert_key(k)) if rows == 1 else ops.insert_keys
+        self.rust_on = False
+        await mongo.prepare(self.session, cfg, table, mongo.statements(cfg, schema, table))
 
     async def _configure_file(self, cfg: PhaseConfig, backend: Backend,
                               wf: WorkloadFileSpec) -> None:
@@ -256,14 +253,13 @@ class Engine:
         offset = 0 if cfg.mode == "load" else records + cfg.worker_index * NEW_KEY_STRIDE
         ops = FileOps(wf, backend.file_runner(self.session, wf),
                       Context(rng, records, datasets=datasets), offset)
-        self.cql = None
         self.ops, self.mix = ops.table(), OpMix(ops.weights(), rng)
         if cfg.mode == "load":
             if ops.load_op is None or ops.load_op not in wf["run"]:
                 raise ValueError("the workload file has no load op on this target (load = ...)")
             self._load_rows = ops.load_rows(backend.load_rows(cfg))
             self._load_op, self._load_block = ops.load_op, ops.load
-        self.rust_on = self._rust_wanted(cfg, backend.engine, "", ops.weights())
+        self.rust_on = self._rust_wanted(cfg, backend.engine)
         if self.rust_on:  # the core binds the rows (its binder in Rust) and sends them
             await self.rust.configure_file(cfg, backend.session_key(cfg), wf, records, offset)
             return
@@ -275,8 +271,7 @@ class Engine:
         """A CQL target that asks for the Rust core, which is installed."""
         return engine == "cassandra" and rust_feed.asked(cfg) and rust_feed.available()
 
-    def _rust_wanted(self, cfg: PhaseConfig, engine: str, schema: str,
-                     mix: dict[str, float]) -> bool:
+    def _rust_wanted(self, cfg: PhaseConfig, engine: str) -> bool:
         """Open-model run phases on a CQL target asking for the Rust core. Any other
         open-model run phase of a CQL target runs on the lanes' Python loop over the
         phase's session driver, and a `cql_path` event says so and why (once per reason)."""
@@ -284,12 +279,7 @@ class Engine:
             return False
         asked = rust_feed.asked(cfg)
         wf = cfg.spec.get("workload_file")
-        if not asked:
-            why = None
-        elif wf:
-            why = rust_feed.why_not_file(cfg, engine, wf)
-        else:
-            why = rust_feed.why_not(cfg, engine, schema, mix)
+        why = rust_feed.why_not_file(cfg, engine, wf) if asked and wf else None
         if asked and why is None:
             return True
         driver = getattr(self.session, "name", "") or cfg.driver

@@ -17,8 +17,8 @@ from loadtower.agents.mongodb.session import MongoSession
 from loadtower.protocol.phase_spec import TargetSpec
 
 if TYPE_CHECKING:
-    from loadtower.agents.cql.schemas import CqlOps
     from loadtower.agents.engine import PhaseConfig
+    from loadtower.agents.mongodb.ycsb_ops import YcsbOps
 
 SCHEMAS = ("ycsb",)
 
@@ -93,7 +93,7 @@ class MongoBackend:
             await asyncio.sleep(0.5)
         await session.bind(table)
 
-    def ops(self, cfg: PhaseConfig, schema: str, session: Any, **common: Any) -> CqlOps:
+    def ops(self, cfg: PhaseConfig, schema: str, session: Any, **common: Any) -> YcsbOps:
         if schema not in SCHEMAS:
             raise ValueError(f"the mongodb engine has no '{schema}' schema (only ycsb)")
         return MongoOps(schema, session, **common)

@@ -1,4 +1,4 @@
-"""The YCSB ops on MongoDB: the CQL ops' keys, rows and mixes (``agents/cql/schemas``),
+"""The YCSB ops on MongoDB: the built-in ops' keys, rows and mixes (``ycsb_ops.py``),
 each op one pymongo call on the target's collection.
 
 A ycsb record is the document ``{_id: "user<fnv64(k)>", field0: ..., fieldN: ...}``:
@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
-from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.mongodb.session import MongoSession
+from loadtower.agents.mongodb.ycsb_ops import YcsbOps
 
 
-class MongoOps(CqlOps):
+class MongoOps(YcsbOps):
     def __init__(self, schema: str, session: MongoSession, *args: Any, **kwargs: Any) -> None:
-        super().__init__(schema, session, *args, **kwargs)  # type: ignore[arg-type]  # ops below use .m
+        super().__init__(schema, session, *args, **kwargs)  # ops below use .m
         self.m = session
 
     def doc(self, k: int) -> dict[str, Any]:
