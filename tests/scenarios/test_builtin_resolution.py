@@ -131,3 +131,25 @@ def test_a_builtin_on_mongodb_keeps_the_agents_ops_until_its_file_runner_lands(w
     sc, _ = workloads_of(write, scenario('preset = "ycsb-a"', target))
     assert builtin_on_mongodb(sc.engine, sc.workloads["w"])
     assert not builtin_on_mongodb("clickhouse", sc.workloads["w"])
+
+
+def test_the_standalone_load_sends_a_presets_shipped_file(write) -> None:
+    """`loadtower agent run --workload ycsb-a` (a preset by name) and a scenario file with a
+    built-in workload both send the rendered shipped file."""
+    import argparse
+
+    from loadtower.scenarios.standalone_load_command import _spec
+
+    common = dict(engine="cassandra", local_dc=None, tls_ca_file=None, tls_cert_file=None,
+                  tls_key_file=None, no_tls_verify_hostname=False)
+    args = argparse.Namespace(workload="ycsb-b", ttl=None, keyspace="ks9", consistency="ONE",
+                              driver="auto", native_io="rust", records=100, fields=2,
+                              field_size=8, **common)
+    spec = _spec(args)["workload_file"]
+    assert spec["tables"] == ["ks9.usertable"] and spec["load"] == "insert"
+    assert {op: r["weight"] for op, r in spec["run"].items() if r["weight"]} == {
+        "read": 95, "update": 5}
+    assert spec["ops"]["insert"]["bind"]["field*"]["length"] == 8
+    path = write("s.toml", scenario('schema = "ttl"\nmix = { read = 1 }\nttl = "5s"'))
+    from_file = _spec(argparse.Namespace(workload=str(path), **common))["workload_file"]
+    assert "default_time_to_live = 5 " in from_file["ddl"][1]
