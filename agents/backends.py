@@ -1,12 +1,13 @@
 """The database engines of the load agent, by the scenario's ``engine`` name.
 
-A backend opens a session (one per process and target), writes the schema (worker 0),
-prepares the statements and builds the ops the mixes call; the agent's lanes, open and
-closed models and HDR measurement (``agents/engine.py``) are the same for every engine.
-Adding an engine (MongoDB, Aerospike, ...) is one class with the ``Backend`` interface
-and one line in ``_REGISTRY``; its session needs ``execute(name, params)``,
-``batch(name, rows)``, ``ddl``, ``prepare``, ``scalar`` and ``close`` (awaitables), and
-its ops object the op methods of ``agents/cql/schemas.CqlOps``.
+A backend opens a session (one per process and target) and gives the runner of a
+workload file's statements on it (``file_runner``: prepare, send, found); every workload,
+the built-in ones too (their shipped files), arrives as a workload file that the
+orchestrator rendered for the target (DDL, statements, bindings), so the agent's lanes,
+open and closed models and HDR measurement (``agents/engine.py``) are the same for every
+engine. Adding an engine (Aerospike, ...) is one class with the ``Backend`` interface and
+one line in ``_REGISTRY``; its session needs ``ddl``, ``prepare``, ``close`` and what its
+file runner sends with (awaitables).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from loadtower.agents.cql.schemas import CqlOps
     from loadtower.agents.engine import PhaseConfig
     from loadtower.agents.workload.file_ops import FileRunner
     from loadtower.protocol.workload_file_spec import WorkloadFileSpec
@@ -49,13 +49,6 @@ class Backend(Protocol):
 
     def session_key(self, cfg: PhaseConfig) -> tuple: ...
     async def open(self, cfg: PhaseConfig) -> Any: ...
-    def default_table(self, schema: str) -> str: ...
-    def ddl(self, cfg: PhaseConfig, schema: str, table: str) -> list[str]: ...
-    def statements(self, cfg: PhaseConfig, schema: str, table: str) -> dict[str, str]: ...
-    async def prepare(
-        self, session: Any, cfg: PhaseConfig, table: str, stmts: dict[str, str]
-    ) -> None: ...
-    def ops(self, cfg: PhaseConfig, schema: str, session: Any, **common: Any) -> CqlOps: ...
     def load_rows(self, cfg: PhaseConfig) -> int: ...
     def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner: ...
     def advice(self, exc: BaseException) -> str | None: ...

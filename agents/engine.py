@@ -24,14 +24,12 @@ from typing import Any
 from loadtower.agents.backends import Backend, backend_for
 from loadtower.agents.cql import rust_feed
 from loadtower.agents.cql.rust_feed import RustFeed
-from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload import dataset_feed
 from loadtower.agents.workload.file_ops import FileOps
 from loadtower.agents.workload.generators import Context
-from loadtower.agents.workload.keys import OpMix, chooser, load_slice
-from loadtower.agents.workload.values import ValuePool
+from loadtower.agents.workload.keys import OpMix, load_slice
 from loadtower.protocol.phase_spec import PhaseMessage, PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
@@ -105,10 +103,8 @@ class Engine:
         self.ready = asyncio.Event()
         self.ops: dict[str, Callable[[], Any]] = {}
         self.mix: OpMix | None = None
-        self.cql: CqlOps | None = None
         self._load_next = 0
         self._load_end = 0
-        self._new_key = 0
         self._load_lanes = 0
         self._load_rows = 1
         self._load_op = "insert"  # the load's op name, and one load op: (first key, rows)
@@ -162,12 +158,7 @@ class Engine:
         self.ready.clear()
         await self.drain()  # the previous phase's ops end (or are given up) in that phase
         spec = cfg.spec
-        dataset, workload = spec["dataset"], spec["workload"]
         backend = backend_for(spec.get("engine") or "cassandra")
-        schema = workload.get("schema_") or workload.get("schema") or "ycsb"
-        table = (
-            workload.get("table") or spec["target"].get("table") or backend.default_table(schema)
-        )
         key = backend.session_key(cfg)
         if self.session is None or self.session_key != key:
             if self.session is not None:
@@ -178,57 +169,12 @@ class Engine:
         self.backend = backend
         self._dataset_load, self._load_failed = None, 0
         workload_file = spec.get("workload_file")
-        if workload_file:
+        if workload_file:  # every workload, built-ins too: their shipped files
             await self._configure_file(cfg, backend, workload_file)
-            self.begin_phase(cfg)
-            return
-        if cfg.worker_index == 0:
-            await self.session.ddl(backend.ddl(cfg, schema, table))
-        rng = random.Random(cfg.seed)
-        records = int(cfg.records or dataset["records"])
-        first = int(spec.get("start_key") or 0) if cfg.mode == "load" else 0
-        self._load_next, self._load_end = load_slice(
-            first, records, cfg.worker_index, cfg.worker_count
-        )
-        self._load_rows = backend.load_rows(cfg)
-        self._new_key = records + cfg.worker_index * NEW_KEY_STRIDE
-        common = dict(
-            values=ValuePool(rng),
-            fields=int(dataset["fields"]),
-            field_size=int(dataset["field_size"]),
-            choose=chooser(
-                workload.get("distribution") or "uniform",
-                records,
-                self._latest,
-                rng,
-                workload.get("hotspot_data_fraction", 0.2),
-                workload.get("hotspot_op_fraction", 0.8),
-            ),
-            new_key=self._next_new_key,
-            batch_size=int(workload.get("batch_size", 100)),
-            scan_length=int(workload.get("scan_length", 100)),
-            rng=rng,
-        )
-        self.cql = backend.ops(cfg, schema, self.session, **common)
-        table_ops = self.cql.table()
-        mix = {op: w for op, w in workload["mix"].items() if w > 0}
-        unknown = [op for op in mix if op not in table_ops]
-        if unknown:
-            raise ValueError(f"the {schema} schema has no op {', '.join(unknown)}")
-        self.ops, self.mix = table_ops, OpMix(mix, rng)
-        cql, rows = self.cql, self._load_rows
-        self._load_op = "insert" if rows == 1 else "insert_batch"
-        self._load_block = (lambda k, _n: cql.insert_key(k)) if rows == 1 else (
-            lambda k, n: cql.insert_keys(k, n))  # type: ignore[attr-defined]
-        self.rust_on = self._rust_wanted(cfg, backend.engine, schema, mix)
-        if not self.rust_on:  # the core prepares on the nodes that answer (a node paused)
-            await backend.prepare(self.session, cfg, table, backend.statements(cfg, schema, table))
-        if self.rust_on:  # open-model lanes on the Rust core (native_io "rust")
-            await self.rust.configure(
-                cfg, key, backend.statements(cfg, schema, table), schema, table, mix, records,
-                self._new_key)
-        elif self._rust_early(cfg, backend.engine):
-            self.rust.connect_early(cfg, key)  # e.g. during the load: ready for the run
+        else:
+            raise ValueError("the phase spec has no workload_file (built-in workloads come "
+                             "as their shipped workload files: is the orchestrator older "
+                             "than this agent?)")
         self.begin_phase(cfg)
 
     async def _configure_file(self, cfg: PhaseConfig, backend: Backend,
@@ -257,14 +203,13 @@ class Engine:
         offset = 0 if cfg.mode == "load" else records + cfg.worker_index * NEW_KEY_STRIDE
         ops = FileOps(wf, backend.file_runner(self.session, wf),
                       Context(rng, records, datasets=datasets), offset)
-        self.cql = None
         self.ops, self.mix = ops.table(), OpMix(ops.weights(), rng)
         if cfg.mode == "load":
             if ops.load_op is None or ops.load_op not in wf["run"]:
                 raise ValueError("the workload file has no load op on this target (load = ...)")
             self._load_rows = ops.load_rows(backend.load_rows(cfg))
             self._load_op, self._load_block = ops.load_op, ops.load
-        self.rust_on = self._rust_wanted(cfg, backend.engine, "", ops.weights())
+        self.rust_on = self._rust_wanted(cfg, backend.engine)
         if self.rust_on:  # the core binds the rows (its binder in Rust) and sends them
             load = ((str(ops.load_op), self._load_next, self._load_end, self._load_rows)
                     if cfg.mode == "load" else None)
@@ -279,23 +224,16 @@ class Engine:
         """A CQL target that asks for the Rust core, which is installed."""
         return engine == "cassandra" and rust_feed.asked(cfg) and rust_feed.available()
 
-    def _rust_wanted(self, cfg: PhaseConfig, engine: str, schema: str,
-                     mix: dict[str, float]) -> bool:
-        """CQL phases on a target asking for the Rust core: open-model run phases, and a
-        workload file's load and closed-model run phases too (its binder in Rust). Any
-        other CQL phase of that kind runs on the lanes' Python loop over the phase's
-        session driver, and a `cql_path` event says so and why (once per reason)."""
+    def _rust_wanted(self, cfg: PhaseConfig, engine: str) -> bool:
+        """A workload file's phase (the built-ins are files too) on a CQL target asking
+        for the Rust core: open-model and closed-model run phases and load phases, bound by
+        the core's binder. Any other such phase runs on the lanes' Python loop over the
+        phase's session driver, and a `cql_path` event says so and why (once per reason)."""
         wf = cfg.spec.get("workload_file")
-        open_run = cfg.mode == "run" and bool(cfg.lane_rate)
-        if engine != "cassandra" or not (open_run or wf):
+        if engine != "cassandra" or not wf:
             return False
         asked = rust_feed.asked(cfg)
-        if not asked:
-            why = None
-        elif wf:
-            why = rust_feed.why_not_file(cfg, engine, wf)
-        else:
-            why = rust_feed.why_not(cfg, engine, schema, mix)
+        why = rust_feed.why_not_file(cfg, engine, wf) if asked else None
         if asked and why is None:
             return True
         driver = getattr(self.session, "name", "") or cfg.driver
@@ -324,14 +262,6 @@ class Engine:
     @staticmethod
     async def _no_load(first: int, count: int) -> None:
         raise RuntimeError("no load configured")
-
-    def _latest(self) -> int:
-        cfg = self.config
-        return max(0, (cfg.records if cfg else 1) - 1)
-
-    def _next_new_key(self) -> int:
-        self._new_key += 1
-        return self._new_key
 
     # ---- lanes -----------------------------------------------------------------------
     def _add_lane(self, lane_id: int) -> None:

@@ -130,11 +130,18 @@ def _spec(args: argparse.Namespace) -> PhaseSpec:
         "workload": cast(WorkloadSpec, workload.model_dump(mode="json")),
         "workload_name": name,
     }
-    if name in files:  # a workload file, rendered for the engine of this load
-        from loadtower.scenarios.workloads.target_spec import render_for_target, runnable
+    from loadtower.scenarios.workloads.target_spec import (
+        builtin_workload_file,
+        render_for_target,
+        runnable,
+    )
 
+    if name in files:
+        # a workload file (a built-in: its shipped file), rendered for this load's engine
         rendered = render_for_target(files[name], workload, args.engine, target)
         spec["workload_file"] = runnable(rendered, files[name].file, name)
+    else:  # a preset by name: its shipped file
+        spec["workload_file"] = builtin_workload_file(args.engine, target, dataset, workload)
     return spec
 
 

@@ -5,11 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from loadtower.agents.backends import prepare_retrying
-from loadtower.agents.cql.schemas import CqlOps
-from loadtower.agents.cql.schemas import ddl as cql_ddl
-from loadtower.agents.cql.schemas import default_table as cql_default_table
-from loadtower.agents.cql.schemas import statements as cql_statements
 from loadtower.agents.cql.tls import TlsOptions, probe
 
 if TYPE_CHECKING:
@@ -52,34 +47,6 @@ class CqlBackend:
             local_dc=cfg.spec["target"].get("local_dc"),
         )
         return session
-
-    def default_table(self, schema: str) -> str:
-        return cql_default_table(schema)
-
-    def ddl(self, cfg: PhaseConfig, schema: str, table: str) -> list[str]:
-        spec = cfg.spec
-        return cql_ddl(
-            schema,
-            spec["target"]["keyspace"],
-            table,
-            spec["target"].get("replication") or int(spec["target"]["replication_factor"]),
-            int(spec["dataset"]["fields"]),
-            spec["workload"].get("ttl"),
-            spec["workload"].get("bloom_filter_fp_chance"),
-        )
-
-    def statements(self, cfg: PhaseConfig, schema: str, table: str) -> dict[str, str]:
-        keyspace, fields = cfg.spec["target"]["keyspace"], int(cfg.spec["dataset"]["fields"])
-        return cql_statements(schema, keyspace, table, fields)
-
-    async def prepare(
-        self, session: Any, cfg: PhaseConfig, table: str, stmts: dict[str, str]
-    ) -> None:
-        """Prepare; another worker may still be creating the table, so retry a while."""
-        await prepare_retrying(lambda: session.prepare(stmts))
-
-    def ops(self, cfg: PhaseConfig, schema: str, session: Any, **common: Any) -> CqlOps:
-        return CqlOps(schema, session, **common)
 
     def load_rows(self, cfg: PhaseConfig) -> int:
         return 1

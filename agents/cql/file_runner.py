@@ -13,10 +13,17 @@ from loadtower.protocol.workload_file_spec import StatementSpec
 FLOATS = ("float", "double")
 
 
-def as_floats(statement: StatementSpec, rows: list[Row]) -> list[Row]:
+def float_names(statement: StatementSpec) -> list[str]:
+    """The statement's parameters of a float column."""
+    return [n for n, t in statement.get("types", {}).items() if t.lower() in FLOATS]
+
+
+def as_floats(statement: StatementSpec, rows: list[Row],
+              names: list[str] | None = None) -> list[Row]:
     """The rows with numbers made float where the column is (an `int` key bound into a
     `float` column, study 1's total_price): the drivers refuse an int for a float."""
-    names = [n for n, t in statement.get("types", {}).items() if t.lower() in FLOATS]
+    if names is None:
+        names = float_names(statement)
     if not names:
         return rows
     return [{**row, **{n: float(row[n]) for n in names if isinstance(row.get(n), int)}}
@@ -26,14 +33,19 @@ def as_floats(statement: StatementSpec, rows: list[Row]) -> list[Row]:
 class CqlFileRunner:
     def __init__(self, session: Any) -> None:
         self.session = session
+        # per statement name: (its float parameters, whether it has a `:[...]` list)
+        self._shape: dict[str, tuple[list[str], bool]] = {}
 
     async def prepare(self, statements: dict[str, StatementSpec]) -> None:
         texts = {name: s["text"] for name, s in statements.items()}
         await prepare_retrying(lambda: self.session.prepare(texts))
 
     def send(self, name: str, statement: StatementSpec, rows: list[Row]) -> Any:
-        rows = as_floats(statement, rows)
-        if has_list(statement):
+        shape = self._shape.get(name)
+        if shape is None:  # worked out once per statement, not per op
+            shape = self._shape[name] = (float_names(statement), has_list(statement))
+        rows = as_floats(statement, rows, shape[0])
+        if shape[1]:
             return self.session.execute(name, tuple(bind_value(b, rows)
                                                     for b in statement["binds"]))
         if len(rows) == 1:

@@ -2,13 +2,13 @@
 run phases, and for workload files also load phases and closed-model run phases.
 
 `loadtower_core` (native/loadtower-core: ScyllaDB's Rust driver under PyO3) owns the hot
-loop: the schedule of intended start times, keys and values of the built-in workloads,
-sending through the driver (token-aware, TLS, local DC, re-prepare), per-node in-flight
-slots (a hung node's ops wait for ITS slots and time out; the other nodes' ops keep
+loop: the schedule of intended start times, keys and values, sending through the driver
+(token-aware, TLS, local DC, re-prepare), per-node in-flight slots (a hung node's ops wait for ITS slots and time out; the other nodes' ops keep
 their rate), timing and per-second HDR histograms. Each Locust user's lane only adds its
 rate; Python harvests finished seconds once a second into the engine's recorder.
 
-A workload file's phases run on the core too (``configure_file``): the core's binder
+Every workload arrives as a workload file (the built-ins as their shipped files), and its
+phases run on the core (``configure_file``): the core's binder
 (native/loadtower-core/src/{binder,generators}.rs) makes the rows from the phase spec's
 bindings and sends the statements the orchestrator rendered. Open model: each lane adds
 its rate. Closed model (``closed_lane``): each lane is one of the core's loops (op, then
@@ -17,8 +17,7 @@ worker's slice of key numbers (native/loadtower-core/src/closed.rs), the load op
 per op; True once every key is recorded, ``load_failed()`` counts the rows that failed.
 
 When the core is not installed, or the phase asks for something it does not bind (a
-schema or op it lacks: read_modify_write, batches, recipes; a workload file binding a
-data set), the engine's Python lanes
+workload file binding a data set), the engine's Python lanes
 run the phase over its session driver and a ``cql_path`` event says why. At configure a ``cql_path`` event carries ``Core.path()``
 (driver, version, protocol, TLS, local DC, per-node limit) as its data.
 """
@@ -68,19 +67,6 @@ def available() -> bool:
 def asked(cfg: Any) -> bool:
     """The target asks for the Rust core (``native_io`` "rust", the default)."""
     return str(cfg.spec["target"].get("native_io") or "rust") == "rust"
-
-
-def why_not(cfg: Any, engine: str, schema: str, mix: Mapping[str, float]) -> str | None:
-    """Why an open-model run phase that asks for the core cannot have it (None: it can)."""
-    if engine != "cassandra":
-        return f"the Rust core speaks CQL only, not {engine}"
-    module = core_module()
-    if module is None:
-        return "loadtower_core is not installed here (no cargo when loadtower was installed?)"
-    if not module.Core.supported(schema, dict(mix)):
-        ops = ", ".join(sorted(op for op, w in mix.items() if w > 0))
-        return f"the Rust core does not bind the {schema} schema's ops {ops}"
-    return None
 
 
 def file_json(spec: Mapping[str, Any]) -> str:
@@ -139,7 +125,7 @@ def metadata_name(name: str) -> str:
 
 
 class RustFeed:
-    """The engine's open-model feed (connect_early, configure, lane, idle, in_flight,
+    """The engine's open-model feed (connect_early, configure_file, lane, idle, in_flight,
     drain, harvest, close, phase) over one `loadtower_core.Core` per agent process."""
 
     def __init__(self, recorder: IntervalRecorder, warn: Callable[[str], None],
@@ -191,26 +177,6 @@ class RustFeed:
                 raise
             raise TlsHandshakeError(line) from None
         self.core, self.core_key = core, key
-
-    async def configure(self, cfg: Any, key: tuple, statements: dict[str, str], schema: str,
-                        table: str, mix: Mapping[str, float], records: int,
-                        new_key_start: int) -> None:
-        """Connect (once per target), prepare this phase's statements, set its workload."""
-        core = await self._connected(cfg, key)
-        await prepare(core, statements)
-        spec = cfg.spec
-        dataset, workload = spec["dataset"], spec["workload"]
-        seed = cfg.seed if cfg.seed is not None else random.getrandbits(63)
-        core.configure(
-            schema, int(dataset["fields"]), int(dataset["field_size"]), int(records),
-            str(workload.get("distribution") or "uniform"),
-            float(workload.get("hotspot_data_fraction", 0.2)),
-            float(workload.get("hotspot_op_fraction", 0.8)),
-            [(op, float(w)) for op, w in mix.items()], int(seed) & ((1 << 63) - 1),
-            int(new_key_start), int(cfg.max_in_flight),
-            metadata_name(spec["target"]["keyspace"]), metadata_name(table),
-            int(workload.get("scan_length", 100)), int(workload.get("batch_size", 100)))
-        self._configured(cfg, core)
 
     async def _connected(self, cfg: Any, key: tuple) -> Any:
         """The core, connected to the target of `key`, with no phase running."""

@@ -1,29 +1,22 @@
 """The load agent's MongoDB backend (see ``agents/backends.py``): pymongo's asyncio
 client (``session.py``), a collection per table in the database named by the target's
-``keyspace``, the YCSB ops of ``ops.py``, workload files' ``mongodb`` calls
-(``file_runner.py``), errors under the stable classes of ``errors.py``. Of the built-in
-schemas only ycsb has a MongoDB form."""
+``keyspace``, every workload as its file's ``mongodb`` calls (``file_runner.py``; the
+built-in ycsb is its shipped file), errors under the stable classes of ``errors.py``. Of
+the built-in schemas only ycsb has a MongoDB form."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import TYPE_CHECKING, Any
 
-from loadtower.agents.backends import PREPARE_TIMEOUT_S
 from loadtower.agents.cql.tls import TlsOptions
 from loadtower.agents.mongodb.errors import MongoAuthFailed, MongoDuplicateKey
-from loadtower.agents.mongodb.ops import MongoOps
 from loadtower.agents.mongodb.session import MongoSession
 from loadtower.protocol.phase_spec import TargetSpec
 
 if TYPE_CHECKING:
-    from loadtower.agents.cql.schemas import CqlOps
     from loadtower.agents.engine import PhaseConfig
     from loadtower.agents.workload.file_ops import FileRunner
     from loadtower.protocol.workload_file_spec import WorkloadFileSpec
-
-SCHEMAS = ("ycsb",)
 
 
 class MongoBackend:
@@ -73,33 +66,6 @@ class MongoBackend:
             await session.close()
             raise
         return session
-
-    def default_table(self, schema: str) -> str:
-        if schema not in SCHEMAS:
-            raise ValueError(f"the mongodb engine has no '{schema}' schema (only ycsb)")
-        return "usertable"
-
-    def ddl(self, cfg: PhaseConfig, schema: str, table: str) -> list[str]:
-        return [f"create {table}"]
-
-    def statements(self, cfg: PhaseConfig, schema: str, table: str) -> dict[str, str]:
-        return {}  # ops are driver calls, nothing to prepare
-
-    async def prepare(
-        self, session: Any, cfg: PhaseConfig, table: str, stmts: dict[str, str]
-    ) -> None:
-        """Wait until worker 0 created the collection, then bind the ops to it."""
-        deadline = time.monotonic() + PREPARE_TIMEOUT_S
-        while not await session.exists(table):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"collection {table} did not appear within 60 s")
-            await asyncio.sleep(0.5)
-        await session.bind(table)
-
-    def ops(self, cfg: PhaseConfig, schema: str, session: Any, **common: Any) -> CqlOps:
-        if schema not in SCHEMAS:
-            raise ValueError(f"the mongodb engine has no '{schema}' schema (only ycsb)")
-        return MongoOps(schema, session, **common)
 
     def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
         """A workload file's calls on the spec's collections (``file_runner.py``)."""

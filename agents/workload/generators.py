@@ -124,6 +124,19 @@ def _length(spec: Any, rng: random.Random) -> Callable[[], int]:
     return lambda: rng.randint(low, high)
 
 
+def _fixed_text(ctx: Context, length: int) -> Draw:
+    """Texts of one length from the context's pool (made at the first draw, as before)."""
+    text: Callable[[int], str] | None = None
+
+    def draw() -> str:
+        nonlocal text
+        if text is None:
+            text = ctx.pool.text
+        return text(length)
+
+    return draw
+
+
 def _coerce(value: Any, type_name: str) -> Any:
     kind = _KINDS[type_name]
     if kind == "float" and isinstance(value, int) and not isinstance(value, bool):
@@ -156,7 +169,10 @@ def generator(
         lo, hi = float(spec.get("min", 0.0)), float(spec.get("max", 1.0))
         return lambda: rng.uniform(lo, hi)
     if gen in ("text", "blob"):
-        size = _length(spec.get("length", 100), rng)
+        length = spec.get("length", 100)
+        if gen == "text" and isinstance(length, int):  # the common case: no size() call
+            return _fixed_text(ctx, length)
+        size = _length(length, rng)
         if gen == "blob":
             return lambda: ctx.pool.text(size()).encode()
         return lambda: ctx.pool.text(size())
@@ -245,6 +261,8 @@ def _dataset(spec: dict[str, Any], ctx: Context,
 def remember(ctx: Context, op: str, row: dict[str, Any], keep: int = 1_000_000) -> None:
     """Record the values op `op` wrote (what ``written`` draws from), at most `keep`
     per parameter (the oldest go first)."""
+    if not ctx.written:  # no op draws `written` values: nothing to keep
+        return
     for param, value in row.items():
         seen = ctx.written.get((op, param))
         if seen is not None:

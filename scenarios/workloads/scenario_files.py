@@ -1,6 +1,8 @@
-"""A scenario's ``[workloads.NAME] file = "..."``: the file found (relative to the
-scenario, or a built-in workload file's name), loaded with the scenario's settings as
-its variables, its ops' weights replaced by ``weights``."""
+"""A scenario's workloads as checked workload files: ``[workloads.NAME] file = "..."``
+found (relative to the scenario, or a built-in workload file's name), loaded with the
+scenario's settings as its variables, its ops' weights replaced by ``weights``; a
+built-in workload (a preset, ``schema``, ``mix``) as its schema's shipped file
+(``builtin_files.py``). Every workload of a scenario runs as a workload file."""
 
 from __future__ import annotations
 
@@ -12,11 +14,11 @@ from loadtower.errors import ConfigError
 from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import LoadPhase, Scenario, Workload
 from loadtower.scenarios.toml_lines import LineIndex, format_path
+from loadtower.scenarios.workloads.builtin_files import BUILTIN_PACKAGE, builtin_checked
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.loader import load_workload_file
 from loadtower.scenarios.workloads.variables import Scalar
 
-BUILTIN_PACKAGE = "loadtower.scenarios.builtin.workloads"
 # the workload's own keys that set a workload file's variable of the same name
 WORKLOAD_VARS = {
     "distribution": "distribution", "batch_size": "batch_size", "scan_length": "scan_length",
@@ -63,7 +65,8 @@ def load_scenario_workloads(scenario: Scenario, scenario_path: Path, source: str
 
     out: dict[str, Checked] = {}
     for name, workload in scenario.workloads.items():
-        if workload.file is None:
+        if workload.file is None:  # a built-in: its schema's shipped file
+            out[name] = builtin_checked(scenario.dataset, workload, str(scenario_path))
             continue
         path = resolve_workload_file(workload.file, scenario_path)
         if path is None:

@@ -18,8 +18,13 @@ from loadtower.agents.cql.schemas import cql_name
 from loadtower.errors import LoadtowerError
 from loadtower.protocol.workload_file_spec import OpRunSpec, StatementSpec, WorkloadFileSpec
 from loadtower.scenarios.crossref import workload_of
-from loadtower.scenarios.models import CQL_ENGINES, LoadPhase, Target, Workload
+from loadtower.scenarios.models import CQL_ENGINES, Dataset, LoadPhase, Target, Workload
 from loadtower.scenarios.workloads.bind_spec import workload_file_spec
+from loadtower.scenarios.workloads.builtin_files import (
+    builtin_checked,
+    builtin_load_op,
+    for_target,
+)
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.op_statements import (
     engine_names,
@@ -41,10 +46,14 @@ def file_engine(engine: str) -> str:
     return "cassandra" if engine in CQL_ENGINES else engine
 
 
-def table_renames(checked: Checked, workload: Workload) -> dict[str, str] | None:
-    """The workload's ``table`` renames the file's table when it has only one."""
+def table_renames(checked: Checked, workload: Workload, target: Target | None = None
+                  ) -> dict[str, str] | None:
+    """The workload's ``table`` renames the file's table when it has only one; a built-in
+    workload's table is also the target's ``table`` (as the engines named it)."""
     tables = checked.model.tables
-    return {next(iter(tables)): workload.table} if workload.table and len(tables) == 1 else None
+    table = workload.table or (target.table if target is not None and workload.file is None
+                               else None)
+    return {next(iter(tables)): table} if table and len(tables) == 1 else None
 
 
 def target_ddl(checked: Checked, engine: str, target: Target, names: Names) -> list[str]:
@@ -107,7 +116,8 @@ def render_for_target(checked: Checked, workload: Workload, engine: str, target:
                       ) -> WorkloadFileSpec:
     """The file as the agents of a target of `engine` run it (see the module docstring)."""
     slot = file_engine(engine)
-    names = engine_names(checked, target.keyspace, table_renames(checked, workload),
+    checked = for_target(checked, slot, target)
+    names = engine_names(checked, target.keyspace, table_renames(checked, workload, target),
                          target.table_engine)
     spec = workload_file_spec(checked)
     statements = rendered_statements(checked, slot, names)
@@ -116,7 +126,7 @@ def render_for_target(checked: Checked, workload: Workload, engine: str, target:
         "ddl": target_ddl(checked, slot, target, names),
         "tables": [_qualified(slot, names, t) for t in checked.model.tables],
         "run": run_ops(checked, statements),
-        "load": checked.load_op,
+        "load": builtin_load_op(workload, slot, checked.load_op),
     })
     return spec
 
@@ -150,11 +160,21 @@ def check_runnable(plan: Plan) -> None:
                                      f"'{spec['load']}' has no {spec['engine']} statement")
 
 
+def builtin_workload_file(engine: str, target: Target, dataset: Dataset, workload: Workload
+                          ) -> WorkloadFileSpec:
+    """A built-in workload (preset, schema, mix) as its shipped file rendered for a target
+    of `engine`: what ``loadtower load --workload ycsb-a`` sends, and what tests build
+    phase specs with."""
+    checked = builtin_checked(dataset, workload, f"workload {workload.schema_name}")
+    spec = render_for_target(checked, workload, engine, target)
+    return runnable(spec, checked.file, workload.schema_name)
+
+
 def phase_workload_file(plan: Plan, workload: str) -> WorkloadFileSpec | None:
     """The phase spec's ``workload_file`` for `workload` on the plan's (one) target."""
     checked = plan.workloads.get(workload)
+    sc = plan.scenario
     if checked is None:
         return None
-    sc = plan.scenario
     spec = render_for_target(checked, sc.workloads[workload], sc.engine, sc.target)
     return runnable(spec, checked.file, workload)

@@ -52,6 +52,7 @@ from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.orchestrator.locust_master import OPEN_LANES_PER_WORKER
 from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
+from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 from tests.conftest import UP_TIMEOUT_S, parse_info, run_cli, sandbox_down
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -159,15 +160,20 @@ class Agent:
 @pytest.fixture(scope="module")
 def agent(box: dict) -> Iterator[Agent]:
     cass = box["cassandra"]
-    target = as_plain(Target(keyspace=KEYSPACE, replication_factor=1, consistency="ONE"))
+    the_target = Target(keyspace=KEYSPACE, replication_factor=1, consistency="ONE")
+    target = as_plain(the_target)
     target["native_io"] = NATIVE_IO  # the spec as agents read it (scenarios/models.py)
+    dataset = Dataset(records=RECORDS, fields=4, field_size=32)
+    workload = Workload(preset="ycsb-a", distribution="uniform")
     spec = {
         "engine": "cassandra",
         "connection": {},
         "target": target,
-        "dataset": as_plain(Dataset(records=RECORDS, fields=4, field_size=32)),
-        "workload": as_plain(Workload(preset="ycsb-a", distribution="uniform")),
+        "dataset": as_plain(dataset),
+        "workload": as_plain(workload),
         "workload_name": "ycsb-a",
+        # the built-in as the orchestrator sends it: its shipped file (the core binds it)
+        "workload_file": builtin_workload_file("cassandra", the_target, dataset, workload),
     }
     base = {"cmd": "start", "protocol": PROTOCOL_VERSION, "spec": spec,
             "contact_points": cass["contact_points"], "port": cass["port"],

@@ -15,6 +15,7 @@ from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
+from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -56,12 +57,16 @@ def test_acks_come_after_every_line_of_the_phase(endpoint: tuple[str, int]) -> N
     import clickhouse_connect
 
     host, port = endpoint
+    target = Target.model_validate({"keyspace": "lt_drain", "settings": {}})
+    dataset = Dataset(records=RECORDS, fields=4, field_size=16)
+    workload = Workload.model_validate({"preset": "recipes"})
     spec = {
         "engine": "clickhouse",
-        "target": as_plain(Target.model_validate({"keyspace": "lt_drain", "settings": {}})),
-        "dataset": as_plain(Dataset(records=RECORDS, fields=4, field_size=16)),
-        "workload": as_plain(Workload.model_validate({"preset": "recipes"})),
+        "target": as_plain(target),
+        "dataset": as_plain(dataset),
+        "workload": as_plain(workload),
         "workload_name": "w",
+        "workload_file": builtin_workload_file("clickhouse", target, dataset, workload),
     }
     base = {"cmd": "start", "protocol": PROTOCOL_VERSION, "spec": spec, "contact_points": [f"{host}:{port}"],
             "port": None, "username": "bench", "password": PASSWORD}

@@ -15,9 +15,11 @@ import pytest
 
 from loadtower.agents.backends import backend_for
 from loadtower.agents.engine import Engine, PhaseConfig
-from loadtower.agents.workload.values import ValuePool
+from loadtower.agents.workload.file_ops import FileOps
+from loadtower.agents.workload.generators import Context
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
+from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 from loadtower.store.rollups import AGENTS_PREFIX
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -38,12 +40,18 @@ def endpoint() -> Iterator[tuple[str, int]]:
 
 
 def spec(database: str, preset: str, target: dict[str, Any], records: int, **workload: Any) -> dict:
+    """A built-in workload's phase spec: its shipped file rendered, as the orchestrator
+    sends it."""
+    the_target = Target.model_validate({"keyspace": database, **target})
+    dataset = Dataset(records=records, fields=4, field_size=16)
+    the_workload = Workload.model_validate({"preset": preset, **workload})
     return {
         "engine": "clickhouse",
-        "target": as_plain(Target.model_validate({"keyspace": database, **target})),
-        "dataset": as_plain(Dataset(records=records, fields=4, field_size=16)),
-        "workload": as_plain(Workload.model_validate({"preset": preset, **workload})),
+        "target": as_plain(the_target),
+        "dataset": as_plain(dataset),
+        "workload": as_plain(the_workload),
         "workload_name": "w",
+        "workload_file": builtin_workload_file("clickhouse", the_target, dataset, the_workload),
     }
 
 
@@ -169,28 +177,32 @@ def test_overload_advice_names_max_concurrent_queries(endpoint: tuple[str, int])
     assert all(set(c) <= {"ClickhouseOverloaded"} for c in classes)
 
 
-async def backend_ops(endpoint: tuple[str, int], the_spec: dict, schema: str) -> Any:
+class Ops:
+    """A built-in's ops as the agent runs them (its shipped file: FileOps over the
+    ClickHouse runner), with rows of chosen key numbers."""
+
+    def __init__(self, session: Any, wf: Any) -> None:
+        backend = backend_for("clickhouse")
+        self.wf = wf
+        self.file = FileOps(wf, backend.file_runner(session, wf),
+                            Context(random.Random(2), 100), 10_000)
+
+    def row(self, op: str, k: int) -> dict[str, Any]:
+        return self.file.binders[op].row(key=k)
+
+    async def on(self, op: str, k: int, n: int = 1) -> Any:
+        """Op `op` (its statement, its batch) with rows of key numbers k .. k + n - 1."""
+        return await self.file.send(op, [self.row(op, k + i) for i in range(n)])
+
+
+async def backend_ops(endpoint: tuple[str, int], the_spec: dict) -> tuple[Any, Ops]:
     backend = backend_for("clickhouse")
     cfg = config(endpoint, "t", "run", the_spec)
     session = await backend.open(cfg)
-    table = backend.default_table(schema)
-    await session.ddl(backend.ddl(cfg, schema, table))
-    await backend.prepare(session, cfg, table, backend.statements(cfg, schema, table))
-    rng = random.Random(2)
-    keys = iter(range(10_000, 20_000))
-    ops = backend.ops(
-        cfg,
-        schema,
-        session,
-        values=ValuePool(rng),
-        fields=4,
-        field_size=16,
-        choose=lambda: 7,
-        new_key=lambda: next(keys),
-        batch_size=50,
-        scan_length=5,
-        rng=rng,
-    )
+    wf = the_spec["workload_file"]
+    await session.ddl(list(wf["ddl"]))
+    ops = Ops(session, wf)
+    await ops.file.runner.prepare(ops.file.statements())
     return session, ops
 
 
@@ -203,32 +215,35 @@ def test_ycsb_ops_with_mutation_updates_and_deletes(endpoint: tuple[str, int]) -
     the_spec = spec("lt_ycsb_mut", "ycsb-a", target, records=100)
 
     async def run() -> None:
-        session, ops = await backend_ops(endpoint, the_spec, "ycsb")
+        session, ops = await backend_ops(endpoint, the_spec)
         count = "SELECT count() FROM lt_ycsb_mut.usertable FINAL"
+        key = ops.row("read", 7)["y_id"]
         try:
             # the scenario's settings reach the server with every query
             assert await session.scalar("SELECT getSetting('mutations_sync')") == 2
             assert await session.scalar("SELECT getSetting('max_threads')") == 3
-            assert session.statements["update0"].startswith("ALTER TABLE")
-            await ops.insert_keys(0, 100)  # a load block
+            assert session.statements["update/0"].startswith("ALTER TABLE")
+            assert session.statements["delete/0"].startswith("ALTER TABLE")
+            assert the_spec["workload_file"]["load"] == "insert_batch"
+            await ops.file.load(0, 100)  # a load block: one insert of 100 rows
             assert await session.scalar(count) == 100
-            before = (await ops.read())[0]  # choose() -> key 7
-            assert before[0] == ops.key(7)
-            await ops.update()  # ALTER TABLE ... UPDATE, synchronous with mutations_sync=2
-            after = (await ops.read())[0]
+            before = (await ops.on("read", 7))[0]
+            assert before[0] == key
+            await ops.on("update", 7)  # ALTER TABLE ... UPDATE, synchronous (mutations_sync)
+            after = (await ops.on("read", 7))[0]
             assert after[0] == before[0] and after != before
             assert sum(a != b for a, b in zip(after, before, strict=True)) == 1  # one field
-            await ops.read_modify_write()
-            await ops.insert()
+            await ops.file.run("read_modify_write")
+            await ops.file.run("insert")  # a new key after the data set
             assert await session.scalar(count) == 101
-            scanned = await session.execute("scan", (ops.key(7), 3))
-            keys = sorted(ops.key(k) for k in range(100))
-            assert [r[0] for r in scanned] == [k for k in keys if k >= ops.key(7)][:3]
-            await ops.delete()  # ALTER TABLE ... DELETE of key 7
-            assert await ops.read() == []
+            scanned = await session.execute_named("scan/0", {"y_id": key, "length": 3})
+            keys = sorted(ops.row("read", k)["y_id"] for k in range(100))
+            assert [r[0] for r in scanned] == [k for k in keys if k >= key][:3]
+            await ops.on("delete", 7)  # ALTER TABLE ... DELETE of key 7
+            assert await ops.on("read", 7) == []  # a miss: no error (expect = "any")
             assert await session.scalar(count) == 100
-            await ops.delete_batch()  # 50 x key 7, one statement: already gone
-            assert await session.scalar(count) == 100
+            await ops.on("delete_batch", 7, 50)  # 50 keys 7.., one statement
+            assert await session.scalar(count) == 100 - 49
         finally:
             await session.close()
 
@@ -240,28 +255,29 @@ def test_recipes_ops_on_the_studys_merge_tree(endpoint: tuple[str, int]) -> None
     the_spec = spec("lt_recipes_mt", "recipes", target, records=100)
 
     async def run() -> None:
-        session, ops = await backend_ops(endpoint, the_spec, "recipes")
+        session, ops = await backend_ops(endpoint, the_spec)
         count = "SELECT count() FROM lt_recipes_mt.recipes"
         try:
-            assert "FINAL" not in session.statements["read"]  # plain MergeTree
-            await ops.insert_keys(0, 100)
+            assert "FINAL" not in session.statements["read/0"]  # plain MergeTree
+            await ops.file.load(0, 100)
             assert await session.scalar(count) == 100
-            row = ops.row(7)
-            got = await ops.read()
-            assert len(got) == 1 and got[0][0] == row[0] and got[0][3] == row[3]  # id, price
-            await ops.update()  # ALTER TABLE ... UPDATE title, link of key 7
-            changed = (await ops.read())[0]
+            row = ops.row("insert", 7)
+            got = await ops.on("read", 7)
+            assert len(got) == 1 and got[0][0] == row["id"]
+            assert got[0][3] == row["total_price"]
+            await ops.on("update", 7)  # ALTER TABLE ... UPDATE title, link of key 7
+            changed = (await ops.on("read", 7))[0]
             assert changed[0] == got[0][0] and changed[1:3] != got[0][1:3]
-            await ops.insert()  # insert 1
-            await ops.insert_batch()  # insert 50 as ONE insert
-            assert await session.scalar(count) == 151
-            await ops.delete()  # lightweight DELETE of key 7
-            assert await ops.read() == []
-            assert await session.scalar(count) == 150
-            await session.batch("delete", [ops.where(k) for k in range(10, 40)])  # delete 30
-            assert await session.scalar(count) == 120
+            await ops.file.run("insert")  # insert 1
+            await ops.file.run("insert_batch")  # insert 100 (batch_size) as ONE insert
+            assert await session.scalar(count) == 201
+            await ops.on("delete", 7)  # lightweight DELETE of key 7
+            assert await ops.on("read", 7) == []
+            assert await session.scalar(count) == 200
+            await ops.on("delete_batch", 10, 30)  # delete 30, one statement
+            assert await session.scalar(count) == 170
             assert await session.optimize_final("recipes") > 0
-            assert await session.scalar(count) == 120
+            assert await session.scalar(count) == 170
         finally:
             await session.close()
 

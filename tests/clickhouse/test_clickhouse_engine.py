@@ -1,7 +1,8 @@
 """The ClickHouse engine (clickhouse-connect) against real ClickHouse SQL (chdb over HTTP).
 
-Rows, keys and where-tuples come from the CQL side's ``CqlOps``, so the statements are
-checked against exactly what the load ops send.
+The session against the built-ins' statements as the engines' code made them
+(tests/scenarios/builtin_reference.py, which the shipped workload files render exactly),
+with their rows, keys and where-tuples.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents.clickhouse.schemas import ddl, default_table, statements
 from loadtower.agents.clickhouse.session import ClickhouseOverloaded, ClickhouseSession
-from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.workload.values import ValuePool
 from loadtower.sandbox.clickhouse_chdb import chdb_server
+from tests.scenarios.builtin_reference import Rows, default_table
+from tests.scenarios.builtin_reference import clickhouse_ddl as ddl
+from tests.scenarios.builtin_reference import clickhouse_statements as statements
 
 PASSWORD = "secret"
 FIELDS = 4
@@ -31,9 +33,8 @@ def endpoint() -> Iterator[tuple[str, int]]:
         yield address
 
 
-def make_ops(schema: str, session: ClickhouseSession) -> CqlOps:
-    rng = random.Random(7)
-    return CqlOps(schema, session, ValuePool(rng), FIELDS, 16, lambda: 1, lambda: 1, BATCH, 10, rng)
+def make_ops(schema: str, session: ClickhouseSession) -> Rows:
+    return Rows(schema, ValuePool(random.Random(7)), FIELDS, 16)
 
 
 async def connect(endpoint: tuple[str, int], database: str, **kw: Any) -> ClickhouseSession:
@@ -59,7 +60,7 @@ async def exercise(endpoint: tuple[str, int], schema: str, settings: dict | None
         async def count() -> int:
             return int(await s.scalar(f"SELECT count() FROM {database}.{table} FINAL"))
 
-        await ops.insert_key(0)
+        await s.execute("insert", ops.row(0))
         assert await count() == 1
         await s.batch("insert", [ops.row(k) for k in range(1, BATCH + 1)])
         assert await count() == BATCH + 1

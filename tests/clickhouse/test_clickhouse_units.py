@@ -10,45 +10,51 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 from loadtower.agents.backends import backend_for, engines
-from loadtower.agents.clickhouse.schemas import ddl, statements
+from loadtower.agents.clickhouse.schemas import as_mutation
 from loadtower.agents.clickhouse.session import split_host
+from loadtower.scenarios.models import Dataset, Target, Workload
+from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 from loadtower.store import StoreWriter
 from loadtower.store.engine_compare import LOW_VALUES, counts_of, engine_table, run_sides
 from tests.store.synth import T0, hist
 
 
+def rendered(schema: str, fields: int = 1, **target: object) -> dict:
+    """A built-in workload's phase spec file on a ClickHouse target (its shipped file)."""
+    return builtin_workload_file(
+        "clickhouse", Target.model_validate({"keyspace": "lt", **target}),
+        Dataset(records=10, fields=fields), Workload(schema=schema, mix={"read": 1}))
+
+
 def test_ddl_follows_the_target_keys() -> None:
-    _db, table = ddl(
-        "recipes",
-        "lt",
-        "recipes",
-        1,
-        None,
-        table_engine="MergeTree",
-        order_by=["id"],
-        skip_indexes={"price_minmax": "total_price TYPE minmax GRANULARITY 1"},
-    )
+    _db, table = rendered(
+        "recipes", table_engine="MergeTree", order_by=["id"],
+        skip_indexes={"price_minmax": "total_price TYPE minmax GRANULARITY 1"})["ddl"]
     assert "ENGINE = MergeTree ORDER BY (id)" in table
     assert ", INDEX price_minmax total_price TYPE minmax GRANULARITY 1)" in table
     assert "bloom_filter" not in table
-    default = ddl("recipes", "lt", "recipes", 1, None)[1]
+    default = rendered("recipes")["ddl"][1]
     assert "ENGINE = ReplacingMergeTree(ver) ORDER BY (total_price, id)" in default
 
 
 def test_statements_follow_the_modes() -> None:
-    plain = statements("recipes", "lt", "r", 1, final=False)
-    assert "FINAL" not in plain["read"] and "update" not in plain
-    mut = statements("recipes", "lt", "r", 1, delete_mode="mutation", update_mode="mutation")
-    assert mut["update"] == (
-        "ALTER TABLE lt.r UPDATE title = {p0:String}, link = {p1:String} "
-        "WHERE total_price = {p2:Float32} AND id = {p3:UUID}"
+    def text(spec: dict, op: str, i: int = 0) -> str:
+        return spec["run"][op]["statements"][i]["text"]
+
+    plain = rendered("recipes", table_engine="MergeTree", update_mode="mutation")
+    assert "FINAL" not in text(plain, "read")
+    mut = rendered("recipes", update_mode="mutation")
+    assert text(mut, "update") == (
+        "ALTER TABLE lt.recipes UPDATE title = {title:String}, link = {link:String} "
+        "WHERE total_price = {total_price:Float32} AND id = {id:UUID}"
     )
-    assert mut["delete"].startswith("ALTER TABLE lt.r DELETE WHERE (total_price, id) IN")
-    ycsb = statements("ycsb", "lt", "u", 2, update_mode="mutation")
-    assert (
-        ycsb["update1"] == "ALTER TABLE lt.u UPDATE field1 = {p0:String} WHERE y_id = {p1:String}"
-    )
-    assert statements("ycsb", "lt", "u", 2)["update1"].startswith("INSERT INTO lt.u")
+    # delete_mode = "mutation": the session makes DELETE FROM an ALTER TABLE ... DELETE
+    assert as_mutation(text(mut, "delete")).startswith(
+        "ALTER TABLE lt.recipes DELETE WHERE (total_price, id) IN")
+    ycsb = rendered("ycsb", 2, update_mode="mutation")
+    assert text(ycsb, "update", 1) == (
+        "ALTER TABLE lt.usertable UPDATE field1 = {value:String} WHERE y_id = {y_id:String}")
+    assert text(rendered("ycsb", 2), "update", 1).startswith("INSERT INTO lt.usertable")
 
 
 def test_contact_points() -> None:

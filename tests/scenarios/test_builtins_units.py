@@ -97,10 +97,9 @@ def test_every_builtin_loads() -> None:
 
 
 def test_a_table_without_ttl() -> None:
-    from loadtower.agents.clickhouse.schemas import ddl as ch_ddl
-    from loadtower.agents.cql.schemas import ddl as cql_ddl
+    from tests.scenarios import builtin_render as render
 
-    assert "default_time_to_live = 0" in cql_ddl("ttl", "ks", "t", 1, 2, 0.0)[1]
-    assert "default_time_to_live = 60" in cql_ddl("ttl", "ks", "t", 1, 2, None)[1]
-    assert all("TTL" not in sql for sql in ch_ddl("ttl", "db", "t", 2, 0.0))
-    assert "INTERVAL 60 SECOND" in ch_ddl("ttl", "db", "t", 2, 60.0)[1]
+    assert "default_time_to_live = 0" in render.cql("ttl", "ks", "t", ttl=0)[0][1]
+    assert "default_time_to_live = 60" in render.cql("ttl", "ks", "t")[0][1]
+    assert all("TTL" not in sql for sql in render.clickhouse("ttl", "db", "t", ttl=0))
+    assert "INTERVAL 60 SECOND" in render.clickhouse("ttl", "db", "t", ttl=60)[1]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.agents.cql.schemas import ddl
 from loadtower.agents.cql.tls import TlsOptions, failure_line, split_point
 from loadtower.cli import main
 from loadtower.errors import ConfigError
@@ -18,6 +17,7 @@ from loadtower.scenarios.loader import load_inventory, load_scenario_text
 from loadtower.scenarios.orchestrator.cql_tls import tls_options
 from loadtower.scenarios.orchestrator.targets import connection
 from loadtower.scenarios.plan import load_plan
+from tests.scenarios import builtin_render as render
 
 from .conftest import INVENTORY, SCENARIO
 
@@ -112,11 +112,11 @@ def test_local_dc_and_per_dc_replication(write) -> None:
     scenario = load_scenario_text(text, "sc.toml")
     assert scenario.target.local_dc == "dc1"
     assert scenario.target.replication == {"dc1": 2, "dc2": 1}
-    assert ddl("ycsb", "ks", "t", {"dc1": 2, "dc2": 1}, 1, None)[0] == (
+    assert render.cql("ycsb", "ks", "t", {"dc1": 2, "dc2": 1})[0][0] == (
         "CREATE KEYSPACE IF NOT EXISTS ks WITH replication = "
         "{'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 1}"
     )
-    assert "'SimpleStrategy', 'replication_factor': 3}" in ddl("ycsb", "ks", "t", 3, 1, None)[0]
+    assert "'SimpleStrategy', 'replication_factor': 3}" in render.cql("ycsb", "ks", "t", 3)[0][0]
     both = text.replace("local_dc", "replication_factor = 2\nlocal_dc", 1)
     with pytest.raises(ConfigError, match="either replication_factor .* or replication"):
         load_scenario_text(both, "sc.toml")

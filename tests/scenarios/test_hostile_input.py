@@ -11,16 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.agents.clickhouse.schemas import ddl as ch_ddl
 from loadtower.agents.clickhouse.schemas import sql_name
 from loadtower.agents.cql.schemas import cql_name
-from loadtower.agents.cql.schemas import ddl as cql_ddl
-from loadtower.agents.cql.schemas import statements as cql_statements
 from loadtower.cli import main
 from loadtower.errors import ConfigError
 from loadtower.scenarios.loader import MAX_INPUT_BYTES, load_inventory, load_scenario
 from loadtower.scenarios.orchestrator.ssh_pool import HostPool, action_command
 from loadtower.scenarios.plan import load_plan
+from tests.scenarios import builtin_render as render
 
 from .conftest import INVENTORY, SCENARIO
 
@@ -136,11 +134,12 @@ def test_run_action_quotes_the_placeholders(write, tmp_path: Path) -> None:
 def test_statements_quote_names_that_are_not_plain() -> None:
     assert cql_name("loadtower") == "loadtower" and cql_name("Bench_1") == "Bench_1"
     assert cql_name('ks"; DROP KEYSPACE x; --') == '"ks""; drop keyspace x; --"'
-    for sql in [*cql_ddl("ycsb", "a;b", "t t", 1, 2, None), *cql_statements("ycsb", "a;b", "t", 2).values()]:
+    ddl, statements = render.cql("ycsb", "a;b", "t t")
+    for sql in [*ddl, *statements]:
         assert '"a;b".' in sql or "KEYSPACE IF NOT EXISTS \"a;b\"" in sql, sql
     assert sql_name("lt") == "lt" and sql_name("bench-1") == "`bench-1`"
     assert sql_name("a`b\\") == "`a\\`b\\\\`"
-    db, table = ch_ddl("ycsb", "bench-1", "t", 1, None, order_by=["y_id"])
+    db, table = render.clickhouse("ycsb", "bench-1", "t", 1, order_by=["y_id"])
     assert db == "CREATE DATABASE IF NOT EXISTS `bench-1`"
     assert table.startswith("CREATE TABLE IF NOT EXISTS `bench-1`.t (")
 
@@ -296,7 +295,8 @@ def test_clickhouse_ddl_with_odd_names_runs_in_the_real_engine() -> None:
     session_module = pytest.importorskip("chdb.session")
     session = session_module.Session()
     try:
-        for sql in ch_ddl("ycsb", "bench-1", "t-1; DROP DATABASE x", 2, None, order_by=["y_id"]):
+        for sql in render.clickhouse("ycsb", "bench-1", "t-1; DROP DATABASE x", 2,
+                                     order_by=["y_id"]):
             session.query(sql)
         rows = session.query("SELECT database, name FROM system.tables WHERE database = 'bench-1'", "CSV")
         assert str(rows).strip() == '"bench-1","t-1; DROP DATABASE x"'

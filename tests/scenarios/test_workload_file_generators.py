@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.agents.cql.schemas import CqlOps
 from loadtower.agents.workload.binder import OpBinder
 from loadtower.agents.workload.generators import Context, generator, render_key
 from loadtower.agents.workload.keys import chooser
+from loadtower.agents.workload.values import ValuePool
 from loadtower.scenarios.workloads.bind_spec import bind_specs
 from loadtower.scenarios.workloads.loader import load_workload_file
+from tests.scenarios.builtin_reference import Rows
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -103,21 +104,14 @@ def test_key_rendering_by_type() -> None:
     assert render_key(7, {}, "uuid") == render_key(7, {"hash": True}, "uuid")
 
 
-class _NoSession:
-    def execute(self, name, params):
-        return None
-
-    def batch(self, name, rows):
-        return None
-
-
 @pytest.mark.parametrize("schema", ["ycsb", "recipes", "ttl"])
 def test_builtin_files_bind_the_builtin_keys(schema) -> None:
-    """The row key of each built-in file's ops renders to the key CqlOps sends."""
+    """The row key of each built-in file's ops renders to the key the engines' code sent
+    (tests/scenarios/builtin_reference.py)."""
     ref = resources.files("loadtower.scenarios.builtin.workloads") / f"{schema}.toml"
     checked = load_workload_file(Path(str(ref)))
     specs = bind_specs(checked)
-    ops = CqlOps(schema, _NoSession(), None, 10, 10, int, int, 1, 1, None)
+    ops = Rows(schema, ValuePool(random.Random(1)), 10, 10)
     context = ctx()
     for op in ("read", "insert"):
         binder = OpBinder(op, specs[op], context)

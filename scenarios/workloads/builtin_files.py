@@ -1,0 +1,119 @@
+"""A built-in workload (``schema = "ycsb" | "recipes" | "ttl"``, a preset or a ``mix``)
+as the workload file shipped for its schema (scenarios/builtin/workloads/), so that it
+runs on the same path as a user's file (docs/workloads.md, "The built-in workload files").
+
+The scenario's settings become the file's variables (``dataset.records``, ``fields``,
+``field_size``; the workload's ``distribution``, ``batch_size``, ``scan_length``, ``ttl``,
+``bloom_filter_fp_chance``, hotspot fractions), its mix the ops' weights (an op the mix
+does not name: weight 0). ``bloom_filter_fp_chance`` on a schema whose file has no such
+variable (ycsb, recipes) becomes a Cassandra option of the file's table, as the engines'
+own DDL had it. A ClickHouse target's ``update_mode = "mutation"`` runs an op's
+``OP_mutation`` (the file's ``update_mutation``) as OP: ``for_target``. A built-in's
+load on ClickHouse runs the file's ``insert_batch`` (blocks of ``batch_size`` rows, the
+op name the engine's code gave those blocks): ``builtin_load_op``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from loadtower.errors import ConfigError
+from loadtower.scenarios.models import Dataset, Target, Workload
+from loadtower.scenarios.workloads.checks import Checked
+from loadtower.scenarios.workloads.loader import load_workload_file
+from loadtower.scenarios.workloads.variables import Scalar
+
+BUILTIN_PACKAGE = "loadtower.scenarios.builtin.workloads"
+MUTATION = "_mutation"  # OP_mutation: OP on a ClickHouse target with update_mode "mutation"
+
+
+def builtin_path(schema: str) -> Path:
+    return Path(str(resources.files(BUILTIN_PACKAGE) / f"{schema}.toml"))
+
+
+def builtin_vars(dataset: Dataset, workload: Workload, declared: dict[str, Any]
+                 ) -> dict[str, Scalar]:
+    """The scenario's settings as the values of the variables the file declares."""
+    given: dict[str, Scalar | None] = {
+        "records": dataset.records,
+        "fields": dataset.fields,
+        "field_size": dataset.field_size,
+        "distribution": workload.distribution,
+        "batch_size": workload.batch_size,
+        "scan_length": workload.scan_length,
+        "ttl": int(workload.ttl) if workload.ttl is not None else None,
+        "bloom_filter_fp_chance": workload.bloom_filter_fp_chance,
+        "hot_data": workload.hotspot_data_fraction,
+        "hot_ops": workload.hotspot_op_fraction,
+    }
+    return {k: v for k, v in given.items() if k in declared and v is not None}
+
+
+def builtin_checked(dataset: Dataset, workload: Workload, where: str) -> Checked:
+    """The shipped file of the workload's schema, with the scenario's values and mix."""
+    schema = workload.schema_name
+    path = builtin_path(schema)
+    declared = load_workload_file(path).model.vars
+    checked = load_workload_file(path, builtin_vars(dataset, workload, declared))
+    model = checked.model
+    unknown = [op for op, w in workload.mix.items() if w > 0 and op not in model.ops]
+    if unknown:
+        raise ConfigError(where, None, "mix", f"the {schema} schema has no op "
+                          f"{', '.join(unknown)} (ops: {', '.join(runnable_ops(checked))})")
+    ops = {name: op.model_copy(update={"weight": float(workload.mix.get(name, 0))})
+           for name, op in model.ops.items()}
+    tables = dict(model.tables)
+    if workload.bloom_filter_fp_chance is not None and "bloom_filter_fp_chance" not in declared:
+        for name, table in tables.items():
+            options = {**table.cassandra.options,
+                       "bloom_filter_fp_chance": float(workload.bloom_filter_fp_chance)}
+            cassandra = table.cassandra.model_copy(update={"options": options})
+            tables[name] = table.model_copy(update={"cassandra": cassandra})
+    checked.model = model.model_copy(update={"ops": ops, "tables": tables})
+    return checked
+
+
+def runnable_ops(checked: Checked) -> list[str]:
+    """The ops a mix may name (not the ``OP_mutation`` variants)."""
+    return [op for op in checked.model.ops if not op.endswith(MUTATION)]
+
+
+def for_target(checked: Checked, engine: str, target: Target) -> Checked:
+    """`checked` as it runs on a target: on ClickHouse with ``update_mode = "mutation"``
+    each op OP that has an ``OP_mutation`` runs that op's statement under OP's name (and
+    weight); the ``OP_mutation`` ops themselves never run under their own name."""
+    ops = checked.model.ops
+    variants = [op for op in ops if op.endswith(MUTATION) and op[: -len(MUTATION)] in ops]
+    if not variants:
+        return checked
+    swap = engine == "clickhouse" and target.update_mode == "mutation"
+    per_op = ("op_tables", "param_types", "param_columns", "params")
+    out: dict[str, dict[str, Any]] = {f: dict(getattr(checked, f)) for f in per_op}
+    new_ops = dict(ops)
+    for variant in variants:
+        base = variant[: -len(MUTATION)]
+        if swap:
+            new_ops[base] = ops[variant].model_copy(update={"weight": ops[base].weight})
+            for f in per_op:
+                if variant in out[f]:
+                    out[f][base] = out[f][variant]
+        del new_ops[variant]
+        for f in per_op:
+            out[f].pop(variant, None)
+    model = checked.model.model_copy(update={"ops": new_ops})
+    return dataclasses.replace(
+        checked, model=model, op_tables=out["op_tables"], param_types=out["param_types"],
+        param_columns=out["param_columns"], params=out["params"])
+
+
+BLOCK_LOADS = ("clickhouse", "mongodb")  # engines whose built-in load goes in blocks: insert_batch
+
+
+def builtin_load_op(workload: Workload, engine: str, load: str | None) -> str | None:
+    """The op a built-in workload's load phase runs on `engine` (a file's: its own)."""
+    if workload.file is None and engine in BLOCK_LOADS:
+        return "insert_batch"
+    return load
