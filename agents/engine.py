@@ -27,14 +27,13 @@ from loadtower.agents.cql.rust_feed import RustFeed
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload import dataset_feed
-from loadtower.agents.workload.file_ops import FileOps
+from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import OpMix, load_slice
 from loadtower.protocol.phase_spec import PhaseMessage, PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 LATE_S = 0.002  # 1 ms of event-loop timer granularity + 1 ms of real lateness
-NEW_KEY_STRIDE = 1_000_000_000  # run-phase inserts of worker w start at records + w*stride
 
 
 @dataclass
@@ -199,10 +198,10 @@ class Engine:
         datasets = dataset_feed.worker_datasets(
             wf, cfg.worker_index, cfg.worker_count,
             (loaded, self._load_next, self._load_end) if loaded is not None else None)
-        # run phases: sequence keys after the data set, each worker its own range
-        offset = 0 if cfg.mode == "load" else records + cfg.worker_index * NEW_KEY_STRIDE
+        if cfg.mode == "run":  # new keys past the data set, the workers' interleaved
+            wf = interleaved(wf, records, cfg.worker_index, max(1, cfg.worker_count))
         ops = FileOps(wf, backend.file_runner(self.session, wf),
-                      Context(rng, records, datasets=datasets), offset)
+                      Context(rng, records, datasets=datasets))
         self.ops, self.mix = ops.table(), OpMix(ops.weights(), rng)
         if cfg.mode == "load":
             if ops.load_op is None or ops.load_op not in wf["run"]:
@@ -213,7 +212,7 @@ class Engine:
         if self.rust_on:  # the core binds the rows (its binder in Rust) and sends them
             load = ((str(ops.load_op), self._load_next, self._load_end, self._load_rows)
                     if cfg.mode == "load" else None)
-            await self.rust.configure_file(cfg, backend.session_key(cfg), wf, records, offset,
+            await self.rust.configure_file(cfg, backend.session_key(cfg), wf, records, 0,
                                            load)
             return
         await ops.runner.prepare(ops.statements())

@@ -10,8 +10,10 @@ sent through an engine's runner (``agents/cql/file_runner.py``,
   the class).
 - ``steps``: the steps' statements in order, one key number, measured as one op.
 - A load phase runs the file's load op over the phase's key numbers (``load``).
-- Run phases: ``sequence`` key numbers start after the data set (the agent's
-  ``key_offset``), as the built-in inserts do.
+- Run phases: ``sequence`` key numbers start after the data set, the workers' interleaved
+  (``interleaved``: worker w of W counts first + records + w*stride by W*stride), so the new
+  keys of all workers together are dense and ``latest`` reads below a worker's newest
+  key find what the others wrote.
 """
 
 from __future__ import annotations
@@ -71,17 +73,33 @@ def named(statement: StatementSpec, rows: list[Row]) -> dict[str, Any]:
             for b in statement["binds"]}
 
 
-def _shifted(spec: OpBindSpec, offset: int) -> OpBindSpec:
-    """The op's spec with every ``sequence`` counting from first + offset."""
-    if not offset:
+def _shifted(spec: OpBindSpec, offset: int, worker: int = 0, workers: int = 1
+             ) -> OpBindSpec:
+    """The op's spec with every ``sequence`` of worker `worker` of `workers` counting
+    from first + offset + worker*stride by workers*stride."""
+    if not offset and workers == 1:
         return spec
     out = copy.deepcopy(spec)
     gens = [out["key"]] if "key" in out else []
     gens += list(out.get("bind", {}).values())
     for gen in gens:
         if gen.get("gen") == "sequence":
-            gen["first"] = int(gen.get("first", 0)) + offset
+            stride = int(gen.get("stride", 1))
+            gen["first"] = int(gen.get("first", 0)) + offset + worker * stride
+            gen["stride"] = stride * workers
     return out
+
+
+def interleaved(spec: WorkloadFileSpec, offset: int, worker: int, workers: int
+                ) -> WorkloadFileSpec:
+    """A run phase's spec for worker `worker` of `workers`: its sequences past `offset`
+    (the data set's records), interleaved with the other workers' (``_shifted``); the
+    Python ops and the Rust core's binder bind this same spec."""
+    if not offset and workers == 1:
+        return spec
+    out = dict(spec)
+    out["ops"] = {op: _shifted(bind, offset, worker, workers) for op, bind in spec["ops"].items()}
+    return out  # type: ignore[return-value]  # the same keys as spec
 
 
 def load_rows(run: OpRunSpec, insert_block: int) -> int:

@@ -74,9 +74,9 @@ class Context:
         self._pool: ValuePool | None = None
         self.datasets = datasets or {}
         self.written: dict[tuple[str, str], list[Any]] = {}
-        # row-key sequences by their start: every op whose key counts from one start
-        # shares its counter, so two inserting ops never write the same new key
-        self.sequences: dict[int, Iterator[int]] = {}
+        # sequences by (first, stride): every op whose key counts from one start shares
+        # its counter, so two inserting ops never write the same new key
+        self.sequences: dict[tuple[int, int], Iterator[int]] = {}
 
     def dataset_row(self, name: str) -> dict[str, Any]:
         """The next row of data set `name` (LookupError when it is not loaded here).
@@ -98,12 +98,12 @@ class Context:
         return self._pool
 
     def key_draw(self, spec: dict[str, Any]) -> Draw:
-        """A key number source: ``sequence`` counts from ``first`` (on the counter every
-        op's key sequence from that start shares), the distributions draw over [0, keys)
-        (keys: the data set's records)."""
+        """A key number source: ``sequence`` counts from ``first`` by ``stride`` (on the
+        counter every sequence of that start and stride shares), the distributions draw
+        over [0, keys) (keys: the data set's records)."""
         if spec["gen"] == "sequence":
-            first = int(spec.get("first", 0))
-            numbers = self.sequences.setdefault(first, count(first))
+            first, stride = int(spec.get("first", 0)), int(spec.get("stride", 1))
+            numbers = self.sequences.setdefault((first, stride), count(first, stride))
             return lambda: self._inserted(next(numbers))
         keys = int(spec.get("keys") or self.records)
         return chooser(spec["gen"], keys, lambda: self.newest, self.rng,

@@ -57,10 +57,12 @@ class _KeyRender(_Gen):
 
 
 class Sequence(_KeyRender):
-    """New key numbers: start, start + 1, ... (each load worker its own slice)."""
+    """New key numbers: first, first + stride, ... (a run phase's workers interleave
+    theirs: docs/workloads.md, Keys)."""
 
     gen: Literal["sequence"]
     first: Annotated[int, Field(ge=0, le=MAX_RECORDS)] = 0
+    stride: Annotated[int, Field(ge=1, le=1_000_000)] = 1
 
 
 class KeySpace(_KeyRender):

@@ -284,3 +284,25 @@ def test_ops_keyed_by_one_sequence_share_its_counter() -> None:
     one, many = (OpBinder(n, {**row, "batch": b}, ctx) for n, b in (("one", 1), ("many", 3)))
     drawn = [one.row()["id"] for _ in range(5)] + [many.row()["id"] for _ in range(5)]
     assert drawn == [f"s{k}" for k in range(10)]  # the reference: one counter
+
+
+def test_a_run_phases_workers_interleave_their_new_keys() -> None:
+    """Worker w of W in a run phase counts first + records + w*stride by W*stride, in the
+    core as in the reference: all workers' new keys together are dense, no key twice."""
+    from loadtower.agents.workload.file_ops import interleaved
+
+    key = {"gen": "sequence", "first": 0, "stride": 2, **RENDER_DEFAULTS}
+    row = {"key": key, "bind": {"id": {"gen": "key", **RENDER_DEFAULTS}},
+           "types": {"id": "bigint"}}
+    stmt = {"text": "", "insert_rows": False, "binds": ["id"]}
+    spec = {"ops": {"put": row}, "run": {"put": {"statements": [stmt], "weight": 1.0}}}
+    drawn: list[int] = []
+    for worker in range(3):
+        mine = interleaved(spec, 100, worker, 3)  # type: ignore[arg-type]
+        got = core.next_ops(json.dumps(mine), 50, 7, 100, 0)
+        keys = [values[0] for _, ((_, values, _),) in got]
+        binder = OpBinder("put", mine["ops"]["put"], Context(random.Random(7), 100))
+        assert keys == [binder.row()["id"] for _ in range(50)]
+        assert keys[:2] == [100 + 2 * worker, 100 + 2 * worker + 6]
+        drawn += keys
+    assert sorted(drawn) == list(range(100, 400, 2))  # dense by step 2, each once

@@ -1,6 +1,6 @@
 """Which CQL phases the engine puts on the Rust core (agents/engine.py `_rust_wanted`): a
 workload file's load, open- and closed-model run phases when the target asks for the
-core and it binds the file; built-ins' load and closed phases stay on the Python path;
+core and it binds the file (the built-ins are shipped files); other engines never;
 every Python-path phase has a `cql_path` event naming its phase, mode and why."""
 
 from __future__ import annotations
@@ -50,33 +50,32 @@ def paths(lines: list[dict]) -> list[tuple[str, str]]:
 def test_a_workload_files_phases_go_on_the_core(engine: tuple[Engine, list[dict]], mode: str,
                                                 rate: float | None) -> None:
     eng, lines = engine
-    wanted = eng._rust_wanted(cfg(mode, rate), "cassandra", "", {"put": 1.0})
+    wanted = eng._rust_wanted(cfg(mode, rate), "cassandra")
     if rust_feed.available():
         assert wanted and paths(lines) == []
     else:
         assert not wanted and "loadtower_core is not installed" in paths(lines)[0][1]
 
 
-def test_built_in_load_and_closed_phases_stay_on_python(engine: tuple[Engine, list[dict]]
-                                                        ) -> None:
+def test_only_cql_phases_of_a_workload_file_go_on_the_core(engine: tuple[Engine, list[dict]]
+                                                           ) -> None:
     eng, lines = engine
-    for mode in ("load", "run"):
-        assert not eng._rust_wanted(cfg(mode, None, wf=None), "cassandra", "ycsb", {"read": 1})
-    assert not eng._rust_wanted(cfg("load", None), "clickhouse", "", {"put": 1.0})
+    for mode in ("load", "run"):  # (every phase spec has a file: the built-ins' are shipped)
+        assert not eng._rust_wanted(cfg(mode, None, wf=None), "cassandra")
+    assert not eng._rust_wanted(cfg("load", None), "clickhouse")
     assert paths(lines) == []
 
 
 def test_python_path_phases_say_their_mode_and_why(engine: tuple[Engine, list[dict]]) -> None:
     eng, lines = engine
-    assert not eng._rust_wanted(cfg("load", None, "python", phase="L"), "cassandra", "", {})
-    assert not eng._rust_wanted(cfg("run", None, "python", phase="C"), "cassandra", "", {})
-    assert not eng._rust_wanted(cfg("run", None, "python", phase="C"), "cassandra", "", {})
+    assert not eng._rust_wanted(cfg("load", None, "python", phase="L"), "cassandra")
+    assert not eng._rust_wanted(cfg("run", None, "python", phase="C"), "cassandra")
+    assert not eng._rust_wanted(cfg("run", None, "python", phase="C"), "cassandra")
     assert paths(lines) == [
         ("L", "native_io python; the load's inserts run from Python on acsylla"),
         ("C", "native_io python; closed-model sends run from Python on acsylla")]
     lines.clear()
-    assert not eng._rust_wanted(cfg("load", None, wf=DATASET_FILE, phase="D"), "cassandra", "",
-                                {})
+    assert not eng._rust_wanted(cfg("load", None, wf=DATASET_FILE, phase="D"), "cassandra")
     ((phase, said),) = paths(lines)
     assert phase == "D" and said.endswith("; the load's inserts run from Python on acsylla")
     if rust_feed.available():

@@ -14,7 +14,6 @@ from loadtower.scenarios.loader import load_scenario
 from loadtower.scenarios.plan import load_plan
 from loadtower.scenarios.workloads.scenario_files import load_scenario_workloads
 from loadtower.scenarios.workloads.target_spec import (
-    builtin_on_mongodb,
     phase_workload_file,
     render_for_target,
 )
@@ -126,11 +125,18 @@ def test_a_mix_op_the_schema_lacks_is_one_line(write) -> None:
     assert "delete" in str(err.value)
 
 
-def test_a_builtin_on_mongodb_keeps_the_agents_ops_until_its_file_runner_lands(write) -> None:
+def test_a_builtin_on_mongodb_runs_its_files_mongodb_calls_and_loads_in_blocks(write) -> None:
     target = 'engine = "mongodb"\n[target]\nkeyspace = "db"'
-    sc, _ = workloads_of(write, scenario('preset = "ycsb-a"', target))
-    assert builtin_on_mongodb(sc.engine, sc.workloads["w"])
-    assert not builtin_on_mongodb("clickhouse", sc.workloads["w"])
+    sc, checked = workloads_of(write, scenario('preset = "ycsb-a"', target))
+    spec = render_for_target(checked["w"], sc.workloads["w"], sc.engine, sc.target)
+    assert spec["engine"] == "mongodb" and spec["tables"] == ["usertable"]  # in database db
+    assert spec["load"] == "insert_batch" and spec["run"]["insert_batch"]["batch"] == 100
+    calls = {op: r["statements"][0]["mongodb"]["call"] for op, r in spec["run"].items()
+             if "statements" in r}
+    assert calls["read"] == "find_one" and calls["update"] == "update_one"
+    assert calls["insert_batch"] == "insert_one"  # N rows of it: one insert_many
+    assert {op: r["weight"] for op, r in spec["run"].items() if r["weight"]} == {
+        "read": 50, "update": 50}
 
 
 def test_the_standalone_load_sends_a_presets_shipped_file(write) -> None:

@@ -315,8 +315,9 @@ impl Latest {
 /// Where key numbers come from: a sequence, or a distribution over [0, keys).
 #[derive(Clone, Debug)]
 pub enum KeySource {
-    /// counts from `first` (with the offset) on the worker's counter for that start
-    Sequence { first: i64 },
+    /// counts from `first` (with the offset) by `stride`, on the worker's counter for
+    /// that start and stride
+    Sequence { first: i64, stride: i64 },
     Dist(Distribution),
     Latest(Latest),
 }
@@ -329,7 +330,8 @@ impl KeySource {
         let gen = spec.get("gen").and_then(Value::as_str).unwrap_or("");
         if gen == "sequence" {
             let first = spec.get("first").and_then(Value::as_i64).unwrap_or(0);
-            return Ok(KeySource::Sequence { first: first + offset });
+            let stride = spec.get("stride").and_then(Value::as_i64).unwrap_or(1).max(1);
+            return Ok(KeySource::Sequence { first: first + offset, stride });
         }
         let keys = spec.get("keys").and_then(Value::as_u64).unwrap_or(records).max(1);
         if gen == "latest" {
@@ -341,10 +343,10 @@ impl KeySource {
 
     pub fn next(&mut self, ctx: &mut Ctx) -> i64 {
         match self {
-            KeySource::Sequence { first } => {
-                let next = ctx.sequences.entry(*first).or_insert(*first);
+            KeySource::Sequence { first, stride } => {
+                let next = ctx.sequences.entry((*first, *stride)).or_insert(*first);
                 let k = *next;
-                *next += 1;
+                *next += *stride;
                 ctx.newest = ctx.newest.max(k);
                 k
             }
@@ -355,15 +357,15 @@ impl KeySource {
 }
 
 /// What an op's generators share: the rng, the text pool, the newest key number, the
-/// values ops bound that `written` draws from (by slot), and the row-key sequences' next
-/// numbers by start (every op whose key counts from one start shares its counter, so two
+/// values ops bound that `written` draws from (by slot), and the sequences' next numbers
+/// by (first, stride) (every op whose key counts from one start shares its counter, so two
 /// inserting ops never write the same new key).
 pub struct Ctx {
     pub rng: SmallRng,
     pool: Vec<u8>,
     pub newest: i64,
     pub written: Vec<std::collections::VecDeque<CqlValue>>,
-    pub sequences: std::collections::HashMap<i64, i64>,
+    pub sequences: std::collections::HashMap<(i64, i64), i64>,
 }
 
 impl Ctx {
