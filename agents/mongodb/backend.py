@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from loadtower.agents.workload.file_ops import FileRunner
     from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
+# the built-in schemas whose shipped file has mongodb slots (scenarios/builtin/workloads/
+# ycsb.toml): what scenarios/crossref.py lets a mongodb target use
+SCHEMAS = ("ycsb",)
+
 
 class MongoBackend:
     """MongoDB (and servers of its protocol, e.g. FerretDB) through pymongo."""
