@@ -1,7 +1,9 @@
-"""The MongoDB ops (pymongo's async client) against a real MongoDB-protocol server
-(FerretDB over SQLite, started for this module): every YCSB op leaves the collection as
-it should, errors leave under their stable classes, and the agent engine loads in
-``insert_many`` blocks and runs YCSB A with HDR measurement and no error."""
+"""The built-in ycsb on MongoDB as the agent runs it (its shipped file's ``mongodb``
+slots rendered by ``builtin_workload_file``, FileOps over MongoFileRunner and pymongo's
+async client) against a real MongoDB-protocol server (FerretDB over SQLite, started for
+this module): every YCSB op leaves the collection as it should, errors leave under
+their stable classes, and the agent engine loads in ``insert_many`` blocks and runs
+YCSB A with HDR measurement and no error."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any
 import pymongo
 import pytest
 
+from loadtower.agents.backends import backend_for
 from loadtower.agents.engine import Engine, PhaseConfig
 from loadtower.agents.mongodb.errors import (
     MongoAuthFailed,
@@ -21,10 +24,11 @@ from loadtower.agents.mongodb.errors import (
     MongoNetwork,
     MongoTimeout,
 )
-from loadtower.agents.mongodb.ops import MongoOps
 from loadtower.agents.mongodb.session import MongoSession
-from loadtower.agents.workload.values import ValuePool
+from loadtower.agents.workload.file_ops import FileOps
+from loadtower.agents.workload.generators import Context
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
+from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 from loadtower.store.rollups import AGENTS_PREFIX
 from tests.mongodb.ferret import PASSWORD, USER, ferretdb_process, ferretdb_server
 
@@ -32,6 +36,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 FIELDS = 4
 BATCH = 20
+SCAN = 10
+NEW = 1000  # run phases: new keys after the data set (the engine's key offset)
+EVERY_OP = ("read", "update", "insert", "scan", "read_modify_write", "insert_batch",
+            "delete", "delete_batch")
 
 
 @pytest.fixture(scope="module")
@@ -55,56 +63,145 @@ async def connect(server: tuple[str, int], database: str, **kw: Any) -> MongoSes
     return session
 
 
-def make_ops(session: MongoSession, chosen: list[int], new: list[int]) -> MongoOps:
-    rng = random.Random(3)
-    return MongoOps(
-        "ycsb", session, ValuePool(rng), FIELDS, 16, lambda: chosen[0],
-        lambda: new.pop(0), BATCH, 10, rng,
-    )
+def spec(database: str, records: int, **workload: Any) -> dict:
+    """A built-in workload's phase spec: its shipped file rendered for a MongoDB target,
+    as the orchestrator sends it."""
+    target = Target.model_validate({"keyspace": database, "write_concern": 1})
+    dataset = Dataset(records=records, fields=FIELDS, field_size=16)
+    the_workload = Workload.model_validate(workload)
+    return {
+        "engine": "mongodb",
+        "target": as_plain(target),
+        "dataset": as_plain(dataset),
+        "workload": as_plain(the_workload),
+        "workload_name": "w",
+        "workload_file": builtin_workload_file("mongodb", target, dataset, the_workload),
+    }
+
+
+class Found:
+    """The session as the runner sees it, keeping what each scan's cursor returned (the
+    documents themselves; the runner counts them)."""
+
+    def __init__(self, session: MongoSession) -> None:
+        self.session = session
+        self.scanned: list[list[dict]] = []
+
+    async def exists(self, name: str) -> bool:
+        return await self.session.exists(name)
+
+    def collection(self, name: str) -> Any:
+        return _Collection(self.session.collection(name), self.scanned)
+
+
+class _Collection:
+    def __init__(self, coll: Any, scanned: list[list[dict]]) -> None:
+        self.coll, self.scanned = coll, scanned
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.coll, name)
+
+    def find(self, *args: Any, **kw: Any) -> Any:
+        return _Cursor(self.coll.find(*args, **kw), self.scanned)
+
+
+class _Cursor:
+    def __init__(self, cursor: Any, scanned: list[list[dict]]) -> None:
+        self.cursor, self.scanned = cursor, scanned
+
+    def sort(self, *args: Any) -> _Cursor:
+        self.cursor = self.cursor.sort(*args)
+        return self
+
+    def limit(self, n: int) -> _Cursor:
+        self.cursor = self.cursor.limit(n)
+        return self
+
+    async def to_list(self) -> list[dict]:
+        docs = await self.cursor.to_list()
+        self.scanned.append(docs)
+        return docs
+
+
+class Ops:
+    """The built-in's ops as the agent runs them (FileOps over the MongoDB runner), with
+    rows of chosen key numbers."""
+
+    def __init__(self, session: MongoSession, wf: Any, records: int) -> None:
+        self.found = Found(session)
+        runner = backend_for("mongodb").file_runner(self.found, wf)
+        self.file = FileOps(wf, runner, Context(random.Random(3), records), NEW)
+
+    async def prepare(self) -> None:
+        await self.file.runner.prepare(self.file.statements())
+
+    def key(self, k: int) -> str:
+        return str(self.file.binders["read"].row(key=k)["y_id"])
+
+    async def on(self, op: str, k: int, n: int = 1) -> Any:
+        """Op `op` (its call; a batch for n > 1) with rows of key numbers k .. k + n - 1."""
+        binder = self.file.binders[op]
+        return await self.file.send(op, [binder.row(key=k + i) for i in range(n)])
 
 
 def test_every_ycsb_op_on_the_collection(server: tuple[str, int]) -> None:
+    the_spec = spec("lt_ops", 50, schema="ycsb", mix=dict.fromkeys(EVERY_OP, 1),
+                    batch_size=BATCH, scan_length=SCAN)
+    wf = the_spec["workload_file"]
+
     async def main() -> None:
         s = await connect(server, "lt_ops", write_concern="majority",
                           read_preference="primaryPreferred")
         try:
-            await s.ddl(["create usertable"])
-            await s.ddl(["create usertable"])  # again: it exists, nothing happens
-            await s.bind("usertable")
-            assert s.coll.write_concern.document == {"w": "majority"}
-            assert s.coll.read_preference.mongos_mode == "primaryPreferred"
-            chosen, new = [5], list(range(1000, 1000 + 3 * BATCH))
-            ops = make_ops(s, chosen, new)
-            await ops.insert_keys(0, 50)  # a load block: one insert_many
+            assert wf["ddl"] == ["create usertable"]
+            await s.ddl(wf["ddl"])
+            await s.ddl(wf["ddl"])  # again: it exists, nothing happens
+            coll = s.collection("usertable")
+            assert coll.write_concern.document == {"w": "majority"}
+            assert coll.read_preference.mongos_mode == "primaryPreferred"
+            ops = Ops(s, wf, 50)
+            await ops.prepare()
+            assert wf["load"] == "insert_batch"
+            await ops.file.load(0, 50)  # a load block: one insert_many
             assert await s.count("usertable") == 50
-            doc = await ops.read()
-            assert doc is not None and doc["_id"] == ops.key(5)
-            assert sorted(doc) == ["_id", *(f"field{i}" for i in range(FIELDS))]
-            await ops.update()
-            after = await ops.read()
+            key = ops.key(5)
+            doc = await coll.find_one({"_id": key})
+            assert doc is not None and sorted(doc) == ["_id", *(f"field{i}" for i in range(FIELDS))]
+            assert await ops.on("read", 5) == 1
+            assert await ops.on("update", 5) == 1  # matched
+            after = await coll.find_one({"_id": key})
             changed = [f for f in doc if doc[f] != after[f]]
             assert len(changed) == 1 and changed[0].startswith("field")  # $set of one field
-            await ops.read_modify_write()
-            assert await s.count("usertable") == 50
+            before = {d["_id"]: d for d in await coll.find({}).to_list()}
+            await ops.file.run("read_modify_write")  # a read, then an update of its key
+            now = {d["_id"]: d for d in await coll.find({}).to_list()}
+            assert set(now) == set(before)
+            diffs = [(i, f) for i in now for f in now[i] if now[i][f] != before[i][f]]
+            assert len(diffs) == 1 and diffs[0][1].startswith("field"), diffs
             ids = sorted(ops.key(k) for k in range(50))
-            for _ in range(5):  # scan: ids >= the chosen key, in order, at most scan_length
-                found = [d["_id"] for d in await ops.scan()]
-                start = ids.index(ops.key(5))
-                assert 1 <= len(found) <= 10 and found == ids[start : start + len(found)]
-            await ops.insert()
+            for k in (5, 9, 47):  # scan: ids >= the key, in order, at most its length
+                row = ops.file.binders["scan"].row(key=k)
+                assert await ops.file.send("scan", [row]) == len(ops.found.scanned[-1])
+                found = [d["_id"] for d in ops.found.scanned.pop()]
+                start = ids.index(row["y_id"])
+                assert 1 <= row["length"] <= SCAN
+                assert found == ids[start : start + row["length"]], (k, row["length"])
+            await ops.file.run("scan")  # a key the workload's distribution draws
+            found = [d["_id"] for d in ops.found.scanned.pop()]
+            assert 1 <= len(found) <= SCAN and found == ids[ids.index(found[0]):][: len(found)]
+            await ops.file.run("insert")  # a new key after the data set
             assert await s.count("usertable") == 51
-            await ops.insert_batch()  # one bulk_write of BATCH inserts
+            await ops.file.run("insert_batch")  # one insert_many of BATCH new keys
             assert await s.count("usertable") == 51 + BATCH
-            await ops.delete()
+            assert await ops.on("delete", 5) == 1
             assert await s.count("usertable") == 50 + BATCH
-            assert await ops.read() is None
-            chosen[0] = 7
-            await ops.delete_batch()  # BATCH deletes of key 7: one document goes
-            assert await s.count("usertable") == 49 + BATCH
+            assert await ops.on("read", 5) == 0  # a miss: no error (expect = "any")
+            assert await ops.on("delete_batch", 7, BATCH) == BATCH  # one bulk_write
+            assert await s.count("usertable") == 50
             with pytest.raises(MongoDuplicateKey):
-                await ops.insert_key(0)
+                await ops.on("insert", 0)
             with pytest.raises(MongoDuplicateKey):  # a load block over loaded keys
-                await ops.insert_keys(0, 10)
+                await ops.file.load(0, 10)
         finally:
             await s.close()
 
@@ -127,18 +224,20 @@ def test_wrong_password_is_one_line_naming_the_user(server: tuple[str, int]) -> 
 
 
 def test_a_stopped_server_fails_ops_as_network_or_timeout() -> None:
+    wf = spec("lt_down", 5, preset="ycsb-c")["workload_file"]
+
     async def main(address: tuple[str, int], stop: Any) -> list[str]:
         s = await connect(address, "lt_down")
         try:
-            await s.ddl(["create usertable"])
-            await s.bind("usertable")
-            ops = make_ops(s, [0], [])
-            await ops.insert_keys(0, 5)
+            await s.ddl(wf["ddl"])
+            ops = Ops(s, wf, 5)
+            await ops.prepare()
+            await ops.file.load(0, 5)
             stop()
             names = []
             for _ in range(2):
                 try:
-                    await ops.read()
+                    await ops.file.run("read")
                 except Exception as exc:  # noqa: BLE001 - the class is what is checked
                     names.append(type(exc).__name__)
             return names
@@ -148,16 +247,6 @@ def test_a_stopped_server_fails_ops_as_network_or_timeout() -> None:
     with ferretdb_process() as (address, proc):
         names = asyncio.run(main(address, proc.kill))
     assert names and set(names) <= {MongoNetwork.__name__, MongoTimeout.__name__}, names
-
-
-def spec(database: str, preset: str, records: int) -> dict:
-    return {
-        "engine": "mongodb",
-        "target": as_plain(Target.model_validate({"keyspace": database, "write_concern": 1})),
-        "dataset": as_plain(Dataset(records=records, fields=FIELDS, field_size=16)),
-        "workload": as_plain(Workload.model_validate({"preset": preset, "batch_size": 100})),
-        "workload_name": "w",
-    }
 
 
 def config(server: tuple[str, int], phase: str, mode: str, the_spec: dict, rate: float | None
@@ -193,7 +282,7 @@ def test_agent_engine_loads_blocks_and_runs_ycsb_a(server: tuple[str, int]) -> N
     engine = Engine("agent1/0", "agent1", out=lines.append)
     engine.start()
     try:
-        the_spec = spec("lt_engine", "ycsb-a", records=250)
+        the_spec = spec("lt_engine", 250, preset="ycsb-a", batch_size=100)
         engine.call(engine.configure(config(server, "load", "load", the_spec, None)), 60)
         for lane in (1, 2):
             engine.add_lane(lane)
