@@ -14,7 +14,6 @@ from loadtower.scenarios.loader import load_scenario
 from loadtower.scenarios.plan import load_plan
 from loadtower.scenarios.workloads.scenario_files import load_scenario_workloads
 from loadtower.scenarios.workloads.target_spec import (
-    builtin_on_mongodb,
     phase_workload_file,
     render_for_target,
 )
@@ -126,11 +125,17 @@ def test_a_mix_op_the_schema_lacks_is_one_line(write) -> None:
     assert "delete" in str(err.value)
 
 
-def test_a_builtin_on_mongodb_keeps_the_agents_ops_until_its_file_runner_lands(write) -> None:
+def test_a_builtin_on_mongodb_runs_its_files_mongodb_slots(write) -> None:
     target = 'engine = "mongodb"\n[target]\nkeyspace = "db"'
-    sc, _ = workloads_of(write, scenario('preset = "ycsb-a"', target))
-    assert builtin_on_mongodb(sc.engine, sc.workloads["w"])
-    assert not builtin_on_mongodb("clickhouse", sc.workloads["w"])
+    sc, checked = workloads_of(write, scenario('preset = "ycsb-a"\nbatch_size = 9', target))
+    spec = render_for_target(checked["w"], sc.workloads["w"], sc.engine, sc.target)
+    assert spec["engine"] == "mongodb" and spec["tables"] == ["usertable"]
+    assert spec["ddl"] == ["create usertable"]
+    assert spec["load"] == "insert_batch"  # blocks of batch_size, as the engine's code had it
+    assert spec["run"]["insert_batch"]["batch"] == 9
+    read = spec["run"]["read"]["statements"][0]["mongodb"]
+    assert (read["call"], read["collection"]) == ("find_one", "usertable")
+    assert {op for op, run in spec["run"].items() if run["weight"] > 0} == {"read", "update"}
 
 
 def test_the_standalone_load_sends_a_presets_shipped_file(write) -> None:
