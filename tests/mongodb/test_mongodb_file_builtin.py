@@ -1,9 +1,11 @@
-"""The built-in ycsb workload file's mongodb slots (scenarios/builtin/workloads/ycsb.toml)
-make the calls the engine's own MongoOps (agents/mongodb/ops.py) makes: for every op and
-the load, the same call kind, filter, _id, field names, sort, limit range, ordering and
-batch size. Both sides run their real code against one call recorder standing in for
-the collection (what a call SENDS is compared here; tests/mongodb/
-test_mongodb_workload_file_integration.py runs the file path on FerretDB).
+"""The built-in ycsb on MongoDB, as the orchestrator renders it now (its shipped file's
+mongodb slots, scenarios/builtin/workloads/ycsb.toml, through ``builtin_workload_file``)
+and as the agent runs it (FileOps over MongoFileRunner), makes the calls the engine's
+own MongoOps made before it was removed (kept as tests/mongodb/builtin_reference.py):
+for every op and the load, the same call kind, filter, _id, field names, sort, limit
+range, ordering and batch size. Both sides run their real code against one call
+recorder standing in for the collection (what a call SENDS is compared here;
+tests/mongodb/test_mongodb_builtin_ops.py runs the same path on FerretDB).
 
 Field values are random on both sides: documents are compared by _id and field names,
 values by type. A bulk_write of InsertOne requests and an insert_many are the same wire
@@ -14,24 +16,23 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from importlib import resources
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from loadtower.agents.mongodb.file_runner import MongoFileRunner
-from loadtower.agents.mongodb.ops import MongoOps
 from loadtower.agents.workload.file_ops import FileOps
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.values import ValuePool
-from loadtower.scenarios.models import Target, Workload
-from loadtower.scenarios.workloads.loader import load_workload_file
-from loadtower.scenarios.workloads.target_spec import render_for_target
+from loadtower.scenarios.models import Dataset, Target, Workload
+from loadtower.scenarios.workloads.target_spec import builtin_workload_file
+from tests.mongodb.builtin_reference import MongoOps
 
 FIELDS, FIELD_SIZE, BATCH, SCAN = 4, 16, 20, 10
 NEW = 1000  # the first new key of inserts on both sides
+OPS = ("read", "update", "insert", "scan", "read_modify_write", "insert_batch", "delete",
+       "delete_batch")
 
 
 def shape(node: Any) -> Any:
@@ -130,16 +131,20 @@ class Session:
 def builtin_ops() -> MongoOps:
     rng = random.Random(1)
     new = iter(range(NEW, NEW + 10_000))
-    return MongoOps("ycsb", Session(Recorder()), ValuePool(rng), FIELDS, FIELD_SIZE,  # type: ignore[arg-type]
+    return MongoOps(Session(Recorder()), ValuePool(rng), FIELDS, FIELD_SIZE,
                     lambda: 0, lambda: next(new), BATCH, SCAN, rng)
 
 
 def file_ops() -> FileOps:
-    ref = resources.files("loadtower.scenarios.builtin.workloads") / "ycsb.toml"
-    checked = load_workload_file(Path(str(ref)), {
-        "fields": FIELDS, "field_size": FIELD_SIZE, "batch_size": BATCH,
-        "scan_length": SCAN, "distribution": "uniform"})
-    spec = render_for_target(checked, Workload(file="ycsb"), "mongodb", Target(keyspace="lt"))
+    """The built-in ycsb (every op in its mix) rendered for a MongoDB target, as the
+    orchestrator sends it in a phase spec's ``workload_file``."""
+    workload = Workload.model_validate({
+        "schema": "ycsb", "mix": dict.fromkeys(OPS, 1), "distribution": "uniform",
+        "batch_size": BATCH, "scan_length": SCAN})
+    spec = builtin_workload_file("mongodb", Target(keyspace="lt"),
+                                 Dataset(records=1, fields=FIELDS, field_size=FIELD_SIZE),
+                                 workload)
+    assert spec["load"] == "insert_batch"  # a built-in's load on MongoDB: blocks
     runner = MongoFileRunner(Session(Recorder()), spec["tables"])
     # one record (key 0: what the built-in's chooser returns here); new keys from NEW
     ops = FileOps(spec, runner, Context(random.Random(1), 1), key_offset=NEW)
@@ -154,8 +159,7 @@ def log_of(ops: Any) -> list[tuple]:
     return out
 
 
-@pytest.mark.parametrize("op", ["read", "update", "insert", "scan", "read_modify_write",
-                                "insert_batch", "delete", "delete_batch"])
+@pytest.mark.parametrize("op", OPS)
 def test_each_op_makes_the_builtins_calls(op: str) -> None:
     builtin, mine = builtin_ops(), file_ops()
     assert set(mine.run_specs) == set(builtin.table())
@@ -166,8 +170,11 @@ def test_each_op_makes_the_builtins_calls(op: str) -> None:
 
 
 def test_the_load_is_the_builtins_insert_many_blocks() -> None:
+    """The load op the rendered spec names (insert_batch, BATCH rows a block), run as the
+    engine's load lanes run it (FileOps.load over a block of key numbers)."""
     builtin, mine = builtin_ops(), file_ops()
-    rows = mine.load_rows(BATCH)  # the backend's load_rows: the workload's batch_size
+    assert mine.load_op == "insert_batch"
+    rows = mine.load_rows(7)  # the backend's load_rows (7 here): the op's batch wins
     assert rows == BATCH
     asyncio.run(builtin.insert_keys(40, rows))
     asyncio.run(mine.load(40, rows))

@@ -16,10 +16,13 @@ from loadtower.agents.mongodb.errors import (
     stable,
 )
 from loadtower.agents.mongodb.session import split_host
-from loadtower.errors import ConfigError
+from loadtower.errors import ConfigError, LoadtowerError
+from loadtower.scenarios.crossref import MONGODB_SCHEMAS as SCHEMAS
+from loadtower.scenarios.models import Dataset, Target, Workload
 from loadtower.scenarios.orchestrator.engines import SEAMS, hook, seam
 from loadtower.scenarios.orchestrator.mongodb_node import stats_of
 from loadtower.scenarios.plan import load_plan
+from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 
 INVENTORY = """\
 [ssh]
@@ -106,9 +109,18 @@ def test_contact_points() -> None:
 def test_backend_is_registered_with_its_schemas() -> None:
     backend = backend_for("mongodb")
     assert backend.engine == "mongodb" and backend.default_port == 27017
-    assert backend.default_table("ycsb") == "usertable"
-    with pytest.raises(ValueError, match="no 'recipes' schema"):
-        backend.default_table("recipes")
+
+
+@pytest.mark.parametrize("schema", ["ycsb", "recipes", "ttl"])
+def test_the_schemas_are_the_builtin_files_with_mongodb_slots(schema: str) -> None:
+    """SCHEMAS (what a mongodb target may use) is what the shipped files can run there."""
+    workload = Workload.model_validate({"schema": schema, "mix": {"read": 1}})
+    if schema in SCHEMAS:
+        spec = builtin_workload_file("mongodb", Target(keyspace="lt"), Dataset(), workload)
+        assert spec["engine"] == "mongodb" and "read" in spec["run"]
+        return
+    with pytest.raises(LoadtowerError, match="no op with a weight has a mongodb statement"):
+        builtin_workload_file("mongodb", Target(keyspace="lt"), Dataset(), workload)
 
 
 def plan_error(write, scenario: str) -> str:  # noqa: ANN001

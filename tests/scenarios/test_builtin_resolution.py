@@ -125,18 +125,17 @@ def test_a_mix_op_the_schema_lacks_is_one_line(write) -> None:
     assert "delete" in str(err.value)
 
 
-def test_a_builtin_on_mongodb_runs_its_files_mongodb_calls_and_loads_in_blocks(write) -> None:
+def test_a_builtin_on_mongodb_runs_its_files_mongodb_slots(write) -> None:
     target = 'engine = "mongodb"\n[target]\nkeyspace = "db"'
-    sc, checked = workloads_of(write, scenario('preset = "ycsb-a"', target))
+    sc, checked = workloads_of(write, scenario('preset = "ycsb-a"\nbatch_size = 9', target))
     spec = render_for_target(checked["w"], sc.workloads["w"], sc.engine, sc.target)
-    assert spec["engine"] == "mongodb" and spec["tables"] == ["usertable"]  # in database db
-    assert spec["load"] == "insert_batch" and spec["run"]["insert_batch"]["batch"] == 100
-    calls = {op: r["statements"][0]["mongodb"]["call"] for op, r in spec["run"].items()
-             if "statements" in r}
-    assert calls["read"] == "find_one" and calls["update"] == "update_one"
-    assert calls["insert_batch"] == "insert_one"  # N rows of it: one insert_many
-    assert {op: r["weight"] for op, r in spec["run"].items() if r["weight"]} == {
-        "read": 50, "update": 50}
+    assert spec["engine"] == "mongodb" and spec["tables"] == ["usertable"]
+    assert spec["ddl"] == ["create usertable"]
+    assert spec["load"] == "insert_batch"  # blocks of batch_size, as the engine's code had it
+    assert spec["run"]["insert_batch"]["batch"] == 9
+    read = spec["run"]["read"]["statements"][0]["mongodb"]
+    assert (read["call"], read["collection"]) == ("find_one", "usertable")
+    assert {op for op, run in spec["run"].items() if run["weight"] > 0} == {"read", "update"}
 
 
 def test_the_standalone_load_sends_a_presets_shipped_file(write) -> None:

@@ -7,8 +7,8 @@ of rewriting the first ones.
 Cassandra/Scylla insert one record per op (`insert`); a workload file's load op its own
 rows per op (docs/workloads.md). ClickHouse and MongoDB (the
 engines with ``block_load`` in ``orchestrator/engines.py``) insert blocks of the
-workload's `batch_size` rows per op (`insert_batch`, see agents/clickhouse/ops.py,
-agents/mongodb/ops.py); the result then also gives `rows_per_op` and `rows_per_s` (exact
+workload's `batch_size` rows per op (a built-in's load runs its shipped file's
+`insert_batch`: scenarios/workloads/builtin_files.py ``builtin_load_op``); the result then also gives `rows_per_op` and `rows_per_s` (exact
 when there were no errors: every record is then in; with errors, an upper bound). An
 engine's ``after_load`` hook adds its own figures (MongoDB: the collection's
 `documents`).
