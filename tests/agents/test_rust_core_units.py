@@ -1,6 +1,8 @@
-"""The Rust load core's pure parts (no database): key hashes as Python makes them, key
-distributions of the same shape, its HDR encoding read by the store and the agents as
-hdrh reads the same values, and the recorder's merge of its samples."""
+"""The Rust load core's pure parts (no database): key hashes as Python makes them, the
+key distributions of a workload file's key generators (the core has no built-in ops: it
+binds workload files only) of the same shape as Python's, its HDR encoding read by the
+store and the agents as hdrh reads the same values, and the recorder's merge of its
+samples."""
 
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ def _rank_shares(draws: list[int]) -> np.ndarray:
 
 @pytest.mark.parametrize("distribution", ["uniform", "zipfian", "latest", "hotspot"])
 def test_distributions_have_python_shape(distribution: str) -> None:
+    """`core.draws`: the binder's key source for `{gen = DISTRIBUTION, keys = 1000}`."""
     records = 1000
     rust = list(core.draws(distribution, records, DRAWS, 11))
     python = _python_draws(distribution, records, 11)
@@ -120,15 +123,6 @@ def test_recorder_merges_core_samples_into_the_line() -> None:
 def test_recorder_refuses_other_encodings() -> None:
     with pytest.raises(ValueError, match="not an HDR V2 histogram"):
         decode_v2(b"nope" * 20)
-
-
-def test_supported_schemas_and_mixes() -> None:
-    assert core.Core.supported("ycsb", {"read": 0.5, "update": 0.5})
-    assert core.Core.supported("ycsb", {"read": 1.0, "read_modify_write": 0.0})
-    assert not core.Core.supported("ycsb", {"read": 0.5, "read_modify_write": 0.5})
-    assert not core.Core.supported("ycsb", {"insert_batch": 1.0})
-    assert not core.Core.supported("recipes", {"read": 1.0})
-    assert core.Core.supported("ttl", {"read": 0.9, "insert": 0.1})
 
 
 def test_connect_failure_is_one_line() -> None:

@@ -14,7 +14,22 @@ use serde_json::{Map, Value};
 
 use crate::generators::{Ctx, Gen, Kind, KeySource, UNSUPPORTED};
 use crate::keys::OpMix;
-use crate::workload::{Bound, Part};
+
+/// One statement to send: its values, or a batch's rows (`rows` not empty); a read
+/// that must find a row (`expect_rows`: none is a `NoRows` error).
+pub struct Part {
+    pub statement: String,
+    pub values: Vec<CqlValue>,
+    pub rows: Vec<Vec<CqlValue>>,
+    pub expect_rows: bool,
+}
+
+/// One op: its first statement and the ones sent after it (an op with steps).
+pub struct Bound {
+    pub op: usize,
+    pub first: Part,
+    pub then: Vec<Part>,
+}
 
 /// A marker's value: one parameter, or a `:[a, b]` list over the batch's rows.
 #[derive(Clone, Debug)]

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::sched::{launch_op, Shared, Target};
-use crate::workload::{Bound, Ops};
+use crate::binder::{Bound, FileWorkload};
 
 const WAKE: Duration = Duration::from_millis(20); // the controller looks at its loops this often
 
@@ -23,7 +23,7 @@ pub enum Source {
 }
 
 pub struct State {
-    pub ops: Ops,
+    pub ops: FileWorkload,
     pub source: Source,
 }
 
@@ -38,10 +38,7 @@ impl State {
                 }
                 let (first, count) = (*next, (*rows).min(*end - *next));
                 *next += count;
-                match &mut self.ops {
-                    Ops::File(f) => Some((f.load(*op, first, count as usize), count as u64)),
-                    Ops::Builtin(_) => None, // refused at start_load
-                }
+                Some((self.ops.load(*op, first, count as usize), count as u64))
             }
         }
     }
@@ -54,7 +51,7 @@ impl State {
 /// The controller: keeps `Shared::loops` loops running until `running` is cleared (or,
 /// for a load, until every key is sent and recorded); returns the ops (their RNG and keys
 /// go on at the next start).
-pub async fn run(shared: Arc<Shared>, target: Arc<Target>, state: State) -> Ops {
+pub async fn run(shared: Arc<Shared>, target: Arc<Target>, state: State) -> FileWorkload {
     shared.active.store(0, Ordering::Release);
     shared.exhausted.store(false, Ordering::Release);
     let state = Arc::new(Mutex::new(state));

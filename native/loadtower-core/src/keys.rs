@@ -1,6 +1,6 @@
 //! Key numbers and op choice, with the semantics of agents/workload/{fnv,keys,zipfian}.py:
-//! YCSB's FNV-1a 64 hash, uniform / scrambled zipfian / latest / hotspot distributions,
-//! and the weighted op mix. The same distributions, not the same sequences.
+//! YCSB's FNV-1a 64 hash, uniform / scrambled zipfian / hotspot distributions (latest is
+//! generators::Latest), and the weighted op mix. The same distributions, not the same sequences.
 
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -92,14 +92,13 @@ impl Zipfian {
     }
 }
 
-/// A key-number distribution over the records [0, n).
+/// A key-number distribution over the records [0, n) (`latest`, whose key space grows
+/// with the keys written, is generators::Latest).
 #[derive(Clone, Debug)]
 pub enum Distribution {
     Uniform { n: u64 },
     /// YCSB's scrambled zipfian: a draw over 10^10+1 items, fnvhash64(draw) % n.
     Zipfian { n: u64, z: Zipfian },
-    /// latest - zipfian(latest): the newest key hottest, key 0 never drawn.
-    Latest { latest: u64, z: Zipfian },
     /// the first hot keys get hot_ops of the draws.
     Hotspot { n: u64, hot: u64, hot_ops: f64 },
 }
@@ -110,10 +109,6 @@ impl Distribution {
         Ok(match name {
             "uniform" => Distribution::Uniform { n },
             "zipfian" => Distribution::Zipfian { n, z: Zipfian::new(SCRAMBLED_ITEMS, Some(ZETAN)) },
-            "latest" => {
-                let latest = records.saturating_sub(1);
-                Distribution::Latest { latest, z: Zipfian::new(latest, None) }
-            }
             "hotspot" => {
                 for (key, v) in [("hotspot_data_fraction", hot_data), ("hotspot_op_fraction", hot_ops)] {
                     if !(0.0..=1.0).contains(&v) {
@@ -135,7 +130,6 @@ impl Distribution {
         match self {
             Distribution::Uniform { n } => rng.gen_range(0..*n),
             Distribution::Zipfian { n, z } => (fnvhash64(z.next(rng) as i64) as u64) % n,
-            Distribution::Latest { latest, z } => latest.saturating_sub(z.next(rng).min(*latest)),
             Distribution::Hotspot { n, hot, hot_ops } => {
                 if rng.gen::<f64>() < *hot_ops {
                     rng.gen_range(0..*hot)

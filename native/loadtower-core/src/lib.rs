@@ -1,7 +1,9 @@
 //! loadtower_core: the load core of loadtower's CQL agents (docs/agent-protocol.md, "The
 //! Rust core"). One `Core` per agent process owns a tokio runtime and a session of
 //! ScyllaDB's Rust driver (`scylla` crate); Python connects, prepares, configures a
-//! phase's workload, starts an open-model schedule and harvests per-second samples.
+//! phase's workload file (the core has no built-in ops: it binds workload files only,
+//! binder.rs), starts an open-model schedule, the closed model or a load, and harvests
+//! per-second samples.
 
 pub mod binder;
 mod closed;
@@ -13,7 +15,6 @@ pub mod record;
 mod routing;
 mod sched;
 mod tls;
-pub mod workload;
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -33,8 +34,8 @@ use scylla::statement::Consistency;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
+use binder::FileWorkload;
 use sched::{Shared, Target};
-use workload::{Ops, Settings, Workload};
 
 const DRIVER: &str = "scylla-rust-driver";
 const DRIVER_VERSION: &str = "1.9.0"; // the scylla crate in Cargo.lock
@@ -69,11 +70,11 @@ struct Core {
     shared: Option<Arc<Shared>>,
     session: Option<Arc<Session>>,
     prepared: HashMap<String, Arc<PreparedStatement>>,
-    workload: Option<Ops>,
+    workload: Option<FileWorkload>,
     op_names: Vec<String>,
     keyspace: String,
     table: String,
-    task: Option<JoinHandle<Ops>>,
+    task: Option<JoinHandle<FileWorkload>>,
     tls: bool,
     local_dc: Option<String>,
     settings: Option<Connection>,
@@ -107,9 +108,9 @@ impl Connection {
 }
 
 impl Core {
-    fn set_ops(&mut self, ops: Ops, per_node_in_flight: usize, keyspace: String, table: String)
-        -> PyResult<()> {
-        self.op_names = ops.names();
+    fn set_ops(&mut self, ops: FileWorkload, per_node_in_flight: usize, keyspace: String,
+               table: String) -> PyResult<()> {
+        self.op_names = ops.names.clone();
         self.workload = Some(ops);
         self.shared()?.per_node.store(per_node_in_flight.max(1), Ordering::Relaxed);
         self.keyspace = keyspace.trim_matches('"').to_string();
@@ -117,7 +118,7 @@ impl Core {
         Ok(())
     }
 
-    fn take_workload(&mut self) -> PyResult<Ops> {
+    fn take_workload(&mut self) -> PyResult<FileWorkload> {
         if self.task.is_some() {
             return Err(PyRuntimeError::new_err("already started"));
         }
@@ -126,17 +127,15 @@ impl Core {
 
     /// What the ops send to: the session, the prepared statements, and an UNLOGGED BATCH
     /// of each statement a workload file's op sends N rows of.
-    fn target(&self, workload: &Ops) -> PyResult<Arc<Target>> {
+    fn target(&self, workload: &FileWorkload) -> PyResult<Arc<Target>> {
         let mut batches = HashMap::new();
-        if let Ops::File(f) = workload {
-            for (name, rows) in f.batches() {
-                if let Some(p) = self.prepared.get(&name) {
-                    let mut batch = Batch::new(BatchType::Unlogged);
-                    for _ in 0..rows {
-                        batch.append_statement((**p).clone());
-                    }
-                    batches.insert(name, Arc::new(batch));
+        for (name, rows) in workload.batches() {
+            if let Some(p) = self.prepared.get(&name) {
+                let mut batch = Batch::new(BatchType::Unlogged);
+                for _ in 0..rows {
+                    batch.append_statement((**p).clone());
                 }
+                batches.insert(name, Arc::new(batch));
             }
         }
         Ok(Arc::new(Target {
@@ -285,36 +284,6 @@ impl Core {
         Ok(())
     }
 
-    /// Whether this core binds every op of `mix` for `schema` itself.
-    #[staticmethod]
-    fn supported(schema: &str, mix: HashMap<String, f64>) -> bool {
-        let ops = workload::supported_ops(schema);
-        mix.iter().any(|(_, w)| *w > 0.0)
-            && mix.iter().filter(|(_, w)| **w > 0.0).all(|(op, _)| ops.contains(&op.as_str()))
-    }
-
-    /// The phase's workload (keys, values, op mix) and its per-node in-flight limit.
-    #[pyo3(signature = (schema, fields, field_size, records, distribution, hotspot_data_fraction,
-                        hotspot_op_fraction, mix, seed, new_key_start, per_node_in_flight,
-                        keyspace, table, scan_length = 100, batch_size = 100))]
-    #[allow(clippy::too_many_arguments)]
-    fn configure(&mut self, schema: String, fields: usize, field_size: usize, records: u64,
-                 distribution: String, hotspot_data_fraction: f64, hotspot_op_fraction: f64,
-                 mix: Vec<(String, f64)>, seed: u64, new_key_start: i64, per_node_in_flight: usize,
-                 keyspace: String, table: String, scan_length: i32, batch_size: usize)
-        -> PyResult<()> {
-        let _ = batch_size; // batches run on the Python paths (not `supported`)
-        if self.task.is_some() {
-            return Err(PyRuntimeError::new_err("configure while running: stop first"));
-        }
-        let settings = Settings {
-            schema, fields, field_size, records, distribution, hot_data: hotspot_data_fraction,
-            hot_ops: hotspot_op_fraction, seed, new_key_start, scan_length,
-        };
-        let w = Workload::new(settings, &mix).map_err(PyValueError::new_err)?;
-        self.set_ops(Ops::Builtin(w), per_node_in_flight, keyspace, table)
-    }
-
     /// Why this core does not bind a workload file's run ops (None: it does): `spec`, the
     /// phase spec's workload_file as JSON (its `ops` and `run`).
     #[staticmethod]
@@ -340,7 +309,7 @@ impl Core {
                 w.set_columns(&name, &columns);
             }
         }
-        self.set_ops(Ops::File(w), per_node_in_flight, keyspace, table)
+        self.set_ops(w, per_node_in_flight, keyspace, table)
     }
 
     /// Start the open-model schedule at `rate_ops_s`.
@@ -368,11 +337,7 @@ impl Core {
     fn start_load(&mut self, op: &str, start: i64, end: i64, rows: usize, loops: usize)
         -> PyResult<()> {
         let ops = self.take_workload()?;
-        let index = match &ops {
-            Ops::File(f) => f.load_op(op),
-            Ops::Builtin(_) => Err("a load on the core runs a workload file's load op".into()),
-        };
-        let index = match index {
+        let index = match ops.load_op(op) {
             Ok(i) => i,
             Err(e) => {
                 self.workload = Some(ops);
@@ -552,16 +517,20 @@ fn fnv64(value: i64) -> u64 {
     keys::fnv64(value)
 }
 
+/// Test hook: `count` key numbers drawn over `records` keys as a workload file's
+/// `{gen = DISTRIBUTION, keys = RECORDS}` key generator draws them (generators::KeySource;
+/// `latest`: the newest key is `records - 1`).
 #[pyfunction]
 #[pyo3(signature = (distribution, records, count, seed, hot_data = 0.2, hot_ops = 0.8))]
 fn draws(distribution: &str, records: u64, count: usize, seed: u64, hot_data: f64, hot_ops: f64)
-    -> PyResult<Vec<u64>> {
-    let settings = Settings {
-        schema: "ycsb".into(), fields: 1, field_size: 1, records, distribution: distribution.into(),
-        hot_data, hot_ops, seed, new_key_start: 0, scan_length: 1,
-    };
-    let mut w = Workload::new(settings, &[("read".into(), 1.0)]).map_err(PyValueError::new_err)?;
-    Ok((0..count).map(|_| w.draw()).collect())
+    -> PyResult<Vec<i64>> {
+    let spec = serde_json::json!({"gen": distribution, "keys": records, "hot_data": hot_data,
+                                  "hot_ops": hot_ops});
+    let spec = spec.as_object().expect("a JSON object");
+    let newest = records.saturating_sub(1) as i64;
+    let mut source = generators::KeySource::new(spec, records, newest, 0).map_err(PyValueError::new_err)?;
+    let mut ctx = generators::Ctx::new(rand::SeedableRng::seed_from_u64(seed), records);
+    Ok((0..count).map(|_| source.next(&mut ctx)).collect())
 }
 
 /// A CQL value as Python sees it in the test hooks: text str, blob bytes, numbers, a

@@ -18,7 +18,7 @@ use uuid::Uuid;
 use crate::errors::{class, NODE_BUSY, NO_ROWS};
 use crate::record::{Outcome, Recorder};
 use crate::routing::choose;
-use crate::workload::{Bound, Ops, Part};
+use crate::binder::{Bound, FileWorkload, Part};
 
 pub const LATE: Duration = Duration::from_millis(2);
 const WAKE: Duration = Duration::from_millis(20); // the loop looks at its rate and flag this often
@@ -104,7 +104,8 @@ pub struct Target {
 }
 
 /// The schedule's loop, until `running` is cleared.
-pub async fn run(shared: Arc<Shared>, target: Arc<Target>, mut workload: Ops) -> Ops {
+pub async fn run(shared: Arc<Shared>, target: Arc<Target>, mut workload: FileWorkload)
+    -> FileWorkload {
     let mut next = Instant::now();
     while shared.running.load(Ordering::Acquire) {
         let rate = shared.rate();
@@ -153,7 +154,7 @@ async fn send(target: &Target, part: &Part, prepared: &PreparedStatement) -> Res
     }
 }
 
-fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut Ops, intended: Instant) {
+fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut FileWorkload, intended: Instant) {
     launch_op(shared, target, workload.next(), intended, false);
 }
 
