@@ -9,8 +9,8 @@ does not name: weight 0). ``bloom_filter_fp_chance`` on a schema whose file has 
 variable (ycsb, recipes) becomes a Cassandra option of the file's table, as the engines'
 own DDL had it. A ClickHouse target's ``update_mode = "mutation"`` runs an op's
 ``OP_mutation`` (the file's ``update_mutation``) as OP: ``for_target``. A built-in's
-load on ClickHouse runs the file's ``insert_batch`` (blocks of ``batch_size`` rows, the
-op name the engine's code gave those blocks): ``builtin_load_op``.
+load on ClickHouse and MongoDB runs the file's ``insert_batch`` (blocks of
+``batch_size`` rows, the op name the engines' code gave those blocks): ``builtin_load_op``.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def for_target(checked: Checked, engine: str, target: Target) -> Checked:
         param_columns=out["param_columns"], params=out["params"])
 
 
-BLOCK_LOADS = ("clickhouse", "mongodb")  # engines whose built-in load goes in blocks: insert_batch
+BLOCK_LOADS = ("clickhouse", "mongodb")  # a built-in's load there: insert_batch blocks
 
 
 def builtin_load_op(workload: Workload, engine: str, load: str | None) -> str | None:

@@ -66,14 +66,15 @@ def test_load_then_ycsb_a_at_fixed_rate(sandbox: dict, driver: str) -> None:
     assert summary["ops"] == total
     assert cql(sandbox, f"SELECT count(*) FROM {ks}.usertable")[0] == 10_000
     paths = [x["message"] for x in lines if x.get("kind") == "cql_path"]
-    assert paths == [f"native_io python; open-model sends run from Python on {driver}"], paths
+    assert paths == [f"native_io python; the load's inserts run from Python on {driver}",
+                     f"native_io python; open-model sends run from Python on {driver}"], paths
 
 
 def test_recipes_at_a_fixed_rate_run_on_the_core_as_a_workload_file(sandbox: dict) -> None:
     """Batches, a composite partition key (float, uuid) and deletes in the open model: the
-    built-in recipes arrive as their shipped workload file, which the Rust core binds (its
-    cql_path event says so), or, where the core is not installed, the Python lanes (and
-    the event says why)."""
+    built-in recipes arrive as their shipped workload file, which the Rust core binds in
+    the load and the run (a cql_path event for each says so), or, where the core is not
+    installed, the Python lanes (and the events say why)."""
     lines, summary, status = run_agent(
         sandbox, "--driver", "acsylla", "--keyspace", "lt_agent_recipes_open",
         "--workload", "recipes", "--records", "2000", "--load", "--rate", "200",
@@ -86,12 +87,15 @@ def test_recipes_at_a_fixed_rate_run_on_the_core_as_a_workload_file(sandbox: dic
     total = sum(t["ops"] for t in run.values())
     assert 0.8 * 1000 <= total <= 1.1 * 1000, total  # 200 ops/s for 5 s
     paths = [x["message"] for x in lines if x.get("kind") == "cql_path"]
-    assert len(paths) == 1, paths
+    assert len(paths) == 2, paths  # the load's, then the run's
     if importlib.util.find_spec("loadtower_core"):
-        assert paths[0].startswith("open-model sends on the Rust core: "), paths
+        assert paths[0].startswith("the load's inserts on the Rust core: "), paths
+        assert paths[1].startswith("open-model sends on the Rust core: "), paths
     else:
-        assert paths[0].startswith("native_io rust: loadtower_core is not installed"), paths
-        assert paths[0].endswith("; open-model sends run from Python on acsylla"), paths
+        assert all(p.startswith("native_io rust: loadtower_core is not installed")
+                   for p in paths), paths
+        assert paths[0].endswith("; the load's inserts run from Python on acsylla"), paths
+        assert paths[1].endswith("; open-model sends run from Python on acsylla"), paths
 
 
 def test_recipes_mix_runs_all_five_ops(sandbox: dict) -> None:
