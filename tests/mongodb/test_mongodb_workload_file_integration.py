@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.mongodb.test_mongodb_integration import client, results, run, summary
+from tests.orchestrator.run_helpers import remove_shipped
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -155,13 +156,15 @@ def database(mongodb: dict) -> Iterator[str]:
 
 
 def test_a_workload_file_and_a_data_set_on_mongodb(
-    sandbox: dict, mongodb: dict, database: str, tmp_path: Path
+    sandbox: dict, mongodb: dict, database: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     (tmp_path / "orders.toml").write_text(ORDERS)
     (tmp_path / "people.toml").write_text(PEOPLE_FILE)
     lines = ["id,name,uid,born,seen,score"]
     lines += [",".join(map(str, person(i))) for i in range(PEOPLE)]
     (tmp_path / "people.csv").write_text("\n".join(lines) + "\n")
+    # the copy the run puts on the agent host (this machine) goes with the test
+    request.addfinalizer(lambda: remove_shipped(sandbox, {"people": tmp_path / "people.csv"}))
     text = f"""\
 name = "mongo-workload-file"
 engine = "mongodb"

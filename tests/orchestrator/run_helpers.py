@@ -33,3 +33,19 @@ def phase_bounds(reader: StoreReader, run_id: str, name: str) -> tuple[int, int]
     """Whole seconds fully inside the phase."""
     phase = next(p for p in reader.phases(run_id) if p["name"] == name)
     return int(phase["started"]) + 1, int(phase["ended"]) - 1
+
+
+def remove_shipped(sandbox: dict, files: dict[str, Path]) -> None:
+    """Remove the copies of `files` a run put on the sandbox's agent hosts (this machine),
+    and the directories the run made for them when they are left empty."""
+    from loadtower.scenarios.loader import load_inventory
+    from loadtower.scenarios.orchestrator.dataset_upload import DATASETS_DIR, sha256_of
+
+    inventory, _text = load_inventory(Path(sandbox["dir"]) / "inventory.toml")
+    for host in inventory.with_role("agent").values():
+        directory = Path(str(host.bootstrap_dir)).expanduser() / DATASETS_DIR
+        for path in files.values():
+            (directory / f"{sha256_of(path)[:16]}-{path.name}").unlink(missing_ok=True)
+        for made in (directory, directory.parent):  # the run made them when missing
+            if made.is_dir() and not any(made.iterdir()):
+                made.rmdir()

@@ -20,10 +20,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from loadtower.scenarios.loader import load_inventory
-from loadtower.scenarios.orchestrator.dataset_upload import DATASETS_DIR, sha256_of
 from loadtower.store import StoreReader
-from tests.orchestrator.run_helpers import only_run, run_scenario
+from tests.orchestrator.run_helpers import only_run, remove_shipped, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 
@@ -163,18 +161,7 @@ def test_a_million_rows_as_csv_and_parquet_reach_both_engines(sandbox: dict, cle
     try:
         _load_and_check(sandbox, tmp_path, files)
     finally:  # the copies the run put on the agent host (this machine)
-        _remove_shipped(sandbox, files)
-
-
-def _remove_shipped(sandbox: dict, files: dict[str, Path]) -> None:
-    inventory, _text = load_inventory(Path(sandbox["dir"]) / "inventory.toml")
-    for host in inventory.with_role("agent").values():
-        directory = Path(str(host.bootstrap_dir)).expanduser() / DATASETS_DIR
-        for path in files.values():
-            (directory / f"{sha256_of(path)[:16]}-{path.name}").unlink(missing_ok=True)
-        for made in (directory, directory.parent):  # the run made them when missing
-            if made.is_dir() and not any(made.iterdir()):
-                made.rmdir()
+        remove_shipped(sandbox, files)
 
 
 def _load_and_check(sandbox: dict, tmp_path: Path, files: dict[str, Path]) -> None:

@@ -61,15 +61,16 @@ def test_data_sets_reach_the_agent_once(sandbox: dict, tmp_path: Path) -> None:
 def test_cleanup_removes_the_copies_a_run_left_on_the_agent_host(sandbox: dict,
                                                                   tmp_path: Path) -> None:
     """`loadtower cleanup --datasets` over the sandbox's sshd: a dry run lists the copies
-    in the agent host's bootstrap_dir and keeps them, a real one removes them."""
-    inventory_path = Path(sandbox["dir"]) / "inventory.toml"
+    in the agent host's bootstrap_dir and keeps them, a real one removes them. The agent
+    host gets a bootstrap_dir of this test's own (a copy of the sandbox's inventory)."""
+    base = tmp_path / "agent-home" / ".loadtower"
+    text = (Path(sandbox["dir"]) / "inventory.toml").read_text()
+    assert "[hosts.agent1]\n" in text
+    inventory_path = tmp_path / "inventory.toml"
+    inventory_path.write_text(text.replace(
+        "[hosts.agent1]\n", f'[hosts.agent1]\nbootstrap_dir = "{base}"\n', 1))
     inventory, _text = load_inventory(inventory_path)
-    name, host = next(iter(inventory.with_role("agent").items()))
-    directory = Path(str(host.bootstrap_dir)).expanduser() / "datasets"
-    kept = directory.is_dir() and any(directory.iterdir())
-    if kept:
-        pytest.skip(f"{directory} holds copies this test did not make")
-    made_base = not directory.parent.exists()
+    assert str(inventory.hosts["agent1"].bootstrap_dir) == str(base)
     local = tmp_path / "cities.csv"
     local.write_bytes(b"id,city\n" + b"".join(b"%d,c%d\n" % (i, i) for i in range(1000)))
     spec = {"model": {"datasets": {"cities": {"file": str(local), "format": "csv",
@@ -79,21 +80,20 @@ def test_cleanup_removes_the_copies_a_run_left_on_the_agent_host(sandbox: dict,
         pool = HostPool(inventory)
         try:
             await pool.connect_all()
-            return await ship_datasets(pool, name, str(host.bootstrap_dir), uploads(spec))  # type: ignore[arg-type]
+            return await ship_datasets(pool, "agent1", str(base), uploads(spec))  # type: ignore[arg-type]
         finally:
             await pool.close()
 
     try:
         remote = Path(asyncio.run(ship())["cities"])
-        assert remote.is_file()
+        assert remote.is_file() and remote.parent == (base / "datasets").resolve()
         dry = cli("cleanup", "--inventory", inventory_path, "--datasets", "--dry-run")
         assert dry.returncode == 0, dry.stdout + dry.stderr
-        assert "would remove 1 data set file(s)" in dry.stdout and remote.is_file()
+        assert f"would remove 1 data set file(s), 0.0 MB, in {base}/datasets" in dry.stdout
+        assert remote.is_file()
         done = cli("cleanup", "--inventory", inventory_path, "--datasets")
         assert done.returncode == 0, done.stdout + done.stderr
-        assert f"removed 1 data set file(s), 0.0 MB, in {host.bootstrap_dir}" in done.stdout
-        assert not directory.exists()
+        assert f"removed 1 data set file(s), 0.0 MB, in {base}/datasets" in done.stdout
+        assert not (base / "datasets").exists() and base.is_dir()
     finally:
-        shutil.rmtree(directory, ignore_errors=True)
-        if made_base and directory.parent.is_dir() and not any(directory.parent.iterdir()):
-            directory.parent.rmdir()
+        shutil.rmtree(tmp_path / "agent-home", ignore_errors=True)
