@@ -212,8 +212,7 @@ class Engine:
         if self.rust_on:  # the core binds the rows (its binder in Rust) and sends them
             load = ((str(ops.load_op), self._load_next, self._load_end, self._load_rows)
                     if cfg.mode == "load" else None)
-            await self.rust.configure_file(cfg, backend.session_key(cfg), wf, records, 0,
-                                           load)
+            await self.rust.configure_file(cfg, backend.session_key(cfg), wf, records, load)
             return
         await ops.runner.prepare(ops.statements())
         if self._rust_early(cfg, backend.engine):

@@ -3,9 +3,10 @@ run phases, and for workload files also load phases and closed-model run phases.
 
 `loadtower_core` (native/loadtower-core: ScyllaDB's Rust driver under PyO3) owns the hot
 loop: the schedule of intended start times, keys and values, sending through the driver
-(token-aware, TLS, local DC, re-prepare), per-node in-flight slots (a hung node's ops wait for ITS slots and time out; the other nodes' ops keep
-their rate), timing and per-second HDR histograms. Each Locust user's lane only adds its
-rate; Python harvests finished seconds once a second into the engine's recorder.
+(token-aware, TLS, local DC, re-prepare), per-node in-flight slots (a hung node's ops
+wait for ITS slots and time out; the other nodes' ops keep their rate), timing and
+per-second HDR histograms. Each Locust user's lane only adds its rate; Python harvests
+finished seconds once a second into the engine's recorder.
 
 Every workload arrives as a workload file (the built-ins as their shipped files), and its
 phases run on the core (``configure_file``): the core's binder
@@ -17,9 +18,10 @@ worker's slice of key numbers (native/loadtower-core/src/closed.rs), the load op
 per op; True once every key is recorded, ``load_failed()`` counts the rows that failed.
 
 When the core is not installed, or the phase asks for something it does not bind (a
-workload file binding a data set), the engine's Python lanes
-run the phase over its session driver and a ``cql_path`` event says why. At configure a ``cql_path`` event carries ``Core.path()``
-(driver, version, protocol, TLS, local DC, per-node limit) as its data.
+workload file binding a data set), the engine's Python lanes run the phase over its
+session driver and a ``cql_path`` event says why. At configure a ``cql_path`` event
+carries ``Core.path()`` (driver, version, protocol, TLS, local DC, per-node limit) as
+its data.
 """
 
 from __future__ import annotations
@@ -206,7 +208,7 @@ class RustFeed:
                   "message": _path_line(path), "data": path})
 
     async def configure_file(self, cfg: Any, key: tuple, spec: Mapping[str, Any],
-                             records: int, key_offset: int,
+                             records: int,
                              load: tuple[str, int, int, int] | None = None) -> None:
         """A workload file's phase on the core: connect (once per target), prepare its
         statements, hand the core its bindings (the binder in Rust); `load`: a load
@@ -217,8 +219,7 @@ class RustFeed:
         tables = list(spec.get("tables") or [])
         keyspace, _, table = (tables[0] if tables else ".").partition(".")
         core.configure_file(
-            file_json(spec), int(seed) & ((1 << 63) - 1), int(records), int(key_offset),
-            int(cfg.max_in_flight), metadata_name(keyspace or cfg.spec["target"]["keyspace"]),
+            file_json(spec), int(seed) & ((1 << 63) - 1), int(records), int(cfg.max_in_flight), metadata_name(keyspace or cfg.spec["target"]["keyspace"]),
             metadata_name(table or "t"))
         self._configured(cfg, core, load)
 

@@ -73,12 +73,9 @@ def named(statement: StatementSpec, rows: list[Row]) -> dict[str, Any]:
             for b in statement["binds"]}
 
 
-def _shifted(spec: OpBindSpec, offset: int, worker: int = 0, workers: int = 1
-             ) -> OpBindSpec:
+def _shifted(spec: OpBindSpec, offset: int, worker: int, workers: int) -> OpBindSpec:
     """The op's spec with every ``sequence`` of worker `worker` of `workers` counting
     from first + offset + worker*stride by workers*stride."""
-    if not offset and workers == 1:
-        return spec
     out = copy.deepcopy(spec)
     gens = [out["key"]] if "key" in out else []
     gens += list(out.get("bind", {}).values())
@@ -116,15 +113,14 @@ def statement_name(op: str, variant: int) -> str:
 
 
 class FileOps:
-    def __init__(self, spec: WorkloadFileSpec, runner: FileRunner, ctx: Context,
-                 key_offset: int = 0) -> None:
+    def __init__(self, spec: WorkloadFileSpec, runner: FileRunner, ctx: Context) -> None:
         self.runner, self.ctx, self.rng = runner, ctx, ctx.rng
         self.run_specs: dict[str, OpRunSpec] = spec["run"]
         self.load_op = spec.get("load")
         self.binders: dict[str, OpBinder] = {}
         for op, bind in spec["ops"].items():
             if op in self.run_specs:
-                self.binders[op] = OpBinder(op, _shifted(bind, key_offset), ctx, self._fresh)
+                self.binders[op] = OpBinder(op, bind, ctx, self._fresh)
 
     def _fresh(self, op: str, param: str) -> Any:
         """``written`` before `op` wrote anything: a value `op` would write."""

@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 
 from loadtower.agents.cql.file_runner import CqlFileRunner, as_floats
-from loadtower.agents.workload.file_ops import FileOps, NoRows, bind_value, named, positional
+from loadtower.agents.workload.file_ops import (
+    FileOps,
+    NoRows,
+    bind_value,
+    interleaved,
+    named,
+    positional,
+)
 from loadtower.agents.workload.generators import Context
 from loadtower.scenarios.models import Target, Workload
 from loadtower.scenarios.workloads.loader import load_workload_text
@@ -67,7 +74,8 @@ class Recorder:
 
 
 def ops_of(engine: str, runner: Recorder, records: int = 100, offset: int = 0) -> FileOps:
-    return FileOps(spec_of(engine), runner, Context(random.Random(5), records), offset)
+    return FileOps(interleaved(spec_of(engine), offset, 0, 1), runner,
+                   Context(random.Random(5), records))
 
 
 def test_batches_variants_and_weights() -> None:

@@ -277,7 +277,7 @@ def test_ops_keyed_by_one_sequence_share_its_counter() -> None:
     run = {"one": {"statements": [stmt], "weight": 1.0},
            "two": {"statements": [stmt], "weight": 1.0}}
     got = core.next_ops(json.dumps({"ops": {"one": row, "two": row}, "run": run}),
-                        300, 2, 1000, 0)
+                        300, 2, 1000)
     assert {name for name, _ in got} == {"one", "two"}
     assert [values[0] for _, ((_, values, _),) in got] == [f"s{k}" for k in range(300)]
     ctx = Context(random.Random(2), 1000)
@@ -299,7 +299,7 @@ def test_a_run_phases_workers_interleave_their_new_keys() -> None:
     drawn: list[int] = []
     for worker in range(3):
         mine = interleaved(spec, 100, worker, 3)  # type: ignore[arg-type]
-        got = core.next_ops(json.dumps(mine), 50, 7, 100, 0)
+        got = core.next_ops(json.dumps(mine), 50, 7, 100)
         keys = [values[0] for _, ((_, values, _),) in got]
         binder = OpBinder("put", mine["ops"]["put"], Context(random.Random(7), 100))
         assert keys == [binder.row()["id"] for _ in range(50)]

@@ -15,7 +15,7 @@ import pytest
 
 from loadtower.agents.backends import backend_for
 from loadtower.agents.engine import Engine, PhaseConfig
-from loadtower.agents.workload.file_ops import FileOps
+from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
@@ -184,8 +184,8 @@ class Ops:
     def __init__(self, session: Any, wf: Any) -> None:
         backend = backend_for("clickhouse")
         self.wf = wf
-        self.file = FileOps(wf, backend.file_runner(session, wf),
-                            Context(random.Random(2), 100), 10_000)
+        self.file = FileOps(interleaved(wf, 10_000, 0, 1), backend.file_runner(session, wf),
+                            Context(random.Random(2), 100))
 
     def row(self, op: str, k: int) -> dict[str, Any]:
         return self.file.binders[op].row(key=k)

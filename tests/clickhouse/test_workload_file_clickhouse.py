@@ -16,7 +16,7 @@ import pytest
 
 from loadtower.agents.clickhouse.file_runner import ClickhouseFileRunner
 from loadtower.agents.clickhouse.session import ClickhouseSession
-from loadtower.agents.workload.file_ops import FileOps, NoRows
+from loadtower.agents.workload.file_ops import FileOps, NoRows, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Target, Workload
@@ -60,7 +60,8 @@ async def exercise(endpoint: tuple[str, int]) -> dict[str, int]:
             return int(await session.scalar(f"SELECT count() FROM {DB}.recipes"))
 
         out["loaded"] = await count()
-        run = FileOps(spec, runner, Context(random.Random(4), RECORDS), key_offset=RECORDS)
+        run = FileOps(interleaved(spec, RECORDS, 0, 1), runner,
+                      Context(random.Random(4), RECORDS))
         for op in ("select_by_id", "multi_condition", "update_title", "price_range",
                    "aggregate"):
             for _ in range(5):

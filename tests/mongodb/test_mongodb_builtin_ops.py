@@ -25,7 +25,7 @@ from loadtower.agents.mongodb.errors import (
     MongoTimeout,
 )
 from loadtower.agents.mongodb.session import MongoSession
-from loadtower.agents.workload.file_ops import FileOps
+from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file
@@ -130,7 +130,7 @@ class Ops:
     def __init__(self, session: MongoSession, wf: Any, records: int) -> None:
         self.found = Found(session)
         runner = backend_for("mongodb").file_runner(self.found, wf)
-        self.file = FileOps(wf, runner, Context(random.Random(3), records), NEW)
+        self.file = FileOps(interleaved(wf, NEW, 0, 1), runner, Context(random.Random(3), records))
 
     async def prepare(self) -> None:
         await self.file.runner.prepare(self.file.statements())

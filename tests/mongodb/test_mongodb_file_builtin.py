@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from loadtower.agents.mongodb.file_runner import MongoFileRunner
-from loadtower.agents.workload.file_ops import FileOps
+from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.values import ValuePool
 from loadtower.scenarios.models import Dataset, Target, Workload
@@ -147,7 +147,7 @@ def file_ops() -> FileOps:
     assert spec["load"] == "insert_batch"  # a built-in's load on MongoDB: blocks
     runner = MongoFileRunner(Session(Recorder()), spec["tables"])
     # one record (key 0: what the built-in's chooser returns here); new keys from NEW
-    ops = FileOps(spec, runner, Context(random.Random(1), 1), key_offset=NEW)
+    ops = FileOps(interleaved(spec, NEW, 0, 1), runner, Context(random.Random(1), 1))
     asyncio.run(runner.prepare(ops.statements()))
     return ops
 

@@ -84,12 +84,13 @@ fn obj<'a>(v: &'a Value, what: &str) -> Result<&'a Map<String, Value>, String> {
 /// Why the core does not bind this file's run ops (None: it does); `spec`: the phase
 /// spec's workload_file as JSON.
 pub fn unsupported(spec: &str) -> Option<String> {
-    FileWorkload::new(spec, 1, 1, 0).err()
+    FileWorkload::new(spec, 1, 1).err()
 }
 
 impl FileWorkload {
-    /// `records`: the data set's keys; `offset`: added to every `sequence`'s first.
-    pub fn new(spec: &str, seed: u64, records: u64, offset: i64) -> Result<Self, String> {
+    /// `records`: the data set's keys (a run phase's sequences come already shifted
+    /// past them and interleaved: agents/workload/file_ops.interleaved).
+    pub fn new(spec: &str, seed: u64, records: u64) -> Result<Self, String> {
         let spec: Value = serde_json::from_str(spec).map_err(|e| format!("workload_file: {e}"))?;
         let ops_spec = obj(spec.get("ops").ok_or("workload_file without ops")?, "ops")?;
         let run = obj(spec.get("run").ok_or("workload_file without run")?, "run")?;
@@ -112,7 +113,7 @@ impl FileWorkload {
         let mut pending: Vec<(String, String, usize, usize, usize)> = Vec::new(); // op, param, window, binder, gen
         for name in order.iter().filter(|n| run.get(*n).is_some_and(|r| r.get("steps").is_none())) {
             let op = obj(ops_spec.get(name).ok_or_else(|| format!("op {name}: no bindings"))?, name)?;
-            let b = w.binder(name, op, records, offset, &mut pending)?;
+            let b = w.binder(name, op, records, &mut pending)?;
             binder_of.insert(name.clone(), b);
         }
         for (op, param, window, b, g) in pending {
@@ -173,12 +174,12 @@ impl FileWorkload {
         Ok(w)
     }
 
-    fn binder(&mut self, name: &str, op: &Map<String, Value>, records: u64, offset: i64,
+    fn binder(&mut self, name: &str, op: &Map<String, Value>, records: u64,
               pending: &mut Vec<(String, String, usize, usize, usize)>) -> Result<usize, String> {
         let b = self.binders.len();
         let newest = self.ctx.newest;
         let key = match op.get("key") {
-            Some(k) => Some(KeySource::new(obj(k, "key")?, records, newest, offset)
+            Some(k) => Some(KeySource::new(obj(k, "key")?, records, newest)
                 .map_err(|e| format!("op {name}: key: {e}"))?),
             None => None,
         };
@@ -208,7 +209,7 @@ impl FileWorkload {
                     asked = Some((op.to_string(), p.to_string(), window));
                     Ok(usize::MAX) // set once every op's parameters are known
                 };
-                let gen = Gen::new(g, kind, records, newest, offset, &mut note)
+                let gen = Gen::new(g, kind, records, newest, &mut note)
                     .map_err(|e| format!("op {name}: {member}: {e}"))?;
                 if let Some((op, p, window)) = asked {
                     pending.push((op, p, window, b, gens.len()));
@@ -405,7 +406,7 @@ mod tests {
 
     #[test]
     fn a_load_binds_the_given_key_numbers_in_marker_order() {
-        let mut w = FileWorkload::new(SPEC, 1, 1000, 0).unwrap();
+        let mut w = FileWorkload::new(SPEC, 1, 1000).unwrap();
         let o = w.load_op("put").unwrap();
         let b = w.load(o, 995, 5); // the slice's last op: 5 rows, not the batch's 10
         assert_eq!(b.op, 0);
@@ -424,7 +425,7 @@ mod tests {
 
     #[test]
     fn a_load_op_must_exist_and_have_no_steps() {
-        let w = FileWorkload::new(SPEC, 1, 1000, 0).unwrap();
+        let w = FileWorkload::new(SPEC, 1, 1000).unwrap();
         assert_eq!(w.load_op("nope").unwrap_err(), "the load op nope does not run here");
     }
 }

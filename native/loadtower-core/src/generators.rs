@@ -315,23 +315,22 @@ impl Latest {
 /// Where key numbers come from: a sequence, or a distribution over [0, keys).
 #[derive(Clone, Debug)]
 pub enum KeySource {
-    /// counts from `first` (with the offset) by `stride`, on the worker's counter for
-    /// that start and stride
+    /// counts from `first` by `stride`, on the worker's counter for that start and
+    /// stride
     Sequence { first: i64, stride: i64 },
     Dist(Distribution),
     Latest(Latest),
 }
 
 impl KeySource {
-    /// `records`: the data set's keys (the default key space); `offset`: where a run
-    /// phase's sequences start past the data set (file_ops._shifted).
-    pub fn new(spec: &Map<String, Value>, records: u64, newest: i64, offset: i64)
+    /// `records`: the data set's keys (the default key space).
+    pub fn new(spec: &Map<String, Value>, records: u64, newest: i64)
         -> Result<KeySource, String> {
         let gen = spec.get("gen").and_then(Value::as_str).unwrap_or("");
         if gen == "sequence" {
             let first = spec.get("first").and_then(Value::as_i64).unwrap_or(0);
             let stride = spec.get("stride").and_then(Value::as_i64).unwrap_or(1).max(1);
-            return Ok(KeySource::Sequence { first: first + offset, stride });
+            return Ok(KeySource::Sequence { first, stride });
         }
         let keys = spec.get("keys").and_then(Value::as_u64).unwrap_or(records).max(1);
         if gen == "latest" {
@@ -457,7 +456,7 @@ fn scalar(v: &Value, kind: Kind) -> Result<CqlValue, String> {
 impl Gen {
     /// The generator of `spec` for a parameter of `kind`; `written` gives the slot of
     /// OP.PARAM's values.
-    pub fn new(spec: &Map<String, Value>, kind: Kind, records: u64, newest: i64, offset: i64,
+    pub fn new(spec: &Map<String, Value>, kind: Kind, records: u64, newest: i64,
                written: &mut dyn FnMut(&str, &str, usize) -> Result<usize, String>)
         -> Result<Gen, String> {
         let gen = spec.get("gen").and_then(Value::as_str).ok_or("a generator without gen")?;
@@ -465,7 +464,7 @@ impl Gen {
         let need = |v: Option<CqlValue>| v.ok_or_else(|| format!("gen {gen} for a {kind:?} parameter"));
         Ok(match gen {
             "sequence" | "uniform" | "zipfian" | "latest" | "hotspot" => Gen::Keys {
-                source: KeySource::new(spec, records, newest, offset)?,
+                source: KeySource::new(spec, records, newest)?,
                 render: Render::new(spec, kind)?,
             },
             "key" => Gen::OpKey(Render::new(spec, kind)?),

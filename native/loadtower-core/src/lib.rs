@@ -292,16 +292,15 @@ impl Core {
     }
 
     /// A workload file's run phase: `spec` (JSON: `ops` and `run`), its statements
-    /// prepared as `OP/I` (the I-th statement of op OP); `records`: the data set's keys;
-    /// `key_offset`: where the phase's `sequence` keys start past `first`.
-    #[pyo3(signature = (spec, seed, records, key_offset, per_node_in_flight, keyspace, table))]
-    #[allow(clippy::too_many_arguments)]
-    fn configure_file(&mut self, spec: &str, seed: u64, records: u64, key_offset: i64,
+    /// prepared as `OP/I` (the I-th statement of op OP); `records`: the data set's keys
+    /// (a run phase's sequences come shifted past them: file_ops.interleaved).
+    #[pyo3(signature = (spec, seed, records, per_node_in_flight, keyspace, table))]
+    fn configure_file(&mut self, spec: &str, seed: u64, records: u64,
                       per_node_in_flight: usize, keyspace: String, table: String) -> PyResult<()> {
         if self.task.is_some() {
             return Err(PyRuntimeError::new_err("configure while running: stop first"));
         }
-        let mut w = binder::FileWorkload::new(spec, seed, records, key_offset).map_err(PyValueError::new_err)?;
+        let mut w = binder::FileWorkload::new(spec, seed, records).map_err(PyValueError::new_err)?;
         for (name, _) in w.statement_params() {
             if let Some(p) = self.prepared.get(&name) {
                 let columns: Vec<Option<generators::Kind>> = p.get_variable_col_specs().as_slice()
@@ -528,7 +527,7 @@ fn draws(distribution: &str, records: u64, count: usize, seed: u64, hot_data: f6
                                   "hot_ops": hot_ops});
     let spec = spec.as_object().expect("a JSON object");
     let newest = records.saturating_sub(1) as i64;
-    let mut source = generators::KeySource::new(spec, records, newest, 0).map_err(PyValueError::new_err)?;
+    let mut source = generators::KeySource::new(spec, records, newest).map_err(PyValueError::new_err)?;
     let mut ctx = generators::Ctx::new(rand::SeedableRng::seed_from_u64(seed), records);
     Ok((0..count).map(|_| source.next(&mut ctx)).collect())
 }
@@ -576,10 +575,10 @@ fn render_keys(py: Python<'_>, spec: &str, type_name: &str, ks: Vec<i64>) -> PyR
 /// Test hook: `count` rows of op `op` of a workload file's spec (JSON), as the core binds
 /// them: (parameter names, rows of values).
 #[pyfunction]
-#[pyo3(signature = (spec, op, count, seed, records, key_offset = 0))]
-fn bind_rows(py: Python<'_>, spec: &str, op: &str, count: usize, seed: u64, records: u64,
-             key_offset: i64) -> PyResult<(Vec<String>, Vec<Vec<PyObject>>)> {
-    let mut w = binder::FileWorkload::new(spec, seed, records, key_offset).map_err(PyValueError::new_err)?;
+#[pyo3(signature = (spec, op, count, seed, records))]
+fn bind_rows(py: Python<'_>, spec: &str, op: &str, count: usize, seed: u64, records: u64)
+    -> PyResult<(Vec<String>, Vec<Vec<PyObject>>)> {
+    let mut w = binder::FileWorkload::new(spec, seed, records).map_err(PyValueError::new_err)?;
     let rows = w.rows_of(op, count).map_err(PyValueError::new_err)?;
     let rows = rows.iter().map(|r| r.iter().map(|v| py_value(py, v)).collect::<PyResult<Vec<_>>>())
         .collect::<PyResult<Vec<_>>>()?;
@@ -593,7 +592,7 @@ fn bind_rows(py: Python<'_>, spec: &str, op: &str, count: usize, seed: u64, reco
 #[pyo3(signature = (spec, op, first, count, seed, records))]
 fn load_rows(py: Python<'_>, spec: &str, op: &str, first: i64, count: usize, seed: u64,
              records: u64) -> PyResult<(Vec<String>, Vec<Vec<PyObject>>, String, usize)> {
-    let mut w = binder::FileWorkload::new(spec, seed, records, 0).map_err(PyValueError::new_err)?;
+    let mut w = binder::FileWorkload::new(spec, seed, records).map_err(PyValueError::new_err)?;
     let o = w.load_op(op).map_err(PyValueError::new_err)?;
     let bound = w.load(o, first, count);
     let part = &bound.first;
@@ -609,10 +608,10 @@ fn load_rows(py: Python<'_>, spec: &str, op: &str, first: i64, count: usize, see
 /// Test hook: the next `count` ops of a workload file's spec (JSON): (op name, statement
 /// name, its values or a batch's rows count) per op, the steps' statements after it.
 #[pyfunction]
-#[pyo3(signature = (spec, count, seed, records, key_offset = 0))]
-fn next_ops(py: Python<'_>, spec: &str, count: usize, seed: u64, records: u64, key_offset: i64)
+#[pyo3(signature = (spec, count, seed, records))]
+fn next_ops(py: Python<'_>, spec: &str, count: usize, seed: u64, records: u64)
     -> PyResult<Vec<(String, Vec<(String, Vec<PyObject>, usize)>)>> {
-    let mut w = binder::FileWorkload::new(spec, seed, records, key_offset).map_err(PyValueError::new_err)?;
+    let mut w = binder::FileWorkload::new(spec, seed, records).map_err(PyValueError::new_err)?;
     let mut out = Vec::new();
     for _ in 0..count {
         let b = w.next();
