@@ -182,6 +182,7 @@ async def after_load(ctx: Any, index: int, timeout: float = QUERY_TIMEOUT_S) -> 
     host (one count of the whole collection, whichever keys were loaded; a workload
     file's: its load op's collection)."""
     from loadtower.scenarios.crossref import target_hosts, workload_of
+    from loadtower.scenarios.workloads.target_spec import table_renames
 
     sc = ctx.plan.scenario
     name = workload_of(sc, index) or next(iter(sc.workloads))
@@ -189,8 +190,8 @@ async def after_load(ctx: Any, index: int, timeout: float = QUERY_TIMEOUT_S) -> 
     table = workload.table or sc.target.table or "usertable"
     checked = ctx.plan.workloads.get(name)
     if checked is not None and checked.load_op:  # a workload file: its load op's collection
-        loaded = checked.op_tables[checked.load_op]
-        table = workload.table if workload.table and len(checked.model.tables) == 1 else loaded
+        loaded = checked.op_tables[checked.load_op]  # as the target names it
+        table = (table_renames(checked, workload, sc.target) or {}).get(loaded, loaded)
     hosts = target_hosts(sc, ctx.plan.inventory)
     async with connected(ctx.actions, ctx.plan, hosts[0], timeout) as client:
         count = await _call(

@@ -6,7 +6,8 @@ table rename, a ClickHouse target's table_engine / order_by / skip_indexes; Mong
 collections and indexes), the file's tables as qualified names, each op's statements
 with the driver's markers and their parameters in order (MongoDB: the call with its
 parameters' marks, ``render_mongodb.py``), its batch, expect and weight, ops made of
-steps, and the op a load phase runs. Agents take this as it is: they never import a workload file's model.
+steps, and the op a load phase runs. Agents take this as it is: they never import a
+workload file's model.
 """
 
 from __future__ import annotations
@@ -173,8 +174,8 @@ def builtin_workload_file(engine: str, target: Target, dataset: Dataset, workloa
 def phase_workload_file(plan: Plan, workload: str) -> WorkloadFileSpec | None:
     """The phase spec's ``workload_file`` for `workload` on the plan's (one) target."""
     checked = plan.workloads.get(workload)
-    sc = plan.scenario
     if checked is None:
         return None
+    sc = plan.scenario
     spec = render_for_target(checked, sc.workloads[workload], sc.engine, sc.target)
     return runnable(spec, checked.file, workload)
