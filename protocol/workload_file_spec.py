@@ -31,6 +31,8 @@ class OpBindSpec(TypedDict, total=False):
 # a parameter's place in a MongoDB call's template: {"$param": "name"} (the agent puts
 # the row's value there, as a BSON-friendly value of the parameter's portable type)
 PARAM_MARK = "$param"
+# the calls that insert: N rows of one are one insert_many (others: one bulk_write)
+MONGO_INSERTS = ("insert_one", "insert_many")
 
 
 class MongoCallSpec(TypedDict, total=False):

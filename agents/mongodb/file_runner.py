@@ -17,20 +17,28 @@ preference), every failure under the stable classes of ``errors.py``.
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
 
-from loadtower.agents.backends import PREPARE_TIMEOUT_S
+from loadtower.agents.backends import PREPARE_TIMEOUT_S, prepare_retrying
 from loadtower.agents.mongodb.session import guarded
 from loadtower.agents.workload.file_ops import Row
-from loadtower.protocol.workload_file_spec import PARAM_MARK, MongoCallSpec, StatementSpec
+from loadtower.protocol.workload_file_spec import (
+    MONGO_INSERTS,
+    PARAM_MARK,
+    MongoCallSpec,
+    StatementSpec,
+)
 
 Build = Callable[[Row], Any]
-INSERTS = ("insert_one", "insert_many")
+
+
+
+
+class CollectionMissing(RuntimeError):
+    """A collection worker 0 has not created (yet)."""
 
 
 def _binary(value: Any) -> Any:
@@ -132,7 +140,7 @@ class Call:
 
     async def many(self, coll: Any, rows: list[Row]) -> int:
         """N rows: one unordered insert_many (inserts) or bulk_write (other writes)."""
-        if self.call in INSERTS:
+        if self.call in MONGO_INSERTS:
             result = await coll.insert_many([self.document(r) for r in rows], ordered=False)
             return len(result.inserted_ids)
         result = await coll.bulk_write(self.requests(rows), ordered=False)
@@ -165,18 +173,19 @@ class MongoFileRunner:
 
     async def prepare(self, statements: dict[str, StatementSpec]) -> None:
         """Wait until worker 0 created the collections, then compile each call."""
-        deadline = time.monotonic() + PREPARE_TIMEOUT_S
-        for name in self.collections:
-            while not await self.session.exists(name):
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"collection {name} did not appear within 60 s")
-                await asyncio.sleep(0.5)
+        await prepare_retrying(self._collections_exist, errors=(CollectionMissing,))
         for name, statement in statements.items():
             spec = statement.get("mongodb")
             if spec is None:
                 raise ValueError(f"statement {name} has no mongodb call (rendered for "
                                  "another engine)")
             self.calls[name] = Call(spec, statement.get("types", {}))
+
+    async def _collections_exist(self) -> None:
+        for name in self.collections:
+            if not await self.session.exists(name):
+                raise CollectionMissing(f"collection {name} did not appear within "
+                                        f"{PREPARE_TIMEOUT_S:g} s")
 
     def _coll(self, name: str) -> Any:
         coll = self._colls.get(name)

@@ -13,13 +13,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loadtower.protocol.workload_file_spec import PARAM_MARK, MongoCallSpec, StatementSpec
+from loadtower.protocol.workload_file_spec import (
+    MONGO_INSERTS,
+    PARAM_MARK,
+    MongoCallSpec,
+    StatementSpec,
+)
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.models import MongodbOp, Table
 from loadtower.scenarios.workloads.mongodb_slot import PARAM, REF, group_key, picks
 from loadtower.scenarios.workloads.render_statements import Names
-
-INSERTS = ("insert_one", "insert_many")
 
 
 def collection(name: str, names: Names) -> str:
@@ -91,7 +94,7 @@ def render_call(op: MongodbOp, names: Names, groups: dict[str, list[str]], picke
     """The call of member `picked` and its parameters in order."""
     r = _Render(names, groups, picked)
     spec: MongoCallSpec = {"call": op.call, "collection": collection(op.collection, names)}
-    if op.filter or op.call not in INSERTS:
+    if op.filter or op.call not in MONGO_INSERTS:
         spec["filter"] = r.node(op.filter)
     if op.document is not None:
         spec["document"] = r.node(op.document)
@@ -152,7 +155,7 @@ def mongodb_statements(checked: Checked, names: Names) -> dict[str, list[Stateme
             spec, binds = render_call(op.mongodb, names, groups, picked)
             calls.append(StatementSpec(
                 text=call_text(spec, names.keyspace), binds=list(binds),
-                insert_rows=op.mongodb.call in INSERTS,
+                insert_rows=op.mongodb.call in MONGO_INSERTS,
                 types={b: types[b] for b in binds if b in types}, mongodb=spec))
         out[name] = calls
     return out
