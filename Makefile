@@ -27,9 +27,8 @@ agent-wheel: $(STAMP)
 demo: $(STAMP)
 	$(LT) demo --dir $(SANDBOX) --cassandra-nodes $(NODES)
 
-test: lint
-	$(VENV)/bin/pytest -m "not integration" -q
-	$(VENV)/bin/pytest -m integration -q
+test: $(STAMP)  # lint, unit, integration, each timed (scripts/test_parts.sh)
+	VENV=$(VENV) bash scripts/test_parts.sh
 
 # The contracts: ruff; import-linter (.importlinter: which room may import which, see
 # docs/architecture.md); mypy (pyproject.toml: the whole product, strict for protocol
