@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"sandbox up in {info['dir']}; inventory {inventory}")
     if info.get("clickhouse", {}).get("enabled"):
         print(f"WARNING: {info['clickhouse']['warning']}.")
-    status = cli_main(["check", args.scenario, "--inventory", str(inventory)])
+    status = cli_main(["check", args.scenario, "--inventory", str(inventory), "--brief"])
     if status != 0:
         return status
     argv = ["run", args.scenario, "--inventory", str(inventory), "--store", str(store_path(args))]

@@ -19,7 +19,11 @@ example:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scenario", help="scenario TOML file or built-in scenario name")
+    parser.add_argument(
+        "scenario",
+        help="scenario TOML file, built-in scenario name, or a YCSB property file / workload "
+        "file run as it is (YCSB's client defaults: docs/workloads.md)",
+    )
     parser.add_argument("--inventory", "-i", type=Path, required=True, help="inventory TOML file")
     parser.add_argument(
         "--set",
@@ -34,6 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         help="multiply the dataset size (and load phases' record counts)",
+    )
+    parser.add_argument(
+        "--brief",
+        action="store_true",
+        help="the plan only (hosts and phases), without each workload's DDL, statements "
+        "and bindings (what `loadtower demo` prints before its run)",
     )
 
 
@@ -50,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from loadtower.scenarios.workloads.describe import describe
 
     for name, checked in plan.workloads.items():
-        console.print(describe(name, checked, plan.scenario))
+        if not getattr(args, "brief", False):
+            console.print(describe(name, checked, plan.scenario))
     for warning in environment_warnings(plan):
         print(f"loadtower check: warning: {visible(warning, keep_newlines=False)}", file=sys.stderr)
     paths = f"{markup_safe(plan.scenario_path)} and {markup_safe(plan.inventory_path)}"

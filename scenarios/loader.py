@@ -133,8 +133,21 @@ def validate(model: type[M], data: dict[str, Any], source: str, file: str) -> M:
         secret = any(isinstance(p, str) and _SECRET_KEY.search(p) for p in path)
         problem = _problem(error, value, is_key, secret)
         if error["type"] == "extra_forbidden" and loc:
-            problem += did_you_mean(str(loc[-1]), known_keys(model, loc[:-1]))
+            problem += _misplaced(model, loc) or did_you_mean(
+                str(loc[-1]), known_keys(model, loc[:-1])
+            )
         raise ConfigError(file, line, key, problem) from None
+
+
+def _misplaced(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """A hint for a key that belongs elsewhere: `engine` in [target] (it is the scenario's
+    top-level key, or a key of each [targets.NAME])."""
+    if model is Scenario and loc[:1] == ("target",) and loc[-1] == "engine":
+        return (
+            " ('engine' is a top-level key, engine = \"cassandra\", or a key of each "
+            "[targets.NAME] when the scenario runs on several)"
+        )
+    return ""
 
 
 def parse_toml(source: str, name: str) -> dict[str, Any]:
@@ -164,13 +177,31 @@ def load_scenario(
     path: Path, overrides: list[str] | None = None, scale: float | None = None
 ) -> tuple[Scenario, str]:
     """The validated scenario and its source text (a built-in name is accepted too)."""
+    scenario, source, _notes = load_scenario_noted(path, overrides, scale)
+    return scenario, source
+
+
+def load_scenario_noted(
+    path: Path, overrides: list[str] | None = None, scale: float | None = None
+) -> tuple[Scenario, str, tuple[str, ...]]:
+    """load_scenario, and the defaults taken when the file is a YCSB property file or a
+    workload file run as it is (scenarios/direct_scenario.py; none for a scenario)."""
     from loadtower.scenarios.catalog import apply_overrides, resolve_scenario
+    from loadtower.scenarios.direct_scenario import direct_scenario
 
     path = resolve_scenario(str(path))
-    data, source = read_toml(path)
+    text = read_text(path)
+    direct = direct_scenario(path, text)
+    notes: tuple[str, ...] = ()
+    if direct is None:
+        source = text
+        data = parse_toml(source, str(path))
+    else:
+        data, source, notes = direct.data, direct.source, direct.notes
     if overrides or scale is not None:
         data = apply_overrides(data, overrides or [], scale)
-    return validate(Scenario, data, source, str(path)), source
+    file = str(path) if direct is None else f"{path} (as a scenario)"
+    return validate(Scenario, data, source, file), source, notes
 
 
 def load_inventory(path: Path) -> tuple[Inventory, str]:

@@ -11,7 +11,7 @@ from rich.table import Table
 from loadtower.scenarios.crossref import check_references, workload_of
 from loadtower.scenarios.durations import format_duration
 from loadtower.scenarios.load_path import load_path_lines
-from loadtower.scenarios.loader import load_inventory, load_scenario
+from loadtower.scenarios.loader import load_inventory, load_scenario_noted
 from loadtower.scenarios.models import (
     CompactionPhase,
     FaultPhase,
@@ -39,6 +39,9 @@ class Plan:
     inventory_text: str
     # the scenario's workload files, checked (scenarios/workloads/): workload -> file
     workloads: dict[str, Checked] = field(default_factory=dict)
+    # the defaults taken for a YCSB property file or workload file run as it is
+    # (scenarios/direct_scenario.py): one line each; none for a scenario file
+    notes: tuple[str, ...] = ()
 
 
 def load_plan(
@@ -50,11 +53,11 @@ def load_plan(
     from loadtower.scenarios.catalog import resolve_scenario
 
     scenario_path = resolve_scenario(str(scenario))
-    sc, sc_text = load_scenario(scenario_path, overrides, scale)
+    sc, sc_text, notes = load_scenario_noted(scenario_path, overrides, scale)
     inv, inv_text = load_inventory(Path(inventory))
     check_references(sc, sc_text, str(scenario_path), inv, inv_text, str(inventory))
     workloads = load_scenario_workloads(sc, scenario_path, sc_text)
-    return Plan(sc, scenario_path, sc_text, inv, Path(inventory), inv_text, workloads)
+    return Plan(sc, scenario_path, sc_text, inv, Path(inventory), inv_text, workloads, notes)
 
 
 def _load_model(phase: object) -> str:
@@ -155,4 +158,5 @@ def render_plan(plan: Plan) -> Group:
         f"{sc.dataset.field_size} B; keyspace {sc.target.keyspace}; metrics: {metrics}"
     )
     paths = [cell(line) for line in load_path_lines(sc, inv)]
-    return Group(hosts, phases, cell(footer), *paths)
+    notes = [cell(f"default: {note}") for note in plan.notes]
+    return Group(hosts, phases, cell(footer), *paths, *notes)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loadtower.defaults import add_store_argument
+from loadtower.store.terminal_text import visible
 
 if TYPE_CHECKING:
     from loadtower.scenarios.plan import Plan
@@ -20,13 +22,18 @@ and store every sample. Without --headless the live TUI shows the run.
 examples:
   loadtower run quickstart --inventory .sandbox/inventory.toml --headless
   loadtower run ycsb-a -i inv.toml --headless --set phases[1].rate=5000 --scale 10
+  loadtower run workloada -i inv.toml --headless   # a YCSB property file as it is
 
 exit status: 0 completed; 2 bad input or failed run (one-line reason on stderr);
 3 interrupted (Ctrl-C, or stopped from the TUI). Samples stay in the store either way."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scenario", help="scenario TOML file or built-in scenario name")
+    parser.add_argument(
+        "scenario",
+        help="scenario TOML file, built-in scenario name, or a YCSB property file / workload "
+        "file run as it is (YCSB's client defaults: docs/workloads.md)",
+    )
     parser.add_argument("--inventory", "-i", type=Path, required=True, help="inventory TOML file")
     parser.add_argument(
         "--headless", action="store_true", help="no TUI: a live status line, then the result table"
@@ -76,6 +83,8 @@ def run(args: argparse.Namespace, live: LiveRun | None = None) -> int:
     from loadtower.scenarios.plan import load_plan
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
+    for note in plan.notes:  # a YCSB property file or workload file run as it is
+        print(f"loadtower run: default: {visible(note, keep_newlines=False)}", file=sys.stderr)
     from loadtower.scenarios.workloads.target_spec import check_runnable
 
     check_runnable(plan)  # a workload file on an engine that cannot run it: one line now
