@@ -99,6 +99,10 @@ fi
 scripts/build_core.sh .venv/bin/python
 
 .venv/bin/loadtower sandbox fetch  # Cassandra jars; FerretDB too when Go is here
+# HdrHistogram's own Java tools (HistogramLogProcessor), with which the tests read the
+# interval logs `loadtower export --format hlog` writes (Maven Central; ~/.m2, once)
+(cd "$(mktemp -d)" && mvn -q -B dependency:get -Dartifact=org.hdrhistogram:HdrHistogram:2.2.2) ||
+  echo "install: HdrHistogram 2.2.2 was not fetched from Maven Central (the .hlog tests need it)"
 # the agent wheelhouse for Debian's python3 (what the cluster sandbox's agent hosts run),
 # so `--bootstrap-agents` in the tests copies it without downloading (about 110 MB;
 # 3 s from pip's cache, 4-5 s with an empty one here); a failure here is not fatal
