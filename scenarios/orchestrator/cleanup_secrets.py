@@ -23,7 +23,9 @@ for d in "$b"/*; do
   [ -d "$d" ] && [ ! -L "$d" ] || continue
   r=${d##*/}
   [ -n "$ONLY" ] && [ "$r" != "$ONLY" ] && continue
-  if grep -l -a -s -z -x -F "LOADTOWER_RUN=$r" /proc/[0-9]*/environ >/dev/null 2>&1; then
+  # (grep exits 2 when a process vanished while it read: its output tells, not its status)
+  live=$(grep -l -a -s -z -x -F "LOADTOWER_RUN=$r" /proc/[0-9]*/environ 2>/dev/null | head -n 1)
+  if [ -n "$live" ]; then
     echo "LIVE $r"; continue
   fi
   if [ -n "$DRY" ]; then echo "WOULD $r"; else rm -rf -- "$d" && echo "REMOVED $r"; fi
