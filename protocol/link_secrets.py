@@ -6,7 +6,9 @@ the 0600 file ``LINK_KEY_FILE`` in the run's private directory there. A worker s
 every message it sends with ``mac(key, identity, payload)`` (HMAC-SHA256 over its ZMQ
 identity and the message's bytes); the master drops, unread, whatever a client sends
 without a valid signature: a client that does not hold the key is never registered and
-is sent nothing (docs/security.md).
+is sent nothing (docs/security.md). The master signs what it sends to a worker the same
+way (over ``to_worker(identity)``) and the worker drops what does not verify: a process
+that takes the master's port cannot command the workers.
 
 Secrets never cross the link: `split_secrets` takes the database password and the TLS
 client key out of a master ``start`` command and puts in their place the NAMES of
@@ -36,6 +38,12 @@ def mac(key: bytes, identity: bytes, payload: bytes) -> bytes:
 
 def verify(key: bytes, identity: bytes, payload: bytes, tag: bytes) -> bool:
     return len(tag) == MAC_BYTES and hmac.compare_digest(mac(key, identity, payload), tag)
+
+
+def to_worker(identity: bytes) -> bytes:
+    """What the master's signatures are made over for the worker `identity`: never the
+    same bytes as that worker's own (a worker's message cannot pass for the master's)."""
+    return b"master>" + identity
 
 
 def secret_name(key: bytes, value: str) -> str:

@@ -6,7 +6,8 @@ call is replaced by one that drops, unread, every message that does not verify: 
 client without the key never reaches Locust, so it is never registered as a worker and
 the master sends it nothing (no phase, no stop, no heartbeat). Each such client is
 reported once as a ``link_refused`` event (the first ``MAX_REPORTED`` of them; then one
-event says the rest are counted only).
+event says the rest are counted only). What the master sends a worker is signed for that
+worker (``to_worker``): the worker hears nothing else.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from loadtower.protocol.link_secrets import verify
+from loadtower.protocol.link_secrets import mac, to_worker, verify
 
 MAX_REPORTED = 20
 IDENTITY_SHOWN = 48  # bytes of a refused client's identity shown (repr: no raw bytes)
@@ -28,8 +29,26 @@ class LinkGuard:
         self.silenced = False
 
     def wrap(self, server: Any) -> None:
-        """Make the Locust rpc `server` (locust.rpc.zmqrpc.Server) hear only signed messages."""
+        """Make the Locust rpc `server` (locust.rpc.zmqrpc.Server) hear only signed
+        messages, and sign what it sends to each worker."""
+        import zmq.error as zmqerr
+        from locust.exception import RPCSendError
+        from locust.util.exception_handler import retry
+
+        key = self.key
+
+        @retry()
+        def send_to_client(msg: Any) -> None:
+            identity = msg.node_id.encode()
+            payload = msg.serialize()
+            try:
+                server.socket.send_multipart(
+                    [identity, payload, mac(key, to_worker(identity), payload)])
+            except zmqerr.ZMQError as exc:
+                raise RPCSendError("ZMQ sent failure") from exc
+
         server.recv_from_client = lambda: self.recv(server)
+        server.send_to_client = send_to_client
 
     def recv(self, server: Any) -> tuple[str, Any]:
         import msgpack.exceptions as msgerr  # type: ignore[import-untyped]  # no stubs

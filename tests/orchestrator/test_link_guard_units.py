@@ -99,3 +99,26 @@ def test_a_refused_identity_is_shown_escaped() -> None:
     guard = LinkGuard(KEY, lambda message, _data: events.append(message))
     guard.refuse([b"\x1b[2J\x07evil", b"p"])
     assert "\x1b" not in events[0] and "\\x1b[2J\\x07evil" in events[0]
+
+
+def test_a_worker_hears_only_what_the_runs_master_signed(server: Any) -> None:
+    """A process that took the master's port (it sends without the key) cannot command
+    the worker: its phase is dropped; the real master's next message is heard."""
+    from locust.rpc import zmqrpc
+
+    guard = LinkGuard(KEY, lambda *_: None)
+    worker = _client(server, "worker_3", KEY)
+    try:
+        worker.send(_message("client_ready", "2.47.0", "worker_3"))
+        with ls.gevent.Timeout(WAIT_S):
+            addr, _msg = guard.recv(server)  # the ROUTER now knows the worker
+        assert addr == "worker_3"
+        fake = _message("lt_phase", {"contact_points": ["10.6.6.6"]}, "worker_3")
+        zmqrpc.BaseSocket.send_to_client(server, fake)  # Locust's own send: unsigned
+        guard.wrap(server)
+        server.send_to_client(_message("lt_stop", {"id": 1}, "worker_3"))
+        with ls.gevent.Timeout(WAIT_S):
+            heard = worker.recv()
+        assert (heard.type, heard.data) == ("lt_stop", {"id": 1})
+    finally:
+        worker.close(linger=0)
