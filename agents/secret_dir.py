@@ -72,11 +72,13 @@ def put(run_id: str, secrets: dict[str, str], root_prefix: str = ROOT_PREFIX) ->
     for name, text in secrets.items():
         if name != LINK_KEY_FILE and not valid_name(name):
             raise LoadtowerError(f"{name!r}: not a secret file name")
-        path = directory / name
-        path.unlink(missing_ok=True)  # a secret given again (the directory is ours alone)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        # a new file, then renamed over the name: agent hosts that share a file system
+        # (and a user) may put the same secret at once
+        temp = directory / f".{name}.{os.getpid()}.{os.urandom(4).hex()}"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
+        os.replace(temp, directory / name)
     return directory
 
 
@@ -111,7 +113,10 @@ def remove(run_id: str, root_prefix: str = ROOT_PREFIX) -> bool:
     if not os.path.lexists(directory):
         return False
     check_private(directory)
-    shutil.rmtree(directory)
+    try:
+        shutil.rmtree(directory)
+    except FileNotFoundError:  # another agent host on the same file system removed it
+        pass
     return True
 
 
