@@ -84,6 +84,10 @@ def test_an_impostor_gets_nothing_and_the_run_completes(sandbox: dict, tmp_path:
     events = StoreReader(store).events(run["id"])
     refused = [e for e in events if e["kind"] == "link_refused"]
     assert len(refused) == 1 and "b'impostor_probe'" in refused[0]["message"], refused
+    # it was there before the run phase began: a master without the proof would have
+    # registered it and sent it that phase (with the password, before issue 26)
+    phases = {p["name"]: p for p in StoreReader(store).phases(run["id"])}
+    assert refused[0]["ts"] < phases["ycsb-a"]["started"]
     summary = {(r["phase"], r["op"]): r for r in StoreReader(store).phase_summary(run["id"])}
     assert summary[("1-load", "insert")]["ops"] == 3000
     assert summary[("ycsb-a", "read")]["ops"] + summary[("ycsb-a", "update")]["ops"] > 0
@@ -95,7 +99,7 @@ def test_an_impostor_gets_nothing_and_the_run_completes(sandbox: dict, tmp_path:
     # no message the master sent holds the password, while the phases did go through it
     password = sandbox["cassandra"]["password"].encode()
     messages = tapped(tap)
-    phases = [data for kind, _node, data in messages if kind == "lt_phase"]
-    assert len(phases) >= 2 and all(b"password_ref" in p and b"secret-" in p for p in phases)
+    sent = [data for kind, _node, data in messages if kind == "lt_phase"]
+    assert len(sent) >= 2 and all(b"password_ref" in p and b"secret-" in p for p in sent)
     assert not [kind for kind, _node, data in messages if password in data]
     assert all(node != "impostor_probe" for _kind, node, _data in messages)
