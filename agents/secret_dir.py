@@ -112,7 +112,12 @@ def remove(run_id: str, root_prefix: str = ROOT_PREFIX) -> bool:
     directory = run_dir(run_id, root_prefix)
     if not os.path.lexists(directory):
         return False
-    check_private(directory)
+    try:
+        check_private(directory)
+    except LoadtowerError:
+        if not os.path.lexists(directory):  # another agent host on the same file system
+            return False
+        raise
     try:
         shutil.rmtree(directory)
     except FileNotFoundError:  # another agent host on the same file system removed it
