@@ -30,7 +30,7 @@ from loadtower.agents.workload import dataset_feed
 from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import OpMix, load_slice
-from loadtower.protocol.phase_spec import PhaseMessage, PhaseSpec
+from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 LATE_S = 0.002  # 1 ms of event-loop timer granularity + 1 ms of real lateness
@@ -55,10 +55,12 @@ class PhaseConfig:
     seed: int | None = None
 
     @classmethod
-    def from_message(cls, msg: PhaseMessage) -> PhaseConfig:
-        """The configuration a master's ``lt_phase`` message gives this worker."""
+    def from_message(cls, msg: Mapping[str, Any]) -> PhaseConfig:
+        """The configuration a master's ``lt_phase`` message (a `PhaseMessage`) gives this
+        worker, its secrets read back from their files (``password`` in place of
+        ``password_ref``: protocol/link_secrets.py ``resolve_secrets``)."""
         fields = {k: v for k, v in msg.items() if k != "protocol"}
-        return cls(**fields)  # type: ignore[arg-type]  # PhaseMessage's keys are the fields
+        return cls(**fields)
 
 
 @dataclass

@@ -15,6 +15,12 @@ def add_arguments(worker: argparse.ArgumentParser) -> None:
     worker.add_argument("--host-name", default=os.uname().nodename, help="inventory host name")
     worker.add_argument("--index", type=int, help=argparse.SUPPRESS)
     worker.add_argument("--lt-run", default="", help="run id (for process listings)")
+    worker.add_argument(
+        "--secret-dir",
+        required=True,
+        help="the run's private directory on this host (its link key, its secrets: 0700, "
+        "written over SSH by the orchestrator)",
+    )
     worker.add_argument("--spool-dir", help="write every interval line to DIR/INDEX.jsonl first")
     worker.add_argument(
         "--grace",
@@ -28,5 +34,6 @@ def run(args: argparse.Namespace) -> int:
     from loadtower.agents.worker_main import run_workers
 
     return run_workers(
-        args.master, args.host_name, args.processes, args.index, args.spool_dir, args.grace
+        args.master, args.host_name, args.processes, args.index, args.spool_dir, args.grace,
+        args.secret_dir,
     )

@@ -24,8 +24,12 @@ from typing import Any
 
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents.link_client import sign_client
+from loadtower.agents.secret_dir import link_key, read_secret
 from loadtower.agents.spool import Spool
+from loadtower.errors import LoadtowerError
 from loadtower.protocol.lines import EventLine, HelloLine
+from loadtower.protocol.link_secrets import resolve_secrets
 from loadtower.protocol.phase_spec import PhaseMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 
@@ -46,9 +50,11 @@ def _die_with_parent() -> None:
         sys.exit(1)
 
 
-def _connect(env: Any, host: str, port: int, handlers: dict[str, Any], ref: dict) -> Any:
+def _connect(env: Any, host: str, port: int, handlers: dict[str, Any], ref: dict,
+             key: bytes) -> Any:
     """The Locust worker runner, with our message handlers registered *before* it
-    connects: the master may send the phase as soon as it sees the worker."""
+    connects (the master may send the phase as soon as it sees the worker), signing
+    every message it sends with the run's link key (agents/link_client.py)."""
     from locust.runners import WorkerRunner
     from locust.stats import RequestStats
 
@@ -60,7 +66,12 @@ def _connect(env: Any, host: str, port: int, handlers: dict[str, Any], ref: dict
             for name, handler in handlers.items():
                 if name not in self.custom_messages:
                     self.register_message(name, handler)
+            sign_client(self.client, key, self.client_id)
             super().connect_to_master()
+
+        def reset_connection(self) -> None:
+            super().reset_connection()
+            sign_client(self.client, key, self.client_id)
 
     return env._create_runner(Worker, master_host=host, master_port=port)
 
@@ -81,8 +92,14 @@ def run_worker(
     index: int,
     spool_dir: str | None = None,
     grace: float = DEFAULT_GRACE_S,
+    secret_dir: str = "",
 ) -> int:
     _die_with_parent()
+    try:  # the run's private directory on this host (agents/secret_dir.py)
+        key = link_key(secret_dir)
+    except (LoadtowerError, ValueError) as exc:
+        print(f"loadtower agent worker: no link key: {exc}", file=sys.stderr)
+        return 2
     import locust.runners as lr
 
     # our own watchdog (below) acts after `grace`; Locust's must not quit earlier
@@ -111,12 +128,18 @@ def run_worker(
         if refusal is not None:  # the phase is not started: its fields may mean otherwise
             engine.out(refusal)
             return
+        try:  # the secrets the message names, from this host's 0600 files
+            resolved = resolve_secrets(dict(data), lambda name: read_secret(secret_dir, name))
+        except (LoadtowerError, OSError, UnicodeDecodeError) as exc:
+            engine.out({"type": "event", "kind": "error", "ts": time.time(),
+                        "message": f"agent {agent}: the phase's secrets: {exc}"})
+            return
         pending = ref.get("configuring")
         if pending is not None and not pending[1].done() and pending[0] == msg.data:
             return  # the master sent it again while this one is still being prepared
         if ref["runner"].user_count:  # users of a phase whose stop was lost on a dropped link
             ref["runner"].stop()
-        cfg = PhaseConfig.from_message(data)
+        cfg = PhaseConfig.from_message(resolved)
         future = engine.submit(engine.configure(cfg))
         ref["configuring"] = (msg.data, future)
 
@@ -143,7 +166,7 @@ def run_worker(
         # drains the phase; its `stop_done` follows the phase's lines in the same queue
         engine.submit(engine.stop_phase((msg.data or {}).get("id")))
 
-    runner = _connect(env, host, int(port), {"lt_phase": on_phase, "lt_stop": on_stop}, ref)
+    runner = _connect(env, host, int(port), {"lt_phase": on_phase, "lt_stop": on_stop}, ref, key)
     hello: HelloLine = {"type": "hello", "agent": agent, "pid": os.getpid(),
                         "protocol": PROTOCOL_VERSION}
     send(dict(hello))
@@ -204,12 +227,14 @@ def run_workers(
     index: int | None,
     spool_dir: str | None = None,
     grace: float = DEFAULT_GRACE_S,
+    secret_dir: str = "",
 ) -> int:
     """Start ``processes`` workers (children of this command) and wait for them."""
     if index is not None:
-        return run_worker(master, host_name, index, spool_dir, grace)
+        return run_worker(master, host_name, index, spool_dir, grace, secret_dir)
     count = processes or os.cpu_count() or 1
-    extra = ["--grace", str(grace)] + (["--spool-dir", spool_dir] if spool_dir else [])
+    extra = ["--grace", str(grace), "--secret-dir", secret_dir]
+    extra += ["--spool-dir", spool_dir] if spool_dir else []
     children = [
         subprocess.Popen(
             [

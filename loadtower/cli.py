@@ -51,7 +51,8 @@ examples:
   loadtower agent run --contact-points 127.0.0.1 --username loadtower \\
       --password-env PW --workload ycsb-a --records 10000 --load --rate 500 --duration 10 --json
   loadtower agent master --bind 127.0.0.1:5557 --expect-workers 2   # commands on stdin
-  loadtower agent worker --master 127.0.0.1:5557 --processes 0 --host-name agent1"""
+  loadtower agent worker --master 127.0.0.1:5557 --processes 0 --host-name agent1 \
+      --secret-dir /tmp/loadtower-private-1000/RUN   # the run's link key (docs/security.md)"""
 AGENT_SET_NOTE = "this is the agent install set: only `loadtower agent worker` is here"
 
 

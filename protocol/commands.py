@@ -26,7 +26,9 @@ class StartCommand(TypedDict):
     port: NotRequired[int | None]
     username: NotRequired[str | None]
     database: NotRequired[str | None]
-    password: NotRequired[str]  # a second target's engine: its own password
+    # the name of the file holding the password on every agent host (never the password:
+    # protocol/link_secrets.py); None: no password
+    password_ref: NotRequired[str | None]
     driver: NotRequired[str]
     max_in_flight: NotRequired[int]
     seed: NotRequired[int | None]

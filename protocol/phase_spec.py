@@ -63,6 +63,9 @@ class TlsSpec(TypedDict, total=False):
     ca_pem: str  # the CA that signed the nodes' certificates
     cert_pem: str | None  # the client certificate, when the nodes require one
     key_pem: str | None  # its private key (written by the agent to a 0600 temp file)
+    # on the link: the name of the 0600 file in the run's private directory on the agent
+    # host that holds key_pem (protocol/link_secrets.py); key_pem itself never crosses it
+    key_ref: str | None
     verify_hostname: bool  # the node's certificate must name its address
     ca_file: str  # the CA's path on the orchestrator, named in handshake errors
 
@@ -96,7 +99,9 @@ class PhaseMessage(TypedDict):
     contact_points: list[str]
     port: int | None
     username: str | None
-    password: str | None
+    # the name of the 0600 file holding the password in the run's private directory on
+    # the agent host (protocol/link_secrets.py): the password never crosses the link
+    password_ref: str | None
     driver: str
     worker_index: int
     worker_count: int

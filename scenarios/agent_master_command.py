@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "the Locust master; JSON commands on stdin"
+HELP = "the Locust master; JSON commands on stdin, the run's link key in $LOADTOWER_LINK_KEY"
 
 
 def add_arguments(master: argparse.ArgumentParser) -> None:
@@ -19,6 +19,6 @@ def add_arguments(master: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.scenarios.orchestrator.locust_master import Master
+    from loadtower.scenarios.orchestrator.locust_master import Master, link_key_from_env
 
-    return Master(args.bind, args.expect_workers, args.grace).serve()
+    return Master(args.bind, args.expect_workers, args.grace, link_key_from_env()).serve()

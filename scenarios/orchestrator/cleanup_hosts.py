@@ -21,6 +21,7 @@ from loadtower.scenarios.orchestrator.cleanup_script import (
     parse_stop,
     stop_script,
 )
+from loadtower.scenarios.orchestrator.cleanup_secrets import describe, sweep_script
 from loadtower.scenarios.orchestrator.dataset_cleanup import remove_all
 
 if TYPE_CHECKING:
@@ -147,6 +148,21 @@ async def _handle(machine: Machine, options: CleanupOptions) -> bool:
     return ok
 
 
+async def _sweep_secrets(machine: Machine, options: CleanupOptions) -> bool:
+    """Remove the private directories (link key, secrets) of runs that died."""
+    label = " and ".join(machine.labels)
+    try:
+        _status, out, _err = await machine.run(
+            sweep_script(options.run_id, options.dry_run), LIST_TIMEOUT_S)
+    except LoadtowerError as exc:
+        print(f"{label}: could not remove the runs' private directories: {exc}")
+        return False
+    lines, ok = describe(label, out)
+    for line in lines:
+        print(line)
+    return ok
+
+
 def _agent_dirs(inventory: Inventory, pool: HostPool) -> list[tuple[str, Runner, str]]:
     """Each agent host's data set directory once per machine endpoint and directory."""
     by_place: dict[tuple[Endpoint, str], list[str]] = {}
@@ -174,6 +190,8 @@ async def cleanup(inventory: Inventory, options: CleanupOptions) -> int:
                 print(f"{' and '.join(machine.labels)}: NOT CHECKED: {error}")
         for machine in _merge(reachable):
             ok = await _handle(machine, options) and ok
+        for machine in reachable:  # each SSH user's own: not merged by machine
+            ok = await _sweep_secrets(machine, options) and ok
         if options.datasets:
             ok = await remove_all(_agent_dirs(inventory, pool), options.dry_run) and ok
     finally:

@@ -22,9 +22,11 @@ from typing import Any
 
 from loadtower.agents.spool import spool_dir
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.link_secrets import KEY_ENV
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.orchestrator.agent_guard import AgentGuard
+from loadtower.scenarios.orchestrator.agent_secrets import AgentSecrets
 from loadtower.scenarios.orchestrator.cleanup_script import marker_env, marker_prefix
 from loadtower.scenarios.orchestrator.secrets import db_password
 from loadtower.scenarios.orchestrator.sinks import Sinks
@@ -34,7 +36,7 @@ JOIN_TIMEOUT_S = 90.0
 START_TIMEOUT_S = 150.0
 RUN_MARKER = "--lt-run"
 KEPT_EVENT_KINDS = ("warning", "error", "rebalanced", "worker_silent", "worker_back", "agent_orphaned",
-                    "cql_path", "dataset")
+                    "cql_path", "dataset", "link_refused")
 WORKERS_END_S = 10.0
 # the master acknowledges a stop once every line of the phase and the agents' drain
 # events are in (the agents' drain is bounded well below this)
@@ -67,6 +69,7 @@ class LocustLoad:
         self._reader: asyncio.Task[None] | None = None
         self._stderr: asyncio.Task[None] | None = None
         self.guard: AgentGuard | None = None
+        self.secrets = AgentSecrets(pool, run_id)
 
     # ------------------------------------------------------------------ set-up
     async def prepare(self) -> None:
@@ -74,7 +77,8 @@ class LocustLoad:
         port = _free_port()
         counts = {name: host.processes or await self._cores(name) for name, host in agents.items()}
         self.expected = sum(counts.values())
-        env = {**os.environ, "LOADTOWER_DB_PASSWORD": db_password(self.plan) or ""}
+        # the run's link key: only workers that hold it are heard (docs/security.md)
+        env = {**os.environ, KEY_ENV: self.secrets.key.hex()}
         env.update(marker_env(self.run_id))  # `loadtower cleanup` finds leftovers by it
         grace = float(self.plan.inventory.ssh.agent_grace)
         self.master = await asyncio.create_subprocess_exec(
@@ -101,6 +105,8 @@ class LocustLoad:
         self._stderr = asyncio.create_task(self._read_stderr())
         self.guard = AgentGuard(self.pool, self.sinks, self._send, port, self.run_id)
         for name in agents:
+            python = self.pythons.get(name, agents[name].python)
+            private = await self.secrets.open(name, python)  # the link key, over SSH
             remote_port = await self.pool.forward_remote_port(name, 0, "127.0.0.1", port)
             self.sinks.event(
                 "agents",
@@ -121,7 +127,8 @@ class LocustLoad:
                 + f"{shlex.quote(self.pythons.get(name, agents[name].python))} -m loadtower agent worker "
                 f"--master 127.0.0.1:{remote_port} --processes {counts[name]} "
                 f"--host-name {shlex.quote(name)} {RUN_MARKER} {self.run_id} "
-                f"--spool-dir {shlex.quote(spool_dir(self.run_id, name))} --grace {grace:g}"
+                f"--spool-dir {shlex.quote(spool_dir(self.run_id, name))} --grace {grace:g} "
+                f"--secret-dir {shlex.quote(private)}"
             )
             self.workers[name] = await self.pool.stream(
                 name,
@@ -129,7 +136,6 @@ class LocustLoad:
                 on_stdout=lambda line, host=name: self.sinks.log(host, "stdout", line),
                 on_stderr=lambda line, host=name: self.sinks.log(host, "stderr", line),
             )
-            python = self.pythons.get(name, agents[name].python)
             await self.guard.watch(name, python, remote_port, spool_dir(self.run_id, name))
         await self._wait_joined()
 
@@ -227,7 +233,9 @@ class LocustLoad:
         while not self._acks.empty():
             self._acks.get_nowait()
         conn = self._connection(spec)
-        await self._send(
+        conn.setdefault("password", db_password(self.plan) or "")  # the scenario's engine's
+        # the password and the TLS key go to the agent hosts over SSH, not over the link
+        command = await self.secrets.strip(
             {
                 "cmd": "start",
                 "protocol": PROTOCOL_VERSION,
@@ -243,6 +251,7 @@ class LocustLoad:
                 **conn,
             }
         )
+        await self._send(command)
         ack = await self._ack(("started", "failed"), START_TIMEOUT_S)
         if ack.get("type") == "failed":
             why = str(ack.get("message", "the load did not start"))
@@ -295,6 +304,11 @@ class LocustLoad:
             self.guard.closing = True
         with contextlib.suppress(Exception):
             await self._send({"cmd": "quit"})
+        # the run's secrets off the agent hosts first (the workers read them at a phase's
+        # start; the waits below may use up the caller's time)
+        with contextlib.suppress(Exception):
+            for problem in await self.secrets.remove():
+                self.sinks.event("warning", f"removing the run's secrets: {problem}")
         if self.guard is not None:  # workers whose SSH stream was cut: wait via the watcher
             await self.guard.wait_gone(WORKERS_END_S)
         for name, process in self.workers.items():

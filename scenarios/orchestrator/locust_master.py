@@ -23,9 +23,12 @@ from typing import Any, cast
 
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S
+from loadtower.errors import LoadtowerError
 from loadtower.protocol.commands import FailedAck, StartCommand
+from loadtower.protocol.link_secrets import KEY_ENV
 from loadtower.protocol.phase_spec import PhaseMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
+from loadtower.scenarios.orchestrator.link_guard import LinkGuard
 
 OPEN_LANES_PER_WORKER = 4
 CONFIGURE_TIMEOUT_S = 120.0
@@ -55,10 +58,46 @@ def _exit_after(seconds: float) -> None:
         pass
     os._exit(0)
 
+def _guarded_runner(env: Any, host: str, port: int, guard: LinkGuard) -> Any:
+    """Locust's master runner that hears only messages signed with the run's link key
+    (link_guard.py), also after it resets its server."""
+    import locust.runners as lr
+    import zmq
+
+    class GuardedMaster(lr.MasterRunner):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._guard_server()
+
+        def _guard_server(self) -> None:
+            guard.wrap(self.server)
+            # a worker reconnecting through a new SSH forward takes its identity back at once
+            self.server.socket.setsockopt(zmq.ROUTER_HANDOVER, 1)
+
+        def reset_connection(self) -> None:
+            super().reset_connection()
+            self._guard_server()
+
+    return env._create_runner(GuardedMaster, master_bind_host=host, master_bind_port=port)
+
+
+def link_key_from_env() -> bytes:
+    """The run's link key, from the master's environment (then removed from it)."""
+    value = os.environ.pop(KEY_ENV, "")
+    try:
+        key = bytes.fromhex(value)
+    except ValueError:
+        key = b""
+    if len(key) < 16:
+        raise LoadtowerError(f"the Locust master needs the run's link key (hex, 16 bytes or "
+                             f"more) in ${KEY_ENV}")
+    return key
+
+
 class Master:
-    def __init__(self, bind: str, expect_workers: int, grace: float = 30.0) -> None:
+    def __init__(self, bind: str, expect_workers: int, grace: float = 30.0,
+                 key: bytes = b"") -> None:
         import locust.runners as lr
-        import zmq
 
         # Locust marks a worker "missing" after HEARTBEAT_LIVENESS silent seconds and then
         # stops counting its users; a link cut shorter than the grace must not do that.
@@ -66,9 +105,8 @@ class Master:
         lr.HEARTBEAT_LIVENESS = max(lr.HEARTBEAT_LIVENESS, int(grace) + 5)
         host, port = bind.rsplit(":", 1)
         env = ls.Environment(user_classes=[ls.lane_user_class({})])
-        self.runner = env.create_master_runner(host, int(port))
-        # a worker reconnecting through a new SSH forward takes its identity back at once
-        self.runner.server.socket.setsockopt(zmq.ROUTER_HANDOVER, 1)
+        self.guard = LinkGuard(key, self._refused)
+        self.runner = _guarded_runner(env, host, int(port), self.guard)
         self.expect = expect_workers
         self.known: set[str] = set()
         self.phase_workers: set[str] = set()
@@ -89,6 +127,10 @@ class Master:
         self.stop_done: set[str] = set()  # workers that drained for the current stop
         self.runner.register_message("lt_line", self._on_line)
         env.events.heartbeat_sent.add_listener(self._on_heartbeat)
+
+    def _refused(self, message: str, data: dict[str, Any]) -> None:
+        emit({"type": "event", "kind": "link_refused", "ts": time.time(), "message": message,
+              **data})
 
     def _name(self, wid: str) -> str:
         return next((a for a, w in self.agents.items() if w == wid), wid)
@@ -286,9 +328,9 @@ class Master:
                 "contact_points": cmd["contact_points"],
                 "port": int(port) if (port := cmd.get("port")) else None,  # None: engine's
                 "username": cmd.get("username"),
-                "password": cmd["password"]  # a second target's engine: its own
-                if "password" in cmd
-                else os.environ.get("LOADTOWER_DB_PASSWORD"),
+                # the name of the file on the agent host holding the password: the
+                # orchestrator took it out of the command (protocol/link_secrets.py)
+                "password_ref": cmd.get("password_ref"),
                 "driver": driver,
                 "worker_index": index,
                 "worker_count": len(workers),

@@ -165,11 +165,15 @@ class HostPool:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
 
-    async def run(self, name: str, command: str, timeout: float = 60.0) -> tuple[int, str, str]:
+    async def run(self, name: str, command: str, timeout: float = 60.0,
+                  input: str | None = None) -> tuple[int, str, str]:
+        """Run `command` on host `name`; `input` is its stdin (secrets go there, never on
+        a command line)."""
         for attempt in (1, 2):
             conn = await self.connection(name)
             try:
-                result = await asyncio.wait_for(conn.run(command, check=False), timeout)
+                result = await asyncio.wait_for(conn.run(command, check=False, input=input),
+                                                timeout)
             except TimeoutError:
                 raise CommandTimeout(f"host {name}: `{mask_command_secrets(command)}` did not "
                                      f"finish within {timeout:g} s") from None

@@ -5,7 +5,9 @@ Prints interval lines (``--json``) and, last, one summary line."""
 from __future__ import annotations
 
 import json
+import os
 import queue
+import secrets
 import socket
 import subprocess
 import sys
@@ -13,8 +15,10 @@ import threading
 import time
 from typing import Any
 
+from loadtower.agents import secret_dir
 from loadtower.errors import LoadtowerError
 from loadtower.protocol.hdr_encoding import new_hist
+from loadtower.protocol.link_secrets import KEY_ENV, LINK_KEY_BYTES, LINK_KEY_FILE, split_secrets
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.store.hdr import decode
@@ -34,12 +38,17 @@ class LocalLoad:
     def __init__(self, processes: int, on_line: Any) -> None:
         port = free_port()
         py = [sys.executable, "-m", "loadtower", "agent"]
+        # the link key and the secrets in a private directory here, as on an agent host
+        self.key = secrets.token_bytes(LINK_KEY_BYTES)
+        self.run_id = f"agent-run-{os.getpid()}-{secrets.token_hex(4)}"
+        self.private = secret_dir.put(self.run_id, {LINK_KEY_FILE: self.key.hex()})
         self.master = subprocess.Popen(
             [*py, "master", "--bind", f"127.0.0.1:{port}", "--expect-workers", str(processes)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             bufsize=1,
+            env={**os.environ, KEY_ENV: self.key.hex()},
         )
         self.workers = subprocess.Popen(
             [
@@ -51,6 +60,8 @@ class LocalLoad:
                 str(processes),
                 "--host-name",
                 socket.gethostname(),
+                "--secret-dir",
+                str(self.private),
             ],
             stdin=subprocess.DEVNULL,
         )
@@ -70,6 +81,9 @@ class LocalLoad:
         self.lines.put(None)
 
     def send(self, cmd: dict[str, Any]) -> None:
+        if cmd.get("cmd") == "start":  # its secrets to files; the workers read them there
+            cmd, files = split_secrets(cmd, self.key)
+            secret_dir.put(self.run_id, files)
         assert self.master.stdin is not None
         self.master.stdin.write(json.dumps(cmd) + "\n")
         self.master.stdin.flush()
@@ -114,6 +128,7 @@ class LocalLoad:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=10)
+        secret_dir.remove(self.run_id)
 
 
 class Summary:

@@ -36,8 +36,11 @@ def test_interval_line_has_the_typed_keys() -> None:
 
 
 def test_phase_message_is_the_agents_phase_config() -> None:
+    """The message names the password's file (password_ref); the agent's config holds the
+    password it read from there (protocol/link_secrets.py)."""
     fields = {f.name for f in dataclasses.fields(PhaseConfig)}
-    assert set(get_type_hints(PhaseMessage)) - {"protocol"} == fields
+    message = set(get_type_hints(PhaseMessage)) - {"protocol", "password_ref"}
+    assert message | {"password"} == fields
 
 
 def test_hdr_encoding_round_trips_through_the_store() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from loadtower.agents import secret_dir
 from loadtower.store import StoreReader
 from tests.reliability.helpers import cli
 
@@ -108,11 +109,17 @@ def test_sigkill_of_the_orchestrator_keeps_the_store_and_cleanup_stops_the_load(
         assert dry.returncode == 0, dry.stdout + dry.stderr
         assert f"run {run_id}  orchestrator (pid {proc.pid} on" in dry.stdout
         assert "would stop" in dry.stdout and "agent worker" in dry.stdout
+        # the run's private directory (link key, password) on the agent host stays as long
+        # as its workers live; cleanup removes it with them (docs/security.md)
+        assert f"the private directory of run {run_id}: left alone" in dry.stdout
+        assert secret_dir.run_dir(run_id).is_dir()
         stop = cli("cleanup", "--inventory", inventory, "--run", run_id, "--timeout", "10")
         print(stop.stdout)
         assert stop.returncode == 0, stop.stdout + stop.stderr
         assert "stopped (SIG" in stop.stdout
         assert run_processes(run_id) == {}  # `ps` shows none of the run's processes
+        assert f"the private directory of run {run_id}: removed" in stop.stdout
+        assert not secret_dir.run_dir(run_id).exists()
         again = cli("cleanup", "--inventory", inventory, "--run", run_id)
         assert again.returncode == 0 and "no loadtower processes" in again.stdout
     finally:

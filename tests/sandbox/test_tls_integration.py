@@ -15,6 +15,8 @@ import asyncio
 import importlib.util
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from loadtower.sandbox import tls_certs
 from loadtower.scenarios.orchestrator.db_query import CqlQueryError, _cql_many
 from loadtower.store import StoreReader
 from tests.conftest import parse_info, run_cli, sandbox_down
+from tests.orchestrator.link_probe import pem_body_lines, tap_env, tapped
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -96,6 +99,29 @@ def test_quickstart_runs_over_tls(tls_box: dict, tmp_path: Path) -> None:
     else:  # no core here: the Python lanes over the session driver, which does TLS
         assert paths and all(p.startswith("native_io rust: loadtower_core is not installed")
                              and "open-model sends run from Python" in p for p in paths), paths
+
+
+def test_no_secret_crosses_the_workers_link(tls_box: dict, tmp_path: Path) -> None:
+    """Every message the Locust master sent during a run over TLS (a tap on its sends,
+    tests/orchestrator/link_probe.py): the phases name the password's and the client
+    key's files on the agent host; neither the password nor a line of the key is there."""
+    env, tap = tap_env(tmp_path / "tap")
+    store = tmp_path / "runs.duckdb"
+    argv = [sys.executable, "-m", "loadtower", "run", "quickstart", "--inventory",
+            tls_box["inventory"], "--headless", "--store", str(store),
+            "--set", "dataset.records=500", "--set", "phases[1].duration=3s"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=400, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert only_run(store)["status"] == "completed"
+    messages = tapped(tap)
+    phases = [data for kind, _node, data in messages if kind == "lt_phase"]
+    assert len(phases) >= 2 and all(b"key_ref" in p and b"password_ref" in p for p in phases)
+    key_lines = pem_body_lines(Path(tls_box["cassandra"]["tls"]["key"]).read_text())
+    assert key_lines
+    leaks = [kind for kind, _node, data in messages
+             if tls_box["cassandra"]["password"].encode() in data
+             or any(line.encode() in data for line in key_lines)]
+    assert leaks == []
 
 
 def test_a_wrong_ca_fails_with_one_line_naming_the_host(tls_box: dict, tmp_path: Path) -> None:

@@ -1,0 +1,92 @@
+"""The Locust master's side of the signed link: only the run's workers are heard.
+
+Every message a worker sends carries its HMAC under the run's link key as a second
+ZeroMQ frame (agents/link_client.py, protocol/link_secrets.py). The master's receive
+call is replaced by one that drops, unread, every message that does not verify: a
+client without the key never reaches Locust, so it is never registered as a worker and
+the master sends it nothing (no phase, no stop, no heartbeat). Each such client is
+reported once as a ``link_refused`` event (the first ``MAX_REPORTED`` of them; then one
+event says the rest are counted only). What the master sends a worker is signed for that
+worker (``to_worker``): the worker hears nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from loadtower.protocol.link_secrets import mac, to_worker, verify
+
+MAX_REPORTED = 20
+IDENTITY_SHOWN = 48  # bytes of a refused client's identity shown (repr: no raw bytes)
+
+
+class LinkGuard:
+    def __init__(self, key: bytes, report: Callable[[str, dict[str, Any]], None]) -> None:
+        self.key = key
+        self.report = report  # (message, data) of a link_refused event
+        self.refused: dict[bytes, int] = {}  # identity -> messages dropped
+        self.silenced = False
+
+    def wrap(self, server: Any) -> None:
+        """Make the Locust rpc `server` (locust.rpc.zmqrpc.Server) hear only signed
+        messages, and sign what it sends to each worker."""
+        import zmq.error as zmqerr
+        from locust.exception import RPCSendError
+        from locust.util.exception_handler import retry
+
+        key = self.key
+
+        @retry()
+        def send_to_client(msg: Any) -> None:
+            identity = msg.node_id.encode()
+            payload = msg.serialize()
+            try:
+                server.socket.send_multipart(
+                    [identity, payload, mac(key, to_worker(identity), payload)])
+            except zmqerr.ZMQError as exc:
+                raise RPCSendError("ZMQ sent failure") from exc
+
+        server.recv_from_client = lambda: self.recv(server)
+        server.send_to_client = send_to_client
+
+    def recv(self, server: Any) -> tuple[str, Any]:
+        import msgpack.exceptions as msgerr  # type: ignore[import-untyped]  # no stubs
+        import zmq.error as zmqerr
+        from locust.exception import RPCError, RPCReceiveError
+        from locust.rpc.protocol import Message
+
+        while True:
+            try:
+                frames = server.socket.recv_multipart()
+            except zmqerr.ZMQError as exc:
+                raise RPCError("ZMQ network broken") from exc
+            if len(frames) == 3 and verify(self.key, frames[0], frames[1], frames[2]):
+                addr = frames[0].decode(errors="replace")
+                try:
+                    return addr, Message.unserialize(frames[1])
+                except (UnicodeDecodeError, msgerr.ExtraData) as exc:
+                    raise RPCReceiveError("ZMQ interrupted or corrupted message", addr=addr
+                                          ) from exc
+            self.refuse(frames)
+
+    def refuse(self, frames: list[bytes]) -> None:
+        identity = frames[0] if frames else b""
+        seen = identity in self.refused
+        self.refused[identity] = self.refused.get(identity, 0) + 1
+        if seen:
+            return
+        shown = repr(identity[:IDENTITY_SHOWN])
+        if len(self.refused) <= MAX_REPORTED:
+            self.report(
+                f"refused a client of the Locust master that did not prove the run's link key "
+                f"(ZeroMQ identity {shown}, {len(frames) - 1} frame(s)): it is sent nothing",
+                {"identity": shown, "frames": len(frames) - 1},
+            )
+        elif not self.silenced:
+            self.silenced = True
+            self.report(
+                f"over {MAX_REPORTED} clients without the run's link key refused; "
+                "further ones are refused without an event each",
+                {"identity": shown, "refused_clients": len(self.refused)},
+            )

@@ -1,0 +1,124 @@
+"""The master hears only signed messages: real ZeroMQ sockets (Locust's own rpc classes)
+on loopback, a worker that signs with the run's key and clients that do not."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from loadtower.agents import locust_setup as ls  # before locust: no monkey-patching
+from loadtower.agents.link_client import sign_client
+from loadtower.scenarios.orchestrator.link_guard import MAX_REPORTED, LinkGuard
+
+KEY = b"r" * 32
+WAIT_S = 20.0  # a bound for a loopback message, never a measured time
+
+
+@pytest.fixture
+def server() -> Iterator[Any]:
+    from locust.rpc import zmqrpc
+
+    srv = zmqrpc.Server("127.0.0.1", 0)
+    try:
+        yield srv
+    finally:
+        srv.close(linger=0)
+
+
+def _client(server: Any, identity: str, key: bytes | None) -> Any:
+    from locust.rpc import zmqrpc
+
+    client = zmqrpc.Client("127.0.0.1", server.port, identity)
+    if key is not None:
+        sign_client(client, key, identity)
+    return client
+
+
+def _message(kind: str, data: Any, node: str) -> Any:
+    from locust.rpc.protocol import Message
+
+    return Message(kind, data, node)
+
+
+def _recv(guard: LinkGuard, server: Any) -> tuple[str, Any]:
+    with ls.gevent.Timeout(WAIT_S):
+        return guard.recv(server)
+
+
+def test_a_signed_worker_is_heard_and_an_impostor_is_dropped_unread(server: Any) -> None:
+    events: list[tuple[str, dict]] = []
+    guard = LinkGuard(KEY, lambda message, data: events.append((message, data)))
+    guard.wrap(server)
+    impostor = _client(server, "impostor_1", None)  # Locust's own client: no signature
+    stranger = _client(server, "stranger_1", b"x" * 32)  # signs with another run's key
+    worker = _client(server, "worker_1", KEY)
+    try:
+        impostor.send(_message("client_ready", "2.47.0", "impostor_1"))
+        impostor.send(_message("heartbeat", {}, "impostor_1"))
+        stranger.send(_message("client_ready", "2.47.0", "stranger_1"))
+        ls.gevent.sleep(0.5)  # theirs are queued first
+        worker.send(_message("client_ready", "2.47.0", "worker_1"))
+        addr, msg = _recv(guard, server)  # via the wrapped server call Locust makes
+        assert (addr, msg.type, msg.data) == ("worker_1", "client_ready", "2.47.0")
+    finally:
+        for client in (impostor, stranger, worker):
+            client.close(linger=0)
+    refused = {data["identity"] for _message_text, data in events}
+    assert refused == {"b'impostor_1'", "b'stranger_1'"}  # each reported once
+    assert set(guard.refused) == {b"impostor_1", b"stranger_1"}  # ROUTER fair-queues: counts vary
+    assert all("it is sent nothing" in text for text, _data in events)
+
+
+def test_the_wrapped_server_is_what_locust_calls(server: Any) -> None:
+    guard = LinkGuard(KEY, lambda *_: None)
+    guard.wrap(server)
+    worker = _client(server, "worker_2", KEY)
+    try:
+        worker.send(_message("heartbeat", {"state": "ready"}, "worker_2"))
+        with ls.gevent.Timeout(WAIT_S):
+            addr, msg = server.recv_from_client()
+        assert (addr, msg.type) == ("worker_2", "heartbeat")
+    finally:
+        worker.close(linger=0)
+
+
+def test_a_flood_of_strangers_gives_a_bounded_number_of_events() -> None:
+    events: list[str] = []
+    guard = LinkGuard(KEY, lambda message, _data: events.append(message))
+    for n in range(MAX_REPORTED + 50):
+        guard.refuse([f"x{n}".encode(), b"payload"])
+        guard.refuse([f"x{n}".encode(), b"payload"])
+    assert len(events) == MAX_REPORTED + 1
+    assert "further ones are refused without an event each" in events[-1]
+
+
+def test_a_refused_identity_is_shown_escaped() -> None:
+    events: list[str] = []
+    guard = LinkGuard(KEY, lambda message, _data: events.append(message))
+    guard.refuse([b"\x1b[2J\x07evil", b"p"])
+    assert "\x1b" not in events[0] and "\\x1b[2J\\x07evil" in events[0]
+
+
+def test_a_worker_hears_only_what_the_runs_master_signed(server: Any) -> None:
+    """A process that took the master's port (it sends without the key) cannot command
+    the worker: its phase is dropped; the real master's next message is heard."""
+    from locust.rpc import zmqrpc
+
+    guard = LinkGuard(KEY, lambda *_: None)
+    worker = _client(server, "worker_3", KEY)
+    try:
+        worker.send(_message("client_ready", "2.47.0", "worker_3"))
+        with ls.gevent.Timeout(WAIT_S):
+            addr, _msg = guard.recv(server)  # the ROUTER now knows the worker
+        assert addr == "worker_3"
+        fake = _message("lt_phase", {"contact_points": ["10.6.6.6"]}, "worker_3")
+        zmqrpc.BaseSocket.send_to_client(server, fake)  # Locust's own send: unsigned
+        guard.wrap(server)
+        server.send_to_client(_message("lt_stop", {"id": 1}, "worker_3"))
+        with ls.gevent.Timeout(WAIT_S):
+            heard = worker.recv()
+        assert (heard.type, heard.data) == ("lt_stop", {"id": 1})
+    finally:
+        worker.close(linger=0)
