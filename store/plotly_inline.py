@@ -15,8 +15,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-# the charts' shared look: no Plotly logo or link, resized with the page
-CONFIG = {"displaylogo": False, "responsive": True, "showLink": False, "showSendToCloud": False}
+# the charts' shared look: no Plotly logo or link, resized with the page, zoomable
+# (drag to zoom, double-click to reset), no toolbar over the figures
+CONFIG = {"displaylogo": False, "displayModeBar": False, "responsive": True, "showLink": False,
+          "showSendToCloud": False}  # fmt: skip
 FONT = {"family": "system-ui, sans-serif", "size": 12}
 
 

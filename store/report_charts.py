@@ -22,6 +22,9 @@ Text = Callable[[str], str]
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#17becf", "#7f7f7f", "#bcbd22"]  # fmt: skip
+# ops get colors of their own, so that an op is never read as an engine
+OP_COLORS = ["#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
+             "#d62728"]  # fmt: skip
 LOG_MS = {"type": "log", "title": {"text": "ms (log)"}, "automargin": True}
 
 
@@ -39,8 +42,8 @@ def _pos(v: Any) -> float | None:
     return f if f is not None and f > 0 else None
 
 
-def color_of(names: list[str]) -> dict[str, str]:
-    return {name: COLORS[i % len(COLORS)] for i, name in enumerate(names)}
+def color_of(names: list[str], palette: list[str] = COLORS) -> dict[str, str]:
+    return {name: palette[i % len(palette)] for i, name in enumerate(names)}
 
 
 def display_phase(name: str, names: set[str]) -> str:
@@ -58,7 +61,7 @@ def phase_figures(
     for row in ops:
         grouped.setdefault(display_phase(row["phase"], names), []).append(row)
     op_names = sorted({r["op"] for r in ops})
-    colors = color_of(op_names)
+    colors = color_of(op_names, OP_COLORS)
     out = []
     for phase, rows in grouped.items():
         t0 = min(r["ts"] for r in rows)

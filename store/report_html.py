@@ -45,7 +45,8 @@ table.results td,table.results th{border:1px solid #ccc;padding:3px 8px;text-ali
 vertical-align:top}
 table.results th{background:#f4f4f4;white-space:normal;min-width:48px}
 table.results td{white-space:nowrap}table.results td.text{text-align:left;white-space:normal;
-overflow-wrap:anywhere;min-width:60px;max-width:320px}
+overflow-wrap:break-word;max-width:320px}
+table.results th.text{text-align:left}
 td.passed{color:#2b7a0b}td.failed{color:#b00020;font-weight:bold}
 .grid{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:10px}
 .chart{width:100%;min-width:0}dl.facts{display:grid;grid-template-columns:max-content 1fr;
@@ -80,21 +81,25 @@ def _boxed(head: str, body: str) -> str:
 
 
 def _table(rows: list[dict[str, Any]], columns: Columns) -> str:
-    head = "".join(f"<th>{escape(header)}</th>" for _f, header in columns)
+    head = "".join(f"<th{' class=text' if f in TEXT_FIELDS else ''}>{escape(header)}</th>"
+                   for f, header in columns)  # fmt: skip
     body = "".join(
         "<tr>" + "".join(_cell(r.get(f), f) for f, _h in columns) + "</tr>" for r in rows
     )
     return _boxed(head, body)
 
 
-def _text_table(headers: tuple[str, ...] | list[str], rows: list[list[str]], text: int) -> str:
-    """A table of ready cells (the CLI's text); the first `text` columns are text."""
-    head = "".join(f"<th>{_fmt(h)}</th>" for h in headers)
+def _text_table(
+    headers: tuple[str, ...] | list[str], rows: list[list[str]], text: set[int]
+) -> str:
+    """A table of ready cells (the CLI's text); the columns numbered in `text` are text
+    (left-aligned, wrapped), the others figures."""
+    css = [" class='text'" if i in text else "" for i in range(len(headers))]
+    head = "".join(f"<th{css[i]}>{_fmt(h)}</th>" for i, h in enumerate(headers))
     body = "".join(
-        "<tr>" + "".join(f"<td{' class=text' if i < text else ''}>{_fmt(c)}</td>"
-                         for i, c in enumerate(row)) + "</tr>"
+        "<tr>" + "".join(f"<td{css[i]}>{_fmt(c)}</td>" for i, c in enumerate(row)) + "</tr>"
         for row in rows
-    )  # fmt: skip
+    )
     return _boxed(head, body)
 
 
@@ -137,7 +142,7 @@ def _answer(store: Path, run_id: str, phases: list[dict[str, Any]]) -> str:
         line = (f"<b>{_fmt(a.target)}</b> holds <b>{_fmt(a.ops_per_s, 'ops_per_s')} ops/s</b> at "
                 f"{_fmt(a.criterion)}." if a.ops_per_s is not None else
                 f"No step met {_fmt(a.criterion)}.")  # fmt: skip
-    table = _text_table(ANSWER_HEADERS, [[str(c) for c in r] for r in rows], 1)
+    table = _text_table(ANSWER_HEADERS, [[str(c) for c in r] for r in rows], {0, 4, 5})
     return (f"<h3>The answer: highest throughput at the latency target</h3>"
             f"<p class='answer'>{line}</p><div id='answer'>{table}</div>")  # fmt: skip
 
@@ -171,7 +176,7 @@ def _headlines(store: Path, run_id: str) -> str:
     verdicts = _phase_verdicts(rows)
     said = f"<ul>{''.join(verdicts)}</ul>" if verdicts else ""
     return (f"<h3>Each workload phase (throughput over the phase, response time)</h3>{said}"
-            f"<div id='headlines'>{_text_table(HEADLINE_HEADERS, cells, 2)}</div>")  # fmt: skip
+            f"<div id='headlines'>{_text_table(HEADLINE_HEADERS, cells, {0, 1})}</div>")  # fmt: skip
 
 
 def _summary(reader: StoreReader, run: dict[str, Any], phases: list[dict[str, Any]]) -> str:
@@ -192,7 +197,7 @@ def _summary(reader: StoreReader, run: dict[str, Any], phases: list[dict[str, An
         ("Tools", _fmt(summary_of.tool_versions(run)) or "not recorded"),
     ]  # fmt: skip
     hosts = [[h.name, h.engine, h.version, h.facts] for h in summary_of.hosts(run)]
-    where = _text_table(HOST_HEADERS, hosts, 4) if hosts else "<p>no host facts stored</p>"
+    where = _text_table(HOST_HEADERS, hosts, {0, 1, 2, 3}) if hosts else "<p>no host facts stored</p>"
     return (
         "<h2>Summary</h2>"
         + (f"<p>{_fmt(about)}</p>" if about else "")
@@ -256,14 +261,14 @@ def _tables(reader: StoreReader, run_id: str, engines: list[dict[str, Any]],
            _table(summary, _result_columns(summary))]  # fmt: skip
     if len({r["target"] for r in engines}) >= 2:
         cells = [list(engine_cells(r)) for r in engines]
-        out.append("<h2>Engines (response time, ms)</h2>" + _text_table(ENGINE_HEADERS, cells, 3))
+        out.append("<h2>Engines (response time, ms)</h2>" + _text_table(ENGINE_HEADERS, cells, {0, 1, 2, 12}))
     steps = reader.ramp_steps(run_id)
     if steps:
         out.append(f"<h2>Ramp steps</h2>{_table(steps, STEP_COLUMNS)}")
     headers, rows = workload_table(engines)
     if rows:  # study 4's table ends the report
         out.append("<h2>Throughput per workload (ops/s)</h2><div id='workloads'>"
-                   + _text_table(headers, rows, 1) + "</div>")  # fmt: skip
+                   + _text_table(headers, rows, {0}) + "</div>")  # fmt: skip
     return "".join(out)
 
 
