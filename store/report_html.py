@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.store import report_charts as charts
+from loadtower.store import report_pair
 from loadtower.store import report_summary as summary_of
 from loadtower.store.curves import latency_curve
 from loadtower.store.engine_compare import engine_table
@@ -220,8 +221,9 @@ def _target_p99(phases: list[dict[str, Any]]) -> float | None:
 
 
 def _charts(reader: StoreReader, run_id: str, phases: list[dict[str, Any]],
-            engines: list[dict[str, Any]], summary: list[dict[str, Any]]) -> str:  # fmt: skip
-    figures = _Figures()
+            engines: list[dict[str, Any]], summary: list[dict[str, Any]],
+            figures: _Figures) -> str:  # fmt: skip
+    drawn = figures.count
     out = []
     points = latency_curve(reader.path, run_id)
     if points:
@@ -250,7 +252,7 @@ def _charts(reader: StoreReader, run_id: str, phases: list[dict[str, Any]],
     if hosts:
         out.append("<h3>Database nodes: CPU and RAM used (phases shaded)</h3>")
         out.append(figures.grid(hosts, 260))
-    if not figures.count:
+    if figures.count == drawn:
         out.append("<p>no samples stored for this run</p>")
     return "<h2>Charts</h2>" + "".join(out)
 
@@ -272,22 +274,51 @@ def _tables(reader: StoreReader, run_id: str, engines: list[dict[str, Any]],
     return "".join(out)
 
 
-def render(reader: StoreReader, run_id: str) -> str:
+def _head(title: str) -> str:
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>"
+            f"<meta name='viewport' content='width=device-width'><style>{CSS}</style>"
+            f"{library_tag()}</head><body><main>")  # fmt: skip
+
+
+def _body(reader: StoreReader, run_id: str, figures: _Figures) -> str:
+    """One run's summary, charts and tables."""
     run = reader.run(run_id)
     phases = reader.phases(run_id)
     summary = reader.phase_summary(run_id)
     engines = engine_table(reader.path, [run_id]) if summary else []
     return (
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>loadtower run {_fmt(run_id)}"
-        f"</title><meta name='viewport' content='width=device-width'><style>{CSS}</style>"
-        f"{library_tag()}</head><body><main><h1>Run {_fmt(run_id)}: {_fmt(run['name'] or '')}"
-        f"</h1>{_summary(reader, run, phases)}"
-        f"{_charts(reader, run_id, phases, engines, summary)}"
-        f"{_tables(reader, run_id, engines, summary)}</main></body></html>"
+        f"{_summary(reader, run, phases)}"
+        f"{_charts(reader, run_id, phases, engines, summary, figures)}"
+        f"{_tables(reader, run_id, engines, summary)}"
     )
 
 
-def write_report(store: Path, run_id: str, out: Path) -> None:
-    html = render(StoreReader(store), run_id)
+def render(reader: StoreReader, run_id: str) -> str:
+    run = reader.run(run_id)
+    return (
+        _head(f"loadtower run {_fmt(run_id)}")
+        + f"<h1>Run {_fmt(run_id)}: {_fmt(run['name'] or '')}</h1>"
+        + _body(reader, run_id, _Figures())
+        + "</main></body></html>"
+    )
+
+
+def render_pair(reader: StoreReader, run_a: str, run_b: str) -> str:
+    """Two runs: how B compares with A (compare_runs' rows, both runs' curves on one
+    chart), then each run's own report."""
+    figures = _Figures()
+    head = _head(f"loadtower runs {_fmt(run_a)} and {_fmt(run_b)}")
+    return (
+        head + f"<h1>Run {_fmt(run_a)} (A) against {_fmt(run_b)} (B)</h1>"
+        + report_pair.comparison(reader.path, run_a, run_b, figures.tag, _fmt, _label)
+        + f"<h1>A: run {_fmt(run_a)}</h1>" + _body(reader, run_a, figures)
+        + f"<h1>B: run {_fmt(run_b)}</h1>" + _body(reader, run_b, figures)
+        + "</main></body></html>"
+    )  # fmt: skip
+
+
+def write_report(store: Path, run_id: str, out: Path, run_b: str | None = None) -> None:
+    reader = StoreReader(store)
+    html = render(reader, run_id) if run_b is None else render_pair(reader, run_id, run_b)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, encoding="utf-8")

@@ -182,3 +182,28 @@ def test_names_from_the_store_are_escaped(tmp_path: Path) -> None:
     # the names reach the charts escaped twice: as HTML text, then as JSON in a script
     drawn = "".join(charts)
     assert "\\u0026lt;script\\u0026gt;alert(1)" in drawn  # the op's and the host's
+
+
+def test_two_runs_compared_as_compare_prints_them(tmp_path: Path) -> None:
+    """`report A B`: B against A per phase and op with compare's figures, both runs'
+    curves on one chart, then each run's report; still offline."""
+    from loadtower.store.compare import compare_runs
+
+    path = tmp_path / "s.duckdb"
+    run_a = write_two_target_run(path)
+    run_b = write_two_target_run(path, op="read")
+    out = tmp_path / "pair.html"
+    done = cli("report", "--store", str(path), run_a, run_b, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    html = out.read_text("utf-8")
+    page = parse(html)
+    assert page.links == []
+    table = page.tables["pair"]
+    assert table[0][:4] == ["Phase", "Op", "Throughput A (ops/s)", "Throughput B (ops/s)"]
+    expected = compare_runs(path, run_a, run_b)
+    assert [(r[0], r[1], r[2], r[3]) for r in table[1:]] == [
+        (r["phase"], r["op"], f"{r['ops_per_s_a']:,.1f}", f"{r['ops_per_s_b']:,.1f}")
+        for r in expected
+    ]
+    assert "cassandra (A) p99" in html and "cassandra (B) p99" in html
+    assert html.count(f"<h1>A: run {run_a}</h1>") == 1 and html.count("plotly.js v") == 1
