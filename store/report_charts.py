@@ -25,7 +25,8 @@ COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
 # ops get colors of their own, so that an op is never read as an engine
 OP_COLORS = ["#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
              "#d62728"]  # fmt: skip
-LOG_MS = {"type": "log", "title": {"text": "ms (log)"}, "automargin": True}
+# log latency axes label 1, 2, 5 per decade (not every digit)
+LOG_MS = {"type": "log", "title": {"text": "ms (log)"}, "automargin": True, "dtick": "D2"}
 
 
 def _num(v: Any) -> float | None:
@@ -135,7 +136,7 @@ def node_figures(
         ]  # fmt: skip
         layout = {
             "title": {"text": f"<b>{text(host)}</b>", "x": 0.01, "font": {"size": 13}},
-            "yaxis": {"range": [0, 100], "title": {"text": "%"}},
+            "yaxis": {"range": [0, 105], "title": {"text": "%"}},
             "xaxis": {"title": {"text": "s from run start"}},
             "legend": {"orientation": "h", "y": -0.3, "font": {"size": 10}},
             "shapes": shapes,
@@ -220,15 +221,27 @@ def engine_figures(rows: list[dict[str, Any]], text: Text) -> list[tuple[str, Fi
 
 
 def workload_figure(rows: list[dict[str, Any]], text: Text) -> Figure | None:
-    """Study 4's figure: each workload phase's throughput (ops/s) per engine; None when
-    the run has fewer than two targets."""
+    """Study 4's figure: each workload phase's throughput (ops/s) per engine, a panel per
+    workload on its own scale; None when the run has fewer than two targets."""
     totals = [r for r in rows if r["op"] == TOTAL and SEP not in r["phase"]]
     sides = list(dict.fromkeys(r["target"] for r in totals))
     if len(sides) < 2:
         return None
-    data = _bars(totals, "phase", "ops_per_s", color_of(sides), "", True, text)
-    layout = {"title": {"text": "<b>Throughput per workload and engine</b>", "x": 0.01},
-              "barmode": "group", "yaxis": {"title": {"text": "ops/s"}}}  # fmt: skip
+    colors = color_of(sides)
+    workloads = list(dict.fromkeys(r["phase"] for r in totals))
+    data: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {"title": {"text": "<b>Throughput per workload and engine</b> "
+                                                "(ops/s, each on its own scale)", "x": 0.01},
+                              "barmode": "group", "legend": {"orientation": "h", "y": -0.2}}  # fmt: skip
+    width = 1 / len(workloads)
+    for i, phase in enumerate(workloads):
+        axis = "" if i == 0 else str(i + 1)
+        mine = [r for r in totals if r["phase"] == phase]
+        data += _bars(mine, "phase", "ops_per_s", colors, axis, i == 0, text)
+        layout[f"xaxis{axis}"] = {"domain": [i * width + 0.02, (i + 1) * width - 0.02],
+                                  "anchor": f"y{axis}"}  # fmt: skip
+        layout[f"yaxis{axis}"] = {"anchor": f"x{axis}", "rangemode": "tozero"}
+    layout["yaxis"]["title"] = {"text": "ops/s"}
     return {"data": data, "layout": layout}
 
 

@@ -36,15 +36,15 @@ from loadtower.store.report_columns import (
 from loadtower.store.workload_throughput import workload_table
 
 CSS = """body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fff}
-main{max-width:1200px;margin:0 auto;padding:16px 24px}
+main{max-width:1240px;margin:0 auto;padding:12px 18px}
 h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 h3{font-size:15px;margin:18px 0 6px}p,li,dd{line-height:1.45}
 .answer{background:#f3f8ee;border-left:4px solid #4a8f29;padding:8px 14px;font-size:15px}
 .box{overflow-x:auto;max-width:100%;margin:8px 0}
-table.results{border-collapse:collapse;font-size:13px}
-table.results td,table.results th{border:1px solid #ccc;padding:3px 8px;text-align:right;
+table.results{border-collapse:collapse;font-size:12px}
+table.results td,table.results th{border:1px solid #ccc;padding:2px 6px;text-align:right;
 vertical-align:top}
-table.results th{background:#f4f4f4;white-space:normal;min-width:48px}
+table.results th{background:#f4f4f4;white-space:normal;min-width:40px}
 table.results td{white-space:nowrap}table.results td.text{text-align:left;white-space:normal;
 overflow-wrap:break-word;max-width:320px}
 table.results th.text{text-align:left}
@@ -73,6 +73,10 @@ def _cell(v: object, field: str) -> str:
     if field == "passed" and isinstance(v, bool):
         return f"<td class='{'passed' if v else 'failed'}'>{'Passed' if v else 'Failed'}</td>"
     css = " class='text'" if field in TEXT_FIELDS else ""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"<td{css}>{v:,}</td>"  # counts with thousands separators
+    if field == "asked" and isinstance(v, float):
+        return f"<td{css}>{v:g}</td>"  # the level as asked: 40, 0.5
     return f"<td{css}>{_fmt(v, field)}</td>"
 
 
@@ -139,22 +143,27 @@ def _answer(store: Path, run_id: str, phases: list[dict[str, Any]]) -> str:
                 f"</b> at {_fmt(top.criterion)}: <b>{ratio:.2f}×</b> {_fmt(second.target)}'s "
                 f"{_fmt(second.ops_per_s, 'ops_per_s')} ops/s ({(ratio - 1) * 100:+.0f}%).")  # fmt: skip
     else:
-        a = found[0]
-        line = (f"<b>{_fmt(a.target)}</b> holds <b>{_fmt(a.ops_per_s, 'ops_per_s')} ops/s</b> at "
-                f"{_fmt(a.criterion)}." if a.ops_per_s is not None else
-                f"No step met {_fmt(a.criterion)}.")  # fmt: skip
+        line = " ".join(
+            f"<b>{_fmt(a.target)}</b> holds <b>{_fmt(a.ops_per_s, 'ops_per_s')} ops/s</b> at "
+            f"{_fmt(a.criterion)}." if a.ops_per_s is not None else
+            f"<b>{_fmt(a.target)}</b>: no step met {_fmt(a.criterion)}."
+            for a in found
+        )  # fmt: skip
     table = _text_table(ANSWER_HEADERS, [[str(c) for c in r] for r in rows], {0, 4, 5})
     return (f"<h3>The answer: highest throughput at the latency target</h3>"
             f"<p class='answer'>{line}</p><div id='answer'>{table}</div>")  # fmt: skip
 
 
-def _phase_verdicts(headlines: list[dict[str, Any]]) -> list[str]:
-    """Per workload phase run on two or more targets: who had the higher throughput and
-    the lower p99, by how much."""
+def _phase_verdicts(headlines: list[dict[str, Any]], engines: list[dict[str, Any]]) -> list[str]:
+    """Per workload phase run on two or more targets with the same op types (a load of
+    single rows and one of 100-row blocks count different ops): who had the higher
+    throughput and the lower p99, by how much."""
     out = []
     for phase in dict.fromkeys(r["phase"] for r in headlines):
         rows = [r for r in headlines if r["phase"] == phase and r["ops_per_s"]]
-        if len(rows) < 2:
+        op_sets = {frozenset(e["op"] for e in engines if e["phase"] == phase
+                             and e["target"] == r["target"]) for r in rows}  # fmt: skip
+        if len(rows) < 2 or len(op_sets) > 1:
             continue
         fast = sorted(rows, key=lambda r: -r["ops_per_s"])
         low = sorted((r for r in rows if r["p99_ms"]), key=lambda r: r["p99_ms"])
@@ -168,19 +177,20 @@ def _phase_verdicts(headlines: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _headlines(store: Path, run_id: str) -> str:
-    rows = summary_of.phase_headlines(store, run_id)
+def _headlines(engines: list[dict[str, Any]]) -> str:
+    rows = summary_of.phase_headlines(engines)
     if not rows:
         return ""
     cells = [[r["phase"], r["target"], f"{r['ops']:,}", _fmt(r["ops_per_s"], "ops_per_s"),
               _fmt(r["p99_ms"]), f"{r['errors']:,}"] for r in rows]  # fmt: skip
-    verdicts = _phase_verdicts(rows)
+    verdicts = _phase_verdicts(rows, engines)
     said = f"<ul>{''.join(verdicts)}</ul>" if verdicts else ""
     return (f"<h3>Each workload phase (throughput over the phase, response time)</h3>{said}"
             f"<div id='headlines'>{_text_table(HEADLINE_HEADERS, cells, {0, 1})}</div>")  # fmt: skip
 
 
-def _summary(reader: StoreReader, run: dict[str, Any], phases: list[dict[str, Any]]) -> str:
+def _summary(reader: StoreReader, run: dict[str, Any], phases: list[dict[str, Any]],
+             engines: list[dict[str, Any]]) -> str:  # fmt: skip
     run_id = run["id"]
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["started"] or 0))
     took = (run["ended"] - run["started"]) if run["ended"] and run["started"] else None
@@ -205,7 +215,7 @@ def _summary(reader: StoreReader, run: dict[str, Any], phases: list[dict[str, An
         + "<dl class='facts'>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
         + f"</dl><h3>Where it ran</h3>{where}"
         + _answer(reader.path, run_id, phases)
-        + _headlines(reader.path, run_id)
+        + _headlines(engines)
         + f"<h3>Phases</h3><ul>{phase_items}</ul>"
     )  # fmt: skip
 
@@ -287,7 +297,7 @@ def _body(reader: StoreReader, run_id: str, figures: _Figures) -> str:
     summary = reader.phase_summary(run_id)
     engines = engine_table(reader.path, [run_id]) if summary else []
     return (
-        f"{_summary(reader, run, phases)}"
+        f"{_summary(reader, run, phases, engines)}"
         f"{_charts(reader, run_id, phases, engines, summary, figures)}"
         f"{_tables(reader, run_id, engines, summary)}"
     )

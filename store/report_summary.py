@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.store.curves import latency_curve
-from loadtower.store.engine_compare import TOTAL, engine_table
+from loadtower.store.engine_compare import TOTAL
 from loadtower.store.ramp_steps import SEP
 
 
@@ -81,12 +81,10 @@ def winner(found: list[Answer]) -> tuple[Answer, Answer, float] | None:
     return best, second, (best.ops_per_s or 0.0) / (second.ops_per_s or 1.0)
 
 
-def phase_headlines(store: Path | str, run_id: str) -> list[dict[str, Any]]:
+def phase_headlines(engines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """engine_table's ``total`` row of every workload phase (not a ramp's steps): the
     phase, target, engine, ops, ops_per_s, p99_ms, errors, as ``compare RUN`` prints."""
-    return [
-        r for r in engine_table(store, [run_id]) if r["op"] == TOTAL and SEP not in r["phase"]
-    ]
+    return [r for r in engines if r["op"] == TOTAL and SEP not in r["phase"]]
 
 
 def description(scenario_text: str | None) -> str:
