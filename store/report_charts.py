@@ -25,8 +25,7 @@ COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
 # ops get colors of their own, so that an op is never read as an engine
 OP_COLORS = ["#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
              "#d62728"]  # fmt: skip
-# log latency axes label 1, 2, 5 per decade (not every digit)
-LOG_MS = {"type": "log", "title": {"text": "ms (log)"}, "automargin": True, "dtick": "D2"}
+LOG_MS = {"type": "log", "title": {"text": "ms (log)"}, "automargin": True}
 
 
 def _num(v: Any) -> float | None:
@@ -247,8 +246,9 @@ def workload_figure(rows: list[dict[str, Any]], text: Text) -> Figure | None:
 
 def ttl_figure(summary: list[dict[str, Any]], text: Text) -> Figure | None:
     """Study 3's figure: per table, the read p99 of its first read phase (before) and its
-    last (after), the tombstones per read (p99) on the bars; None without two read phases
-    on a table (the tables come from Cassandra's tombstones figures)."""
+    last (after), on a linear axis (two bars read as a ratio), the tombstones per read
+    (p99) above them; None without two read phases on a table (the tables come from
+    Cassandra's tombstones figures)."""
     by_table: dict[str, list[dict[str, Any]]] = {}
     for row in summary:
         if row.get("tombstones_table") and row["op"] == "read":
@@ -261,11 +261,13 @@ def ttl_figure(summary: list[dict[str, Any]], text: Text) -> Figure | None:
         chosen = [pair[index] for pair in pairs.values()]
         data.append({
             "type": "bar", "name": name, "x": [text(t) for t in pairs],
-            "y": [_pos(r["p99_ms"]) for r in chosen], "marker": {"color": color},
-            "text": [f"{text(str(r['phase']))}<br>tombstones/read p99 "
-                     f"{_num(r.get('tombstones_p99')) or 0:g}" for r in chosen],
-            "textposition": "inside",
+            "y": [_num(r["p99_ms"]) for r in chosen], "marker": {"color": color},
+            "text": [f"{text(str(r['phase']))}: {_num(r['p99_ms']) or 0:.1f} ms, tombstones/read "
+                     f"p99 {_num(r.get('tombstones_p99')) or 0:g}" for r in chosen],
+            "textposition": "outside", "cliponaxis": False,
         })  # fmt: skip
-    layout = {"title": {"text": "<b>Read p99 before and after, per table</b>", "x": 0.01},
-              "barmode": "group", "yaxis": {**LOG_MS, "title": {"text": "p99 ms (log)"}}}  # fmt: skip
+    layout = {"title": {"text": "<b>Read p99 before and after, per table</b> (its first and "
+                                "last read phase)", "x": 0.01},
+              "barmode": "group", "uniformtext": {"minsize": 10, "mode": "show"},
+              "yaxis": {"title": {"text": "p99 (ms)"}, "rangemode": "tozero"}}  # fmt: skip
     return {"data": data, "layout": layout}
