@@ -48,3 +48,41 @@ def latency_curve(store: Path | str, run: str) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def rates_at_target(store: Path | str, run: str) -> list[dict[str, Any]]:
+    """The rate each ramp of `run` holds at its latency target: ``run_id``, ``target``,
+    ``phase``, ``kind``, ``target_text`` (``p99 <= 100 ms``), ``rate`` (the passing step
+    with the most achieved ops/s; None when no step passed), ``achieved_ops_per_s``,
+    ``bracket`` ([that rate, the first failing step's]), ``confirmed`` (None: a ramp
+    does not confirm) and ``source`` (which step gave the rate)."""
+    reader = StoreReader(store)
+    points = latency_curve(store, run)
+    out = []
+    for phase in reader.phases(run):
+        if phase["type"] != "ramp":
+            continue
+        params = phase["params"] if isinstance(phase["params"], dict) else {}
+        result = phase["result"] if isinstance(phase["result"], dict) else {}
+        target_ms = result.get("target_p99_ms", params.get("target_p99_ms"))
+        mine = [p for p in points if p["phase"] == phase["name"]]
+        passing = [p for p in mine if p["passed"]]
+        best = max(passing, key=lambda p: p["ops_per_s"] or 0.0) if passing else None
+        failing = next((p for p in mine if p["passed"] is False), None)
+        out.append(
+            {
+                "run_id": run,
+                "target": mine[0]["target"] if mine else str(params.get("target") or ""),
+                "phase": phase["name"],
+                "kind": "ramp",
+                "target_text": f"p99 <= {target_ms:g} ms" if target_ms is not None else None,
+                "rate": best["ops_per_s"] if best else None,
+                "achieved_ops_per_s": best["ops_per_s"] if best else None,
+                "bracket": [best["ops_per_s"] if best else None,
+                            failing["ops_per_s"] if failing else None],  # fmt: skip
+                "confirmed": None,
+                "source": f"ramp: highest passing step {best['label']}" if best
+                else "ramp: no step passed",
+            }
+        )
+    return out

@@ -28,8 +28,8 @@ STEP_COLUMNS: Columns = [
 # engine_text.ENGINE_COLUMNS' cells (the text `loadtower compare` prints), in its order
 ENGINE_HEADERS = ("Phase", "Op", "Engine", "Ops", "Throughput (ops/s)", "Avg (ms)", "Min (ms)",
                   "Max (ms)", "Median (ms)", "p90 (ms)", "p95 (ms)", "p99 (ms)", "Return codes")
-ANSWER_HEADERS = ("Target", "Rate at target (ops/s)", "Asked", "p99 (ms)", "Target met",
-                  "Step")  # fmt: skip
+ANSWER_HEADERS = ("Target", "Rate at target (ops/s)", "Latency target",
+                  "Bracket (ops/s)", "How it was found")  # fmt: skip
 HEADLINE_HEADERS = ("Phase", "Target", "Ops", "Throughput (ops/s)", "p99 (ms)", "Errors")
 HOST_HEADERS = ("Host", "Engine", "Server version", "Machine")
 # text columns: wrapped at word boundaries (the numbers' never wrap)

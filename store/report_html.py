@@ -132,13 +132,17 @@ class _Figures:
         return "<div class='grid'>" + "".join(self.tag(f, height) for _n, f in figures) + "</div>"
 
 
-def _answer(store: Path, run_id: str, phases: list[dict[str, Any]]) -> str:
-    found = summary_of.answers(store, run_id, phases)
+def _answer(store: Path, run_id: str) -> str:
+    found = summary_of.answers(store, run_id)
     if not found:
         return ""
-    rows = [[a.target, _fmt(a.ops_per_s, "ops_per_s") if a.ops_per_s is not None else "none",
-             f"{a.asked:g}" if a.asked is not None else "", _fmt(a.p99_ms), a.criterion,
-             a.label or "no step passed"] for a in found]  # fmt: skip
+
+    def rate(v: float | None) -> str:
+        return "" if v is None else _fmt(float(v), "ops_per_s")
+
+    rows = [[a.target, rate(a.ops_per_s) or "none", a.criterion,
+             f"{rate(a.bracket[0])} to {rate(a.bracket[1])}" if a.bracket[1] else "",
+             a.source] for a in found]  # fmt: skip
     best = summary_of.winner(found)
     if best is not None:
         top, second, ratio = best
@@ -152,7 +156,7 @@ def _answer(store: Path, run_id: str, phases: list[dict[str, Any]]) -> str:
             f"<b>{_fmt(a.target)}</b>: no step met {_fmt(a.criterion)}."
             for a in found
         )  # fmt: skip
-    table = _text_table(ANSWER_HEADERS, [[str(c) for c in r] for r in rows], {0, 4, 5})
+    table = _text_table(ANSWER_HEADERS, rows, {0, 2, 4})
     return (f"<h3>The answer: highest throughput at the latency target</h3>"
             f"<p class='answer'>{line}</p><div id='answer'>{table}</div>")  # fmt: skip
 
@@ -217,7 +221,7 @@ def _summary(reader: StoreReader, run: dict[str, Any], phases: list[dict[str, An
         + (f"<p>{_fmt(about)}</p>" if about else "")
         + "<dl class='facts'>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
         + f"</dl><h3>Where it ran</h3>{where}"
-        + _answer(reader.path, run_id, phases)
+        + _answer(reader.path, run_id)
         + _headlines(engines)
         + f"<h3>Phases</h3><ul>{phase_items}</ul>"
     )  # fmt: skip

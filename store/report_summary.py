@@ -1,8 +1,9 @@
 """What the report's summary says, as data: what ran, where, and the answer.
 
-The answer of a run with ramps is each target's rate at its latency target: the passing
-step with the most achieved ops/s (curves.latency_curve's points, the figures
-``compare`` prints for that step), and the winner by how much. A run without a ramp
+The answer of a run with ramps (or searches) is each target's rate at its latency
+target (curves.rates_at_target: the passing step with the most achieved ops/s, the
+figures ``compare`` prints for that step; a search's rate found), and the winner by how
+much. A run without a ramp
 answers per workload phase: each target's throughput and p99 (engine_table's ``total``
 rows, as ``compare RUN`` prints them).
 """
@@ -14,22 +15,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loadtower.store.curves import latency_curve
+from loadtower.store.curves import rates_at_target
 from loadtower.store.engine_compare import TOTAL
 from loadtower.store.ramp_steps import SEP
 
 
 @dataclass(frozen=True)
 class Answer:
-    """One target's rate at its latency target (None: no step passed)."""
+    """One target's rate at its latency target (None: nothing passed), as
+    curves.rates_at_target gives it (a search's rate found, or a ramp's)."""
 
     target: str
-    ramp: str  # the ramp's phase label
-    label: str | None  # the passing step with the most achieved ops/s
+    phase: str  # the ramp's or search's phase label
     ops_per_s: float | None
-    asked: float | None
-    p99_ms: float | None
     criterion: str  # "p99 <= 100 ms"
+    bracket: tuple[float | None, float | None]
+    source: str  # how the rate was found
 
 
 @dataclass(frozen=True)
@@ -40,32 +41,19 @@ class Host:
     facts: str  # "4 CPUs, 16.0 GiB, Debian GNU/Linux 12"
 
 
-def _criterion(phase: dict[str, Any]) -> str:
-    result = phase["result"] if isinstance(phase["result"], dict) else {}
-    params = phase["params"] if isinstance(phase["params"], dict) else {}
-    p99 = result.get("target_p99_ms", params.get("target_p99_ms"))
-    return f"p99 <= {p99:g} ms" if isinstance(p99, int | float) else "its latency target"
-
-
-def answers(store: Path | str, run_id: str, phases: list[dict[str, Any]]) -> list[Answer]:
-    """Per ramp (one per target), its best passing step; [] for a run without a ramp."""
-    by_name = {p["name"]: p for p in phases}
-    points: dict[str, list[dict[str, Any]]] = {}
-    for point in latency_curve(store, run_id):
-        points.setdefault(point["phase"], []).append(point)
+def answers(store: Path | str, run_id: str) -> list[Answer]:
+    """Per ramp or search (one per target), its rate at target; [] for a run without."""
     out = []
-    for ramp, steps in points.items():
-        passed = [s for s in steps if s["passed"]]
-        best = max(passed, key=lambda s: s["ops_per_s"] or 0.0) if passed else None
+    for row in rates_at_target(store, run_id):
+        bracket = row.get("bracket") or [None, None]
         out.append(
             Answer(
-                target=steps[0]["target"],
-                ramp=ramp,
-                label=best["label"] if best else None,
-                ops_per_s=best["ops_per_s"] if best else None,
-                asked=best["level"] if best else None,
-                p99_ms=best["p99_ms"] if best else None,
-                criterion=_criterion(by_name.get(ramp, {"result": None, "params": None})),
+                target=str(row["target"]),
+                phase=str(row["phase"]),
+                ops_per_s=row.get("rate"),
+                criterion=str(row.get("target_text") or "its latency target"),
+                bracket=(bracket[0], bracket[1]),
+                source=str(row.get("source") or ""),
             )
         )
     return out
