@@ -140,9 +140,15 @@ def _answer(store: Path, run_id: str) -> str:
     def rate(v: float | None) -> str:
         return "" if v is None else _fmt(float(v), "ops_per_s")
 
-    rows = [[a.target, rate(a.ops_per_s) or "none", a.criterion,
-             f"{rate(a.bracket[0])} to {rate(a.bracket[1])}" if a.bracket[1] else "",
-             a.source] for a in found]  # fmt: skip
+    def bracket(low: float | None, high: float | None) -> str:
+        if low is not None and high is not None:
+            return f"{rate(low)} to {rate(high)}"
+        if high is not None:
+            return f"below {rate(high)}"
+        return f"at least {rate(low)}" if low is not None else ""
+
+    rows = [[a.target, rate(a.ops_per_s) or "none", a.criterion, bracket(*a.bracket), a.source]
+            for a in found]  # fmt: skip
     best = summary_of.winner(found)
     if best is not None:
         top, second, ratio = best
