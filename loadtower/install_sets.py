@@ -35,6 +35,7 @@ ORCHESTRATOR_REQUIRES: tuple[str, ...] = (
     "pydantic>=2.5",
     "pyarrow>=14",
     "numba>=0.60",  # the store's HDR merge loops (store/hdr_kernels.py)
+    "plotly>=5",  # the report's charts: its plotly.js bundle, inlined (store/plotly_inline.py)
 )
 # Import names that must never be importable from the agent set alone.
 NOT_ON_AGENTS: tuple[str, ...] = ("pyarrow", "pandas", "textual", "asyncssh", "rich")

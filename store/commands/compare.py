@@ -111,7 +111,27 @@ def _print_engines(args: argparse.Namespace) -> int:
         table.add_row(*(cell(text) if column in ENGINE_TEXT_COLUMNS else text
                         for column, text in zip(ENGINE_COLUMNS, cells, strict=True)))
     print_whole(table)
+    _print_workloads(rows)
     return 0
+
+
+def _print_workloads(rows: list[dict[str, Any]]) -> None:
+    """Study 4's table last: throughput per workload phase and engine (ops/s)."""
+    from rich.table import Table
+
+    from loadtower.store.commands.tables import print_whole
+    from loadtower.store.terminal_text import cell
+    from loadtower.store.workload_throughput import workload_table
+
+    headers, cells = workload_table(rows)
+    if cells:
+        table = Table(title="Throughput per workload (ops/s)", title_justify="left")
+        table.add_column(headers[0], justify="left", overflow="fold")
+        for header in headers[1:]:  # engine names from the store: never markup
+            table.add_column(cell(header), justify="right", no_wrap=True)
+        for row in cells:
+            table.add_row(cell(row[0]), *row[1:])
+        print_whole(table)
 
 
 def _nothing_in_common(args: argparse.Namespace) -> Exception:

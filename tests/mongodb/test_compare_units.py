@@ -93,5 +93,5 @@ def test_the_html_report_has_the_same_engines_table(store: tuple[Path, str]) -> 
     rows = engine_table(path, [run])
     mongo = next(r for r in rows if (r["op"], r["target"]) == ("read", "mongodb"))
     assert codes_text(mongo["return_codes"]) == "OK 3, MongoNetwork 3, MongoTimeout 1"
-    assert f"<td>{codes_text(mongo['return_codes'])}</td>" in html
+    assert f"<td class='text'>{codes_text(mongo['return_codes'])}</td>" in html
     assert f"<td>{mongo['p99_ms']:,.2f}</td>" in html

@@ -94,7 +94,7 @@ def test_every_report_shows_the_same_tombstones_beside_the_p99(tmp_path: Path) -
     assert values.replace("│", " ").split()[-3:] == ["lt.t", "<=1", "3.0"]  # 0 and 1 alike
     # the HTML report
     html = render(reader, a)
-    assert "<th>tombstones_p99</th>" in html and "<td>lt.t</td>" in html
+    assert "<th>Tombstones/read p99</th>" in html and "<td class='text'>lt.t</td>" in html
     # compare: A's and B's figures side by side
     (cmp,) = compare_runs(path, a, b)
     assert (cmp["tombstones_p99_a"], cmp["tombstones_p99_b"]) == (3.0, 3.0)

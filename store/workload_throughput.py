@@ -1,0 +1,26 @@
+"""Study 4's table: throughput (ops/s) per workload phase (rows) and engine (columns), from
+engine_compare.engine_table's ``total`` rows (a ramp's steps left out). Pure: the CLI
+(`loadtower compare RUN`), the report and the TUI print the same cells."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loadtower.store.engine_text import side_label
+
+TOTAL = "total"  # engine_compare.TOTAL (not imported: this module stays free of duckdb)
+SEP = "@"  # ramp_steps.SEP: a ramp step's label
+
+
+def workload_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """(headers, rows of cells): ``Workload`` then one ``ENGINE (ops/s)`` column per side;
+    ([], []) when the rows have fewer than two sides."""
+    totals = [r for r in rows if r["op"] == TOTAL and SEP not in r["phase"]]
+    sides = list(dict.fromkeys(side_label(r) for r in totals))
+    if len(sides) < 2:
+        return [], []
+    cells: dict[str, dict[str, str]] = {}
+    for r in totals:
+        cells.setdefault(r["phase"], {})[side_label(r)] = f"{r['ops_per_s']:,.1f}"
+    headers = ["Workload", *(f"{side} (ops/s)" for side in sides)]
+    return headers, [[phase, *(row.get(side, "") for side in sides)] for phase, row in cells.items()]
