@@ -1,7 +1,9 @@
-"""compare flags a real 2x latency change as significant and noise as not."""
+"""compare flags a real 2x latency change as a regression (with an interval that holds
+the change) and noise as no change; a short phase is too short to tell."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -15,29 +17,57 @@ def three_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str
     path = Path(tmp_path_factory.mktemp("cmp")) / "c.duckdb"
     ids = []
     with StoreWriter(path) as writer:
-        for seed, scale in ((1, 1.0), (2, 1.0), (3, 2.0)):
-            lines, _ = make_lines(seconds=30, agents=2, ops=("read",), seed=seed, scale=scale)
-            ids.append(write_run(writer, lines, 30, nodes=False))
+        for seed, scale, seconds in ((1, 1.0, 30), (2, 1.0, 30), (3, 2.0, 30), (4, 1.0, 6)):
+            lines, _ = make_lines(seconds=seconds, agents=2, ops=("read",), seed=seed,
+                                  scale=scale)
+            ids.append(write_run(writer, lines, seconds, nodes=False))
     return path, ids
 
 
 def test_two_x_latency_is_significant(three_runs: tuple[Path, list[str]]) -> None:
-    path, (a, _, slow) = three_runs
+    path, (a, _, slow, _short) = three_runs
     (row,) = compare_runs(path, a, slow)
     assert row["significant_p99"] and row["significant"]
+    assert row["p99_verdict"] == "regression"
     assert row["p99_change_pct"] == pytest.approx(100, abs=30)
-    assert row["p99_p_value"] < 0.001
+    low, high = row["p99_change_ci_pct"]
+    assert 0 < low < row["p99_change_pct"] < high  # the interval holds the change, above 0
+    # the same run the other way round: an improvement, the interval mirrored
+    (back,) = compare_runs(path, slow, a)
+    assert back["p99_verdict"] == "improvement" and back["significant_p99"]
+    assert back["p99_change_ci_pct"][1] < 0
 
 
 def test_noise_is_not_significant(three_runs: tuple[Path, list[str]]) -> None:
-    path, (a, b, _) = three_runs
+    path, (a, b, _, _short) = three_runs
     (row,) = compare_runs(path, a, b)
     assert not row["significant"], row
+    assert row["ops_verdict"] == row["p99_verdict"] == "no change"
     assert abs(row["p99_change_pct"]) < 20
+    for key in ("ops", "p99"):
+        low, high = row[f"{key}_change_ci_pct"]
+        assert low < 0 < high and low <= row[f"{key}_change_pct"] <= high
+
+
+def test_a_run_against_itself_is_no_change(three_runs: tuple[Path, list[str]]) -> None:
+    path, (a, *_rest) = three_runs
+    (row,) = compare_runs(path, a, a)
+    assert row["ops_change_pct"] == row["p99_change_pct"] == 0.0
+    assert row["ops_verdict"] == row["p99_verdict"] == "no change"
+    low, high = row["p99_change_ci_pct"]
+    assert high > 0 and math.log1p(low / 100) == pytest.approx(-math.log1p(high / 100))
+
+
+def test_a_short_phase_is_too_short_to_tell(three_runs: tuple[Path, list[str]]) -> None:
+    path, (a, _, _slow, short) = three_runs
+    (row,) = compare_runs(path, a, short)  # 6 seconds: fewer than MIN_SECONDS
+    assert row["ops_verdict"] == row["p99_verdict"] == "too short to tell"
+    assert row["ops_change_ci_pct"] is None and row["p99_change_ci_pct"] is None
+    assert not row["significant"] and row["p99_change_pct"] is not None
 
 
 def test_welch_matches_a_known_value() -> None:
-    from loadtower.store.compare import welch_p_value
+    from loadtower.store.significance import welch_p_value
 
     # scipy.stats.ttest_ind([1, 2, 3, 4], [2, 3, 4, 5.5], equal_var=False).pvalue
     assert welch_p_value([1, 2, 3, 4], [2, 3, 4, 5.5]) == pytest.approx(0.2986, abs=1e-3)
