@@ -30,6 +30,12 @@ def _change(a: float | None, b: float | None) -> float | None:
     return 100.0 * (b - a) / a
 
 
+def interval_text(ci: list[float] | tuple[float, float] | None) -> str:
+    """A change's 99% interval as compare, the TUI and the report print it:
+    "[-2.1%, +4.0%]"; "" when there is none (too short to tell)."""
+    return "" if ci is None else f"[{ci[0]:+.1f}%, {ci[1]:+.1f}%]"
+
+
 def _seconds(reader: StoreReader, run: str) -> dict[Key, list[dict[str, Any]]]:
     out: dict[Key, list[dict[str, Any]]] = {}
     for row in reader.op_second_hists(run):

@@ -3,12 +3,17 @@ the change) and noise as no change; a short phase is too short to tell."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from loadtower.store import StoreWriter, compare_runs
+from loadtower.store.compare import interval_text
 from tests.store.synth import make_lines, write_run
 
 
@@ -71,3 +76,41 @@ def test_welch_matches_a_known_value() -> None:
 
     # scipy.stats.ttest_ind([1, 2, 3, 4], [2, 3, 4, 5.5], equal_var=False).pvalue
     assert welch_p_value([1, 2, 3, 4], [2, 3, 4, 5.5]) == pytest.approx(0.2986, abs=1e-3)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "loadtower", *args]
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_cli_prints_change_interval_and_verdict(three_runs: tuple[Path, list[str]]) -> None:
+    path, (a, _b, slow, short) = three_runs
+    (row,) = compare_runs(path, a, slow)
+    done = _cli("compare", "--store", str(path), a, slow)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "99% interval" in out and "verdict" in out and "Welch" not in out
+    line = next(ln for ln in out.splitlines() if "read" in ln)
+    assert f"{row['p99_change_pct']:+.1f}%" in line
+    assert interval_text(row["p99_change_ci_pct"]) in line and "regression" in line
+    assert interval_text(row["ops_change_ci_pct"]) in line and "no change" in line
+    done = _cli("compare", "--store", str(path), a, short)
+    assert done.returncode == 0, done.stderr
+    line = next(ln for ln in done.stdout.splitlines() if "read" in ln)
+    assert line.count("too short to tell") == 2
+
+
+def test_cli_json_has_the_verdicts(three_runs: tuple[Path, list[str]]) -> None:
+    path, (a, _b, slow, short) = three_runs
+    for other, verdicts in ((slow, ("no change", "regression")),
+                            (short, ("too short to tell", "too short to tell"))):
+        done = _cli("compare", "--store", str(path), a, other, "--json")
+        assert done.returncode == 0, done.stderr
+        (row,) = json.loads(done.stdout)
+        assert (row["ops_verdict"], row["p99_verdict"]) == verdicts
+        assert row == json.loads(json.dumps(compare_runs(path, a, other)[0]))
+        if other == short:
+            assert row["ops_change_ci_pct"] is None and row["p99_change_ci_pct"] is None
+        else:
+            assert len(row["p99_change_ci_pct"]) == 2 and row["significant"]
