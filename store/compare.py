@@ -19,6 +19,7 @@ from loadtower.store import hdr
 from loadtower.store.reader import StoreReader
 from loadtower.store.significance import ALPHA as ALPHA
 from loadtower.store.significance import Change, percentile_change, rate_change
+from loadtower.store.significance import interval_text as interval_text
 from loadtower.store.significance import welch_p_value as welch_p_value  # the former method
 
 Key = tuple[Any, ...]
@@ -28,12 +29,6 @@ def _change(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or a == 0:
         return None
     return 100.0 * (b - a) / a
-
-
-def interval_text(ci: list[float] | tuple[float, float] | None) -> str:
-    """A change's 99% interval as compare, the TUI and the report print it:
-    "[-2.1%, +4.0%]"; "" when there is none (too short to tell)."""
-    return "" if ci is None else f"[{ci[0]:+.1f}%, {ci[1]:+.1f}%]"
 
 
 def _seconds(reader: StoreReader, run: str) -> dict[Key, list[dict[str, Any]]]:

@@ -14,8 +14,10 @@ effective sample size (docs/statistics.md):
   SS / (n - 1) is biased low when samples are correlated);
 - rates: the mean of the per-second ops; percentiles: the percentile of the MERGED
   histograms, with Woodruff's interval: the standard error of the merged CDF at the
-  percentile comes from the per-second fraction of ops at or below it (a mean, so the
-  same n_eff applies) and is mapped back through the merged histogram's quantiles;
+  percentile comes from the per-second share of ops at or below it (a mean, so the
+  same n_eff applies; phi is the larger of that share's and the median share's, whose
+  memory shows through far less sampling noise) and is mapped back through the merged
+  histogram's quantiles;
 - the change is the log ratio B / A, its interval log ratio +- t(df) * se with Welch's
   degrees of freedom from each side's n_eff - 1, shown in percent; the verdict is a
   regression or an improvement when the whole interval is on one side of 0.
@@ -59,6 +61,12 @@ class Change:
     @property
     def significant(self) -> bool:
         return self.verdict in (REGRESSION, IMPROVEMENT)
+
+
+def interval_text(ci: list[float] | tuple[float, float] | None) -> str:
+    """A change's 99% interval as compare, the TUI and the report print it:
+    "[-2.1%, +4.0%]"; "" when there is none (too short to tell)."""
+    return "" if ci is None else f"[{ci[0]:+.1f}%, {ci[1]:+.1f}%]"
 
 
 def _betacf(a: float, b: float, x: float) -> float:
