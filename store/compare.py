@@ -18,7 +18,7 @@ import numpy as np
 from loadtower.store import hdr
 from loadtower.store.reader import StoreReader
 from loadtower.store.significance import ALPHA as ALPHA
-from loadtower.store.significance import Change, percentile_change, rate_change
+from loadtower.store.significance import Change, SecondHists, percentile_change, rate_change
 from loadtower.store.significance import interval_text as interval_text
 from loadtower.store.significance import welch_p_value as welch_p_value  # the former method
 
@@ -38,22 +38,30 @@ def _seconds(reader: StoreReader, run: str) -> dict[Key, list[dict[str, Any]]]:
     return out
 
 
-def _count_matrices(sides: list[list[dict[str, Any]]]
-                    ) -> tuple[list[np.ndarray], np.ndarray]:
-    """Each side's per-second histograms as (seconds, buckets) counts over the buckets
-    either side uses, and those buckets' values in ms (HDR's reported values)."""
+def _second_hists(sides: list[list[dict[str, Any]]]) -> list[SecondHists]:
+    """Each side's per-second histograms (sparse), over the buckets either side uses."""
     blobs = [bytes(r["hist"]) for rows in sides for r in rows if r["hist"] is not None]
     owner = [(s, i) for s, rows in enumerate(sides) for i, r in enumerate(rows)
              if r["hist"] is not None]  # fmt: skip
     no, idx, cnt = hdr.decode_many(blobs, b64=False)
     used, col = np.unique(idx, return_inverse=True)
-    mats = [np.zeros((len(rows), used.size), np.int64) for rows in sides]
+    values = hdr.HIGH_VALUES[used] / 1000.0
     side_of = np.asarray([s for s, _ in owner], np.int64)[no] if owner else np.zeros(0, np.int64)
     row_of = np.asarray([i for _, i in owner], np.int64)[no] if owner else np.zeros(0, np.int64)
-    for s, mat in enumerate(mats):
-        mine = side_of == s
-        np.add.at(mat, (row_of[mine], col[mine]), cnt[mine])
-    return mats, hdr.HIGH_VALUES[used] / 1000.0
+    return [SecondHists(row_of[side_of == s], col[side_of == s], cnt[side_of == s], len(rows),
+                        values) for s, rows in enumerate(sides)]  # fmt: skip
+
+
+def _ops_series(rows: list[dict[str, Any]]) -> list[float]:
+    """Ops per second from the first to the last second of the rows, a second without a
+    row counted as 0 ops (a stall is part of the rate's spread)."""
+    if not rows:
+        return []
+    first = int(rows[0]["ts"])
+    out = [0.0] * (int(rows[-1]["ts"]) - first + 1)
+    for r in rows:
+        out[int(r["ts"]) - first] += float(r["ops"])
+    return out
 
 
 def _fields(prefix: str, change: Change) -> dict[str, Any]:
@@ -81,10 +89,9 @@ def compare_runs(store_path: Path | str, run_a: str, run_b: str) -> list[dict[st
         xa, xb = seconds[run_a].get(key, []), seconds[run_b].get(key, [])
         ops_pct = _change(sa["ops_per_s"], sb["ops_per_s"])
         p99_pct = _change(sa["p99_ms"], sb["p99_ms"])
-        ops = rate_change([float(r["ops"]) for r in xa], [float(r["ops"]) for r in xb],
-                          center_pct=ops_pct)
-        (counts_a, counts_b), values = _count_matrices([xa, xb])
-        p99 = percentile_change(counts_a, counts_b, values, 99.0, center_pct=p99_pct)
+        ops = rate_change(_ops_series(xa), _ops_series(xb), center_pct=ops_pct)
+        hists_a, hists_b = _second_hists([xa, xb])
+        p99 = percentile_change(hists_a, hists_b, 99.0, center_pct=p99_pct)
         out.append(
             {
                 "phase": key[0],

@@ -266,27 +266,52 @@ def _quantile(cum: np.ndarray, total: float, values: np.ndarray, fraction: np.nd
     return np.asarray(values[idx], dtype=float)
 
 
-def percentile_estimate(counts: np.ndarray, values: np.ndarray, pct: float
-                        ) -> tuple[float, float, float, int] | None:
-    """From per-second histograms (rows: seconds with ops; columns: buckets whose reported
-    values are `values`, ascending): the percentile of the merged histogram, the variance
-    of its log (Woodruff), n_eff and the ops beyond it. None without ops."""
-    counts = np.asarray(counts, dtype=float)
-    counts = counts[counts.sum(axis=1) > 0]
-    if counts.shape[0] == 0:
+@dataclass(frozen=True)
+class SecondHists:
+    """One phase's per-second histograms, sparse: entry k is `cnt[k]` ops of second
+    `row[k]` (0 .. seconds - 1) in the bucket whose reported value is `values[col[k]]`
+    (values ascending, ms). Sparse so that a day-long phase costs its entries only."""
+
+    row: np.ndarray
+    col: np.ndarray
+    cnt: np.ndarray
+    seconds: int
+    values: np.ndarray
+
+    @classmethod
+    def from_dense(cls, counts: np.ndarray, values: np.ndarray) -> SecondHists:
+        """From a (seconds, buckets) count matrix over `values`."""
+        row, col = np.nonzero(np.asarray(counts))
+        return cls(row, col, np.asarray(counts)[row, col], int(np.shape(counts)[0]),
+                   np.asarray(values, dtype=float))
+
+    def per_second(self, keep: np.ndarray | None = None) -> np.ndarray:
+        """Ops per second, only of the entries in `keep` when given."""
+        rows, cnt = (self.row, self.cnt) if keep is None else (self.row[keep], self.cnt[keep])
+        return np.bincount(rows, weights=cnt, minlength=self.seconds)
+
+
+def percentile_estimate(hists: SecondHists, pct: float
+                        ) -> tuple[float, float, float, int, int] | None:
+    """The percentile of the merged histogram, the variance of its log (Woodruff), n_eff,
+    the ops beyond it and the seconds with ops. None without ops."""
+    values = hists.values
+    per_second = hists.per_second()
+    with_ops = per_second > 0
+    if not with_ops.any():
         return None
-    per_second = counts.sum(axis=1)
+    per_second = per_second[with_ops]
     total = float(per_second.sum())
-    cum = np.cumsum(counts.sum(axis=0))
+    cum = np.cumsum(np.bincount(hists.col, weights=hists.cnt, minlength=values.size))
     p = pct / 100.0
     q = float(_quantile(cum, total, values, np.asarray([p]))[0])
-    at_or_below = counts[:, values <= q].sum(axis=1)
+    at_or_below = hists.per_second(values[hists.col] <= q)[with_ops]
     share = at_or_below.sum() / total
     # the merged CDF at q is a ratio of sums: its linearised per-second terms
     z = (at_or_below - per_second * share) / per_second.mean()
     # the median's share shows the level's memory through less sampling noise
     median = float(_quantile(cum, total, values, np.asarray([0.5]))[0])
-    z50 = counts[:, values <= median].sum(axis=1) / per_second
+    z50 = hists.per_second(values[hists.col] <= median)[with_ops] / per_second
     phi = np.maximum(ar1_phi(z[None, :]), ar1_phi(z50[None, :]))
     n_eff = float(effective_size(z.size, phi)[0])
     d = z - z.mean()
@@ -294,20 +319,19 @@ def percentile_estimate(counts: np.ndarray, values: np.ndarray, pct: float
     probe = 2.576 * math.sqrt(var_share)  # a normal 99% half-width
     lo_q, hi_q = _quantile(cum, total, values, np.asarray([p - probe, p + probe]))
     se_log = (math.log(hi_q) - math.log(lo_q)) / (2 * 2.576)
-    return q, se_log**2, n_eff, int(round(total - share * total))
+    return q, se_log**2, n_eff, int(round(total - share * total)), int(z.size)
 
 
-def percentile_change(counts_a: np.ndarray, counts_b: np.ndarray, values: np.ndarray,
-                      pct: float = 99.0, center_pct: float | None = None,
-                      alpha: float = ALPHA) -> Change:
+def percentile_change(hists_a: SecondHists, hists_b: SecondHists, pct: float = 99.0,
+                      center_pct: float | None = None, alpha: float = ALPHA) -> Change:
     """The change of a percentile of the merged per-second histograms from A to B (a rise
     is a regression); the interval centred on `center_pct` when given."""
-    est_a = percentile_estimate(counts_a, values, pct)
-    est_b = percentile_estimate(counts_b, values, pct)
+    est_a = percentile_estimate(hists_a, pct)
+    est_b = percentile_estimate(hists_b, pct)
     if est_a is None or est_b is None:
         return Change(None, TOO_SHORT, (est_a[2] if est_a else 0.0, est_b[2] if est_b else 0.0))
-    (qa, va, na, tail_a), (qb, vb, nb, tail_b) = est_a, est_b
-    seconds = min(int((np.asarray(c).sum(axis=1) > 0).sum()) for c in (counts_a, counts_b))
+    (qa, va, na, tail_a, secs_a), (qb, vb, nb, tail_b, secs_b) = est_a, est_b
+    seconds = min(secs_a, secs_b)
     short = (seconds < MIN_SECONDS or min(na, nb) < MIN_EFFECTIVE
              or min(tail_a, tail_b) < MIN_TAIL_OPS or qa <= 0 or qb <= 0)  # fmt: skip
     if short:

@@ -16,6 +16,7 @@ import numpy as np
 from loadtower.store import hdr
 from loadtower.store.significance import (
     ALPHA,
+    SecondHists,
     percentile_change,
     rate_intervals,
     t_critical,
@@ -124,6 +125,7 @@ def percentile_trials(phi: float, pairs: int, scale_b: float, n: int = SECONDS,
     out = []
     for _ in range(pairs):
         a, b, values = counts_pair(histograms(rng, n, phi), histograms(rng, n, phi, scale=scale_b))
-        change = percentile_change(a, b, values)
+        change = percentile_change(SecondHists.from_dense(a, values),
+                                   SecondHists.from_dense(b, values))
         out.append((100.0 * (scale_b - 1.0), change.ci_pct, change.verdict))
     return out

@@ -114,3 +114,11 @@ def test_cli_json_has_the_verdicts(three_runs: tuple[Path, list[str]]) -> None:
             assert row["ops_change_ci_pct"] is None and row["p99_change_ci_pct"] is None
         else:
             assert len(row["p99_change_ci_pct"]) == 2 and row["significant"]
+
+
+def test_a_stalled_second_counts_as_zero_ops() -> None:
+    from loadtower.store.compare import _ops_series
+
+    rows = [{"ts": 100, "ops": 5}, {"ts": 101, "ops": 7}, {"ts": 104, "ops": 6}]
+    assert _ops_series(rows) == [5.0, 7.0, 0.0, 0.0, 6.0]
+    assert _ops_series([]) == []

@@ -20,6 +20,7 @@ from loadtower.store.significance import (
     NO_CHANGE,
     REGRESSION,
     TOO_SHORT,
+    SecondHists,
     effective_size,
     percentile_change,
     rate_change,
@@ -115,7 +116,8 @@ def test_p99_is_the_merged_histograms_percentile() -> None:
     rng = np.random.default_rng(2)
     a_idx, b_idx = histograms(rng, 30, 0.0), histograms(rng, 30, 0.0)
     a, b, values = counts_pair(a_idx, b_idx)
-    change = percentile_change(a, b, values)
+    change = percentile_change(SecondHists.from_dense(a, values),
+                               SecondHists.from_dense(b, values))
     merged = np.cumsum(a.sum(axis=0))
     rank = max(int(0.99 * merged[-1] + 0.5), 1)
     p99_a = values[np.searchsorted(merged, rank)]
@@ -123,7 +125,7 @@ def test_p99_is_the_merged_histograms_percentile() -> None:
                                for r in a])
     from loadtower.store.significance import percentile_estimate
 
-    est = percentile_estimate(a, values, 99.0)
+    est = percentile_estimate(SecondHists.from_dense(a, values), 99.0)
     assert est is not None and est[0] == p99_a != per_second_mean
     assert change.verdict in (NO_CHANGE, REGRESSION, "improvement")
 
@@ -132,4 +134,6 @@ def test_too_few_ops_beyond_p99_is_too_short() -> None:
     rng = np.random.default_rng(4)
     a, b, values = counts_pair(histograms(rng, 30, 0.0, per_second=20),
                                histograms(rng, 30, 0.0, per_second=20))
-    assert percentile_change(a, b, values).verdict == TOO_SHORT  # 600 ops: 6 beyond p99
+    change = percentile_change(SecondHists.from_dense(a, values),
+                               SecondHists.from_dense(b, values))
+    assert change.verdict == TOO_SHORT  # 600 ops: 6 beyond p99
