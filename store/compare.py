@@ -1,63 +1,28 @@
-"""Comparing two runs per phase and op, with Welch's t-test over per-second samples.
+"""Comparing two runs per phase and op: the change of ops/s and p99, its 99% interval
+and a verdict that holds when per-second samples are autocorrelated (significance.py,
+docs/statistics.md).
 
 Rates are phase_summary's (``phase_rate.py``: a phase's ops over its measured duration),
 so a run compared with itself shows no change, and a ramp's steps (``saturation@40``)
-are rows of their own, paired by label across the runs.
+are rows of their own, paired by label across the runs. The p99 is the merged
+histograms' (phase_summary's); its interval comes from the per-second histograms.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from statistics import fmean, variance
 from typing import Any
 
+import numpy as np
+
+from loadtower.store import hdr
 from loadtower.store.reader import StoreReader
+from loadtower.store.significance import ALPHA as ALPHA
+from loadtower.store.significance import Change, SecondHists, percentile_change, rate_change
+from loadtower.store.significance import interval_text as interval_text
+from loadtower.store.significance import welch_p_value as welch_p_value  # the former method
 
-ALPHA = 0.01  # significance level: 1% chance of calling noise a change
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (Numerical Recipes)."""
-    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):  # fmt: skip
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-12:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    if x <= 0.0 or x >= 1.0:
-        return 0.0 if x <= 0.0 else 1.0
-    front = math.exp(
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
-def welch_p_value(a: list[float], b: list[float]) -> float | None:
-    """Two-sided p-value of Welch's t-test; None with fewer than 2 samples on a side."""
-    if len(a) < 2 or len(b) < 2:
-        return None
-    va, vb = variance(a) / len(a), variance(b) / len(b)
-    if va + vb == 0:
-        return 1.0 if fmean(a) == fmean(b) else 0.0
-    t = (fmean(a) - fmean(b)) / math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    return _betainc(df / 2.0, 0.5, df / (df + t * t))
+Key = tuple[Any, ...]
 
 
 def _change(a: float | None, b: float | None) -> float | None:
@@ -66,45 +31,82 @@ def _change(a: float | None, b: float | None) -> float | None:
     return 100.0 * (b - a) / a
 
 
+def _seconds(reader: StoreReader, run: str) -> dict[Key, list[dict[str, Any]]]:
+    out: dict[Key, list[dict[str, Any]]] = {}
+    for row in reader.op_second_hists(run):
+        out.setdefault((row["phase"], row["op"]), []).append(row)
+    return out
+
+
+def _second_hists(sides: list[list[dict[str, Any]]]) -> list[SecondHists]:
+    """Each side's per-second histograms (sparse), over the buckets either side uses."""
+    blobs = [bytes(r["hist"]) for rows in sides for r in rows if r["hist"] is not None]
+    owner = [(s, i) for s, rows in enumerate(sides) for i, r in enumerate(rows)
+             if r["hist"] is not None]  # fmt: skip
+    no, idx, cnt = hdr.decode_many(blobs, b64=False)
+    used, col = np.unique(idx, return_inverse=True)
+    values = hdr.HIGH_VALUES[used] / 1000.0
+    side_of = np.asarray([s for s, _ in owner], np.int64)[no] if owner else np.zeros(0, np.int64)
+    row_of = np.asarray([i for _, i in owner], np.int64)[no] if owner else np.zeros(0, np.int64)
+    return [SecondHists(row_of[side_of == s], col[side_of == s], cnt[side_of == s], len(rows),
+                        values) for s, rows in enumerate(sides)]  # fmt: skip
+
+
+def _ops_series(rows: list[dict[str, Any]]) -> list[float]:
+    """Ops per second from the first to the last second of the rows, a second without a
+    row counted as 0 ops (a stall is part of the rate's spread)."""
+    if not rows:
+        return []
+    first = int(rows[0]["ts"])
+    out = [0.0] * (int(rows[-1]["ts"]) - first + 1)
+    for r in rows:
+        out[int(r["ts"]) - first] += float(r["ops"])
+    return out
+
+
+def _fields(prefix: str, change: Change) -> dict[str, Any]:
+    return {
+        f"{prefix}_change_ci_pct": list(change.ci_pct) if change.ci_pct else None,
+        f"{prefix}_verdict": change.verdict,
+        f"{prefix}_n_eff": [round(change.n_eff[0], 1), round(change.n_eff[1], 1)],
+    }
+
+
 def compare_runs(store_path: Path | str, run_a: str, run_b: str) -> list[dict[str, Any]]:
     """Per phase and op present in both runs: throughput and p99 of A and B, the change in
-    percent, Welch p-values over the per-second samples and whether the change is significant."""
+    percent, its 99% interval (``*_change_ci_pct``: [low, high], None when too short) and
+    the verdict (``ops_verdict``, ``p99_verdict``: regression, improvement, no change or
+    too short to tell); ``significant_*`` is True for a regression or an improvement."""
     reader = StoreReader(store_path)
     summaries = {run: {(r["phase"], r["op"]): r for r in reader.phase_summary(run)}
                  for run in (run_a, run_b)}  # fmt: skip
-    seconds: dict[str, dict[tuple[Any, ...], list[dict[str, Any]]]] = {}
-    for run in (run_a, run_b):
-        seconds[run] = {}
-        for row in reader.op_seconds(run):
-            seconds[run].setdefault((row["phase"], row["op"]), []).append(row)
+    seconds = {run: _seconds(reader, run) for run in (run_a, run_b)}
     out = []
     for key, sa in summaries[run_a].items():
         sb = summaries[run_b].get(key)
         if sb is None:
             continue
         xa, xb = seconds[run_a].get(key, []), seconds[run_b].get(key, [])
-        p_ops = welch_p_value([float(r["ops"]) for r in xa], [float(r["ops"]) for r in xb])
-        p_p99 = welch_p_value(
-            [r["p99_ms"] for r in xa if r["p99_ms"] is not None],
-            [r["p99_ms"] for r in xb if r["p99_ms"] is not None],
-        )
-        sig_ops = p_ops is not None and p_ops < ALPHA
-        sig_p99 = p_p99 is not None and p_p99 < ALPHA
+        ops_pct = _change(sa["ops_per_s"], sb["ops_per_s"])
+        p99_pct = _change(sa["p99_ms"], sb["p99_ms"])
+        ops = rate_change(_ops_series(xa), _ops_series(xb), center_pct=ops_pct)
+        hists_a, hists_b = _second_hists([xa, xb])
+        p99 = percentile_change(hists_a, hists_b, 99.0, center_pct=p99_pct)
         out.append(
             {
                 "phase": key[0],
                 "op": key[1],
                 "ops_per_s_a": sa["ops_per_s"],
                 "ops_per_s_b": sb["ops_per_s"],
-                "ops_change_pct": _change(sa["ops_per_s"], sb["ops_per_s"]),
-                "ops_p_value": p_ops,
+                "ops_change_pct": ops_pct,
+                **_fields("ops", ops),
                 "p99_ms_a": sa["p99_ms"],
                 "p99_ms_b": sb["p99_ms"],
-                "p99_change_pct": _change(sa["p99_ms"], sb["p99_ms"]),
-                "p99_p_value": p_p99,
-                "significant_ops": sig_ops,
-                "significant_p99": sig_p99,
-                "significant": sig_ops or sig_p99,
+                "p99_change_pct": p99_pct,
+                **_fields("p99", p99),
+                "significant_ops": ops.significant,
+                "significant_p99": p99.significant,
+                "significant": ops.significant or p99.significant,
                 **{f"{m}_{side}": row.get(m)
                    for m in ("ops", "duration_s", "p50_ms", "p90_ms", "max_ms", "errors",
                              "tombstones_p50", "tombstones_p99")

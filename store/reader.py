@@ -126,6 +126,15 @@ class StoreReader:
             sql, params = sql + " AND phase = ?", params + [phase]
         return self._query(sql + " ORDER BY ts, op", params, run_id)
 
+    def op_second_hists(self, run_id: str, kind: str = "response") -> list[dict[str, Any]]:
+        """Per second, phase and op: ``ts, phase, op, ops, hist`` (the stored HDR BLOB of
+        that second's response or service times, None without latencies), by ts."""
+        if kind not in ("response", "service"):
+            raise LoadtowerError(f"kind must be 'response' or 'service', not '{kind}'")
+        sql = (f"SELECT ts, phase, op, ops, {kind}_hist AS hist FROM op_second "
+               "WHERE run_id = ? ORDER BY ts, phase, op")  # fmt: skip
+        return self._query(sql, [run_id], run_id)
+
     def node_seconds(self, run_id: str) -> list[dict[str, Any]]:
         sql = "SELECT * FROM node_seconds WHERE run_id = ? ORDER BY ts, host"
         return self._query(sql, [run_id], run_id)

@@ -12,8 +12,11 @@ from loadtower.defaults import add_store_argument, store_path
 HELP = "Compare two runs per phase and op (significance), or engines (experiment 1's table)."
 DESCRIPTION = """Compare runs.
 
-Two runs of the same engine: per phase and op, ops/s and p99 of A and B, the change,
-and whether it is significant (Welch's t-test over the per-second samples, p < 0.01).
+Two runs of the same engine: per phase and op, ops/s and p99 (of the merged
+histograms) of A and B, the change, its 99% interval and the verdict: regression,
+improvement, no change, or too short to tell (a phase of fewer than 10 seconds or 5
+effective samples). The interval accounts for the memory of per-second samples (an
+effective sample size from their autocorrelation; docs/statistics.md).
 
 Engines (experiment 1's and study 4's table): per phase (workload) and op type, each
 engine's operations, ops/s, average, min, max, median, p90, p95 and p99 latency (ms,
@@ -154,6 +157,7 @@ def _nothing_in_common(args: argparse.Namespace) -> Exception:
 def run(args: argparse.Namespace) -> int:
     from loadtower.store import compare_runs
     from loadtower.store.commands.tables import print_whole
+    from loadtower.store.compare import interval_text
     from loadtower.store.terminal_text import cell
 
     if _engines_wanted(args):
@@ -165,22 +169,23 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     columns: tuple[str, ...] = (
-        "phase", "op", "ops/s A", "ops/s B", "change", "p99 ms A", "p99 ms B", "change")
+        "phase", "op", "ops/s A", "ops/s B", "change", "99% interval", "verdict",
+        "p99 ms A", "p99 ms B", "change", "99% interval", "verdict")
     # Cassandra's tombstones scanned per read (p99) of the phase's table, where sampled
     tombstones = any(r[f"tombstones_p99_{s}"] is not None for r in rows for s in "ab")
     if tombstones:
         columns += ("tombstones/read p99 A", "tombstones/read p99 B")
-    title = f"{args.run_a} (A) vs {args.run_b} (B); * = significant (Welch, p<0.01)"
-    table = _table(title, columns, ("phase", "op"))
+    title = (f"{args.run_a} (A) vs {args.run_b} (B): change from A to B, its 99% interval "
+             "and verdict (autocorrelation-aware)")
+    table = _table(title, columns, ("phase", "op", "verdict"))
     for r in rows:
-        mark_o = " *" if r["significant_ops"] else ""
-        mark_p = " *" if r["significant_p99"] else ""
         more = (_num(r["tombstones_p99_a"], "{:.1f}"), _num(r["tombstones_p99_b"], "{:.1f}"))
         table.add_row(
             cell(r["phase"]), cell(r["op"]), _num(r["ops_per_s_a"], "{:.1f}"), _num(r["ops_per_s_b"], "{:.1f}"),
-            _num(r["ops_change_pct"], "{:+.1f}%") + mark_o, _num(r["p99_ms_a"]),
-            _num(r["p99_ms_b"]), _num(r["p99_change_pct"], "{:+.1f}%") + mark_p,
-            *(more if tombstones else ()),
+            _num(r["ops_change_pct"], "{:+.1f}%"), interval_text(r["ops_change_ci_pct"]),
+            r["ops_verdict"], _num(r["p99_ms_a"]), _num(r["p99_ms_b"]),
+            _num(r["p99_change_pct"], "{:+.1f}%"), interval_text(r["p99_change_ci_pct"]),
+            r["p99_verdict"], *(more if tombstones else ()),
         )  # fmt: skip
     print_whole(table)
     return 0

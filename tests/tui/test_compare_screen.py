@@ -9,6 +9,7 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from loadtower.store import compare_runs
+from loadtower.store.compare import interval_text
 from loadtower.tui.app import LoadtowerApp
 from loadtower.tui.screens.compare import COLUMNS, CompareScreen
 from loadtower.tui.widgets.chart import LineChart
@@ -29,7 +30,7 @@ async def test_rows_per_phase_and_op(store: Path) -> None:
         table = screen.query_one("#compare-table", DataTable)
         assert [str(c.label) for c in table.columns.values()] == list(COLUMNS)
         assert COLUMNS == ("phase", "op", "run", "ops/s", "Δ ops", "p50 ms", "p90 ms", "p99 ms",
-                           "Δ p99", "max ms", "errors", "sig")
+                           "Δ p99", "max ms", "errors", "verdict")
         expected = compare_runs(store, RUN_A, RUN_B)
         assert table.row_count == len(expected) == 3
         for index, want in enumerate(expected):
@@ -42,8 +43,10 @@ async def test_rows_per_phase_and_op(store: Path) -> None:
                              ("max ms", "max_ms")):
                 assert cells[col] == f"{want[key + '_a']:,.2f}\n{want[key + '_b']:,.2f}"
             assert cells["errors"] == f"{want['errors_a']}\n{want['errors_b']}"
-            assert cells["Δ p99"] == f"{want['p99_change_pct']:+.1f}%"
-            assert cells["sig"] == ("*" if want["significant"] else "")
+            for col, key in (("Δ ops", "ops"), ("Δ p99", "p99")):  # compare's words
+                below = interval_text(want[f"{key}_change_ci_pct"]) or "too short"
+                assert cells[col] == f"{want[f'{key}_change_pct']:+.1f}%\n{below}"
+            assert cells["verdict"] == f"ops {want['ops_verdict']}\np99 {want['p99_verdict']}"
         # the figures show what the fixture was made to show: B is slower, same rate
         assert [str(table.get_row_at(i)[2]) for i in range(3)] == ["A\nB"] * 3
         assert all(r["p99_change_pct"] > 0 for r in expected)

@@ -22,14 +22,17 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.significance import IMPROVEMENT, REGRESSION, TOO_SHORT, interval_text
 from loadtower.store.terminal_text import markup_safe, visible
 from loadtower.tui.screens.engines import add_engine_columns, fill_engine_table
 from loadtower.tui.widgets.chart import LineChart, Series, Span
 
-SIGNIFICANCE = ("[dim]Δ from A to B, in colour when significant (Welch's t-test over "
-                "per-second samples, p < 0.01): red is worse[/]")
+SIGNIFICANCE = ("[dim]Δ from A to B over its 99% interval (per-second samples' memory "
+                "accounted for); in colour when the interval is all one side of 0: red a "
+                "regression, green an improvement[/]")
 COLUMNS = ("phase", "op", "run", "ops/s", "Δ ops", "p50 ms", "p90 ms", "p99 ms", "Δ p99",
-           "max ms", "errors", "sig")
+           "max ms", "errors", "verdict")
+VERDICT_STYLES = {REGRESSION: "bold red", IMPROVEMENT: "bold green", TOO_SHORT: "yellow"}
 STEP_COLUMNS = ("step", "run", "asked", "achieved", "p50 ms", "p90 ms", "p99 ms", "errors",
                 "passed", "why")
 
@@ -43,12 +46,24 @@ def _pair(a: Any, b: Any, digits: int = 2) -> Text:
     return Text(f"{_num(a, digits)}\n{_num(b, digits)}", justify="right")
 
 
-def _change(value: float | None, significant: bool, worse_if_up: bool) -> Text:
+def _change(value: float | None, interval: list[float] | None, verdict: str) -> Text:
+    """The change over its 99% interval (or "too short"), coloured by its verdict."""
     if value is None:
         return Text("-")
-    worse = value > 0 if worse_if_up else value < 0
-    style = ("bold red" if worse else "bold green") if significant else "dim"
-    return Text(f"{value:+.1f}%", style=style, justify="right")
+    below = interval_text(interval) if interval is not None else "too short"
+    style = VERDICT_STYLES.get(verdict, "dim")
+    return Text(f"{value:+.1f}%\n{below}", style=style, justify="right")
+
+
+def verdict_cell(row: dict[str, Any]) -> Text:
+    """Both verdicts, the words compare prints: ops/s over p99."""
+    out = Text()
+    for key in ("ops", "p99"):
+        verdict = row[f"{key}_verdict"]
+        out.append(f"{key} ", style="dim")
+        out.append(verdict, style=VERDICT_STYLES.get(verdict, ""))
+        out.append("\n" if key == "ops" else "")
+    return out
 
 
 def _verdict(step: dict[str, Any] | None) -> str:
@@ -96,13 +111,13 @@ def table_rows(rows: list[dict[str, Any]], tombstones: bool = False) -> list[tup
             Text(visible(r["phase"], False)), Text(visible(r["op"], False)),
             Text("A\nB", style="bold"),
             _pair(r["ops_per_s_a"], r["ops_per_s_b"], 1),
-            _change(r["ops_change_pct"], r["significant_ops"], worse_if_up=False),
+            _change(r["ops_change_pct"], r["ops_change_ci_pct"], r["ops_verdict"]),
             _pair(r["p50_ms_a"], r["p50_ms_b"]), _pair(r["p90_ms_a"], r["p90_ms_b"]),
             _pair(r["p99_ms_a"], r["p99_ms_b"]),
-            _change(r["p99_change_pct"], r["significant_p99"], worse_if_up=True),
+            _change(r["p99_change_pct"], r["p99_change_ci_pct"], r["p99_verdict"]),
             _pair(r["max_ms_a"], r["max_ms_b"]),
             _pair(r["errors_a"] or 0, r["errors_b"] or 0, 0),
-            Text("*", style="bold") if r["significant"] else Text(""),
+            verdict_cell(r),
             *((_pair(r.get("tombstones_p99_a"), r.get("tombstones_p99_b"), 1),)
               if tombstones else ()),
         ))
