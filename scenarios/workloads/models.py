@@ -139,6 +139,9 @@ class DataSet(Strict):
     file: Annotated[str, Field(min_length=1, max_length=4096)]
     format: Literal["csv", "parquet", "json"] | None = None  # default: by extension
     columns: Annotated[dict[str, TypeName], Field(min_length=1)]
+    # a file outside the workload file's folder (an absolute path, ``..``, or a symlink
+    # leading out) is refused unless this says so; `check` then prints where it reads
+    allow_outside: bool = False
 
     def file_format(self) -> str | None:
         if self.format:
