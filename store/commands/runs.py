@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from loadtower.defaults import add_store_argument, store_path
+from loadtower.store.commands import reads_store
 
 HELP = "List the runs in the store (oldest first)."
 COLUMNS = ("id", "name", "scenario", "status", "started", "duration", "reason")
@@ -95,6 +96,7 @@ def dead_hints(path: Any) -> list[str]:
                     keep_newlines=False) for run_id, reason in dead.items()]
 
 
+@reads_store
 def run(args: argparse.Namespace) -> int:
     import sys
 

@@ -107,3 +107,34 @@ def test_a_planted_view_over_a_file_is_never_evaluated(tmp_path: Path, secret: P
     # and a read-write connection has no file access either: the view cannot run
     with connect(store, read_only=False) as con, pytest.raises(duckdb.PermissionException):
         con.execute("SELECT * FROM leak").fetchall()
+
+
+@pytest.mark.parametrize("command", [
+    ["report", "dead-run", "--out", "{dir}/r.html"], ["export", "dead-run", "--out", "{dir}/e"],
+    ["compare", "dead-run", "dead-run"], ["runs"]])
+def test_a_refused_view_is_one_line_exit_2(tmp_path: Path, secret: Path,
+                                           command: list[str]) -> None:
+    """Case 6: `report` (and every read command) on a store whose view the lockdown
+    refuses says so in one line, exit 2, never a traceback."""
+    store = tmp_path / "crafted.duckdb"
+    _store_with_dead_run(store)
+    con = duckdb.connect(str(store))
+    try:
+        table = "runs" if command[0] == "runs" else "phases"
+        columns = [r[0] for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [table]).fetchall()]
+        con.execute(f"DROP TABLE {table}")
+        quoted = str(secret).replace("'", "''")
+        picked = ", ".join(f"'dead-run' AS {c}" if c in ("id", "run_id") else f"NULL AS {c}"
+                           for c in columns)
+        con.execute(f"CREATE VIEW {table} AS SELECT {picked}, content AS leak "
+                    f"FROM read_text('{quoted}')")
+    finally:
+        con.close()
+    done = cli(*(part.format(dir=tmp_path) for part in command), "--store", store)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith(f"loadtower {command[0]}: cannot read {store}: it asks for "
+                               "file access")
+    assert "s3cr3t" not in done.stdout + done.stderr
