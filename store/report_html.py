@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from html import escape
+from loadtower.store.html_text import escape
 from pathlib import Path
 from typing import Any
 

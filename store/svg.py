@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from html import escape
+from loadtower.store.html_text import escape
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 860, 240, 60, 150, 24, 30
