@@ -25,3 +25,26 @@ def test_control_characters_in_a_run_are_visible_in_the_report(tmp_path: Path) -
     assert "\x1b" not in page and "\x07" not in page
     assert "name\\x1b]0;owned\\x07" in page and "scn\\x1b[2J&lt;b&gt;" in page
     assert "reason\\x07\\x1b[31m" in page
+
+
+def test_a_listing_reads_capped_texts(tmp_path: Path) -> None:
+    """Case 6: `runs` reads at most LISTED_CHARS of each text (a crafted store's 100 MB
+    of compressible text stays in DuckDB); one run read whole keeps it all."""
+    import json
+
+    import duckdb
+
+    from loadtower.store.reader import LISTED_CHARS
+
+    store = tmp_path / "s.duckdb"
+    writer = StoreWriter(store)
+    run_id = writer.start_run("r", "scn", "", "", {}, {}, {})
+    writer.end_run(run_id, "failed", "x" * (LISTED_CHARS * 10))
+    writer.close()
+    con = duckdb.connect(str(store))
+    con.execute("UPDATE runs SET versions = ?", [json.dumps({"v": "y" * LISTED_CHARS * 3})])
+    con.close()
+    listed = StoreReader(store).runs()[0]
+    assert listed["reason"] == "x" * LISTED_CHARS + f"... ({LISTED_CHARS * 10} characters)"
+    assert listed["versions"] == {"left_out": f"{LISTED_CHARS * 3 + 9} characters"}
+    assert len(StoreReader(store).run(run_id)["reason"]) == LISTED_CHARS * 10
