@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from loadtower.store.html_text import escape
 from pathlib import Path
 from typing import Any
 
+from loadtower.store.html_text import escape
 from loadtower.store.reader import StoreReader
 from loadtower.store.svg import line_chart
 
