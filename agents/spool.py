@@ -15,7 +15,10 @@ Each worker process appends its lines (numbered with a per-agent ``seq``) to
   second (its write fails, and the watcher ends, when the SSH session is gone).
 
 It writes and reads plain files only; the orchestrator side parses with
-:func:`parse_read` and de-duplicates with :class:`SeenSeqs`.
+:func:`parse_read` and de-duplicates with :class:`SeenSeqs`. The run's and the agent's
+folders are this user's own (0700, checked for owner and mode before use) and no file
+in them is opened through a symlink (agents/private_files.py): a folder or a ``0.pid``
+planted by another user of the host is refused in one line, nothing written through it.
 """
 
 from __future__ import annotations
@@ -23,11 +26,22 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from loadtower.agents.private_files import (
+    UnsafePath,
+    check_private_dir,
+    open_append,
+    open_read,
+    private_dir,
+    read_text,
+    write_replace,
+)
 
 ROOT = "/tmp/loadtower-spool"
 SPOOLED = ("interval", "event")
@@ -48,9 +62,15 @@ def shared_root(root: str | Path = ROOT) -> None:
         path.mkdir(mode=0o1777)
     except FileExistsError:
         pass
-    info = path.stat()
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise UnsafePath(f"{path}: not a folder (a symlink or a file): refusing to use it")
     if info.st_uid == os.getuid() and info.st_mode & 0o7777 != 0o1777:
         os.chmod(path, 0o1777)  # our own, made with the umask (or by an older loadtower)
+    elif info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+        raise UnsafePath(f"{path}: writable by others without the sticky bit (mode "
+                         f"{stat.S_IMODE(info.st_mode):04o}): another user could replace a "
+                         "run's folder in it; refusing to use it")
 
 
 def spool_dir(run_id: str, host: str, root: str = ROOT) -> str:
@@ -64,15 +84,16 @@ class Spool:
         self.dir = Path(directory)
         if self.dir.parent.parent == Path(ROOT):
             shared_root()
-        self.dir.mkdir(parents=True, exist_ok=True)
+            private_dir(self.dir.parent)  # the run's folder: ours, 0700
+        else:
+            self.dir.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.dir)
         self.index, self.agent = index, agent
         self.seq = 0
-        self.file = open(self.dir / f"{index}.jsonl", "a", encoding="utf-8")  # noqa: SIM115
+        self.file = open_append(self.dir / f"{index}.jsonl")
         pid = {"pid": os.getpid(), "agent": agent, "started": time.time()}
-        (self.dir / f"{index}.pid").write_text(json.dumps(pid))
-        with_exit = self.dir / f"{index}.exit"
-        if with_exit.exists():
-            with_exit.unlink()
+        write_replace(self.dir / f"{index}.pid", json.dumps(pid))
+        (self.dir / f"{index}.exit").unlink(missing_ok=True)  # unlink never follows a link
 
     def number(self, line: dict[str, Any]) -> dict[str, Any]:
         """Give an interval/event line its seq and write it; return it."""
@@ -87,7 +108,7 @@ class Spool:
 
     def exited(self, reason: str) -> None:
         record = {"agent": self.agent, "reason": reason, "ts": time.time()}
-        (self.dir / f"{self.index}.exit").write_text(json.dumps(record))
+        write_replace(self.dir / f"{self.index}.exit", json.dumps(record))
 
     def close(self) -> None:
         self.file.close()
@@ -106,12 +127,13 @@ def read(
     stops at the first missing line of second ``before`` or later: that one may still be
     on its way, so the reported end offset stays in front of it."""
     base = Path(directory)
-    if not base.is_dir():
+    if not os.path.lexists(base):
         return
+    check_private_dir(base)
     for path in sorted(base.glob("*.jsonl")):
         start = int(offsets.get(path.name, 0))
         floor = int((floors or {}).get(path.name, 0))
-        with open(path, "rb") as fh:
+        with open_read(path) as fh:
             fh.seek(start)
             data = fh.read()
         end, kept = start, []
@@ -169,14 +191,20 @@ def watch(directory: str, every: float = WATCH_EVERY_S) -> int:
     watched: dict[str, dict[str, Any]] = {}
     reported: set[str] = set()
     next_tick = 0.0
+    checked = False
     try:
         while True:
-            for pid_file in sorted(base.glob("*.pid")) if base.is_dir() else []:
+            if not checked and os.path.lexists(base):
+                check_private_dir(base)  # UnsafePath: main says it in one line
+                checked = True
+            for pid_file in sorted(base.glob("*.pid")) if checked else []:
                 name = pid_file.stem
                 if name in watched or name in reported:
                     continue
                 try:
-                    info = json.loads(pid_file.read_text())
+                    info = json.loads(read_text(pid_file))
+                except UnsafePath:
+                    raise
                 except (OSError, ValueError):
                     continue  # being written
                 watched[name] = info
@@ -188,7 +216,7 @@ def watch(directory: str, every: float = WATCH_EVERY_S) -> int:
                 reason = "killed or crashed (it left no exit record)"
                 if exit_file.exists():
                     try:
-                        reason = str(json.loads(exit_file.read_text()).get("reason", reason))
+                        reason = str(json.loads(read_text(exit_file)).get("reason", reason))
                     except (OSError, ValueError):
                         pass
                 _emit(
@@ -211,6 +239,14 @@ def watch(directory: str, every: float = WATCH_EVERY_S) -> int:
 
 
 def main(argv: list[str]) -> int:
+    try:
+        return _main(argv)
+    except UnsafePath as exc:
+        sys.stderr.write(f"loadtower spool: {exc}\n")
+        return exc.exit_code
+
+
+def _main(argv: list[str]) -> int:
     if len(argv) >= 2 and argv[0] == "read":
         opts = json.loads(argv[2]) if len(argv) > 2 else {}
         read(argv[1], opts.get("offsets", {}), floors=opts.get("floors"), before=opts.get("before"))

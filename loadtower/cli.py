@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("loadtower.store.commands.compare", "store"),
     "export": ("loadtower.store.commands.export", "store"),
     "report": ("loadtower.store.commands.report", "store"),
+    "repair": ("loadtower.store.commands.repair", "store"),  # the one write of a store
     "cleanup": ("loadtower.scenarios.cleanup_command", "scenarios"),
     "tui": ("loadtower.tui.command", "tui"),
     "demo": ("loadtower.demo_command", "sandbox"),  # composes sandbox and run
@@ -116,8 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_module", None):
         parser.print_help()
         return 0
-    try:
-        _recover_runs(args)  # in the try: Ctrl-C while it holds the store is one line too
+    try:  # no command writes a store before it runs: reads stay reads (`repair` marks)
         return int(args._module.run(args) or 0)
     except LoadtowerError as exc:
         # no control character reaches the terminal; a bad file's error is one line even
@@ -128,16 +128,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"loadtower {args.command}: interrupted", file=sys.stderr)
         return 130
-
-
-def _recover_runs(args: argparse.Namespace) -> None:
-    """Commands that open a store first mark the runs of dead orchestrators interrupted."""
-    if "store" not in vars(args):
-        return
-    from loadtower.defaults import store_path
-    from loadtower.store.admin import recover_runs
-
-    recover_runs(store_path(args))
 
 
 def _visible(exc: BaseException, keep_newlines: bool) -> str:

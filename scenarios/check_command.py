@@ -57,11 +57,16 @@ def run(args: argparse.Namespace) -> int:
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
     console = table_console()
     console.print(render_plan(plan))
+    from loadtower.scenarios.workloads.dataset_files import outside_datasets
     from loadtower.scenarios.workloads.describe import describe
 
     for name, checked in plan.workloads.items():
         if not getattr(args, "brief", False):
             console.print(describe(name, checked, plan.scenario))
+        for dataset, path in outside_datasets(checked).items():
+            console.print(f"workload {markup_safe(name)}: data set {markup_safe(dataset)} "
+                          f"reads {markup_safe(path)} (allow_outside = true: outside the "
+                          "workload file's folder)", soft_wrap=True)
     for warning in environment_warnings(plan):
         print(f"loadtower check: warning: {visible(warning, keep_newlines=False)}", file=sys.stderr)
     paths = f"{markup_safe(plan.scenario_path)} and {markup_safe(plan.inventory_path)}"

@@ -1,4 +1,10 @@
-"""Store maintenance: deleting a run, marking runs whose orchestrator died."""
+"""Store maintenance: deleting a run, marking runs whose orchestrator died.
+
+Marking is a write, so it happens only in a process that writes the store anyway (the
+run's writer, when it opens the store) or in `loadtower repair`; read commands only say
+which runs look dead (:func:`dead_runs`, read-only and locked down). Before writing, a
+store whose run tables are views (a crafted file, not one loadtower wrote) is refused.
+"""
 
 from __future__ import annotations
 
@@ -80,6 +86,27 @@ def _orphans(con: duckdb.DuckDBPyConnection, now: float) -> dict[str, str]:
     return found
 
 
+def dead_runs(path: Path | str) -> dict[str, str]:
+    """The 'running' runs whose orchestrator is gone, and why, read without writing
+    (a read-only, locked-down connection); {} for a file with no runs table."""
+    with connect(Path(path), read_only=True) as con:
+        if not con.execute(
+            "SELECT 1 FROM duckdb_tables() WHERE table_name = 'runs'"
+        ).fetchall():
+            return {}
+        return _orphans(con, time.time())
+
+
+def check_tables_are_tables(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Refuse (one line) a store where a view stands in for one of the run tables."""
+    views = {str(r[0]) for r in con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    posing = sorted(views & {"runs", *RUN_TABLES})
+    if posing:
+        raise LoadtowerError(f"store {path}: {', '.join(posing)} is a view, not a table: "
+                             "not a store loadtower wrote; refusing to write it")
+
+
 def mark_interrupted_runs(path: Path | str) -> list[str]:
     """Runs still 'running' whose orchestrator is gone become 'interrupted', with the reason.
 
@@ -90,6 +117,7 @@ def mark_interrupted_runs(path: Path | str) -> list[str]:
     path = Path(path)
     now = time.time()
     with connect(path, read_only=True) as con:
+        check_tables_are_tables(con, path)
         if not con.execute(
             "SELECT 1 FROM duckdb_tables() WHERE table_name = 'runs'"
         ).fetchall():
@@ -99,6 +127,7 @@ def mark_interrupted_runs(path: Path | str) -> list[str]:
         return []
     marked = []
     with connect(path, read_only=False) as con:
+        check_tables_are_tables(con, path)
         for run_id, reason in _orphans(con, now).items():  # checked again: things move
             if run_id not in candidates:
                 continue
@@ -124,7 +153,8 @@ def mark_interrupted_runs(path: Path | str) -> list[str]:
 
 
 def recover_runs(path: Path | str) -> list[str]:
-    """mark_interrupted_runs at a command's start: best effort, one line per run marked.
+    """mark_interrupted_runs, best effort, one line per run marked (no command calls it
+    at its start any more: read commands never write; see `loadtower repair`).
 
     A store that cannot be opened for writing (read-only file, not a store at all) is
     left to the command itself, which reports it.

@@ -16,6 +16,11 @@ store's own reads need none of it: the file is already open, its views are plain
 over its own tables, and the extensions they may use (json, icu, parquet) are built into
 DuckDB's Python package. A query too big for memory cannot spill to disk here and fails.
 Read-only connections also carry the store's SQL functions (sql_functions.py).
+
+Read-write connections (the run's writer, `loadtower repair`, deleting a run) have
+external access off too: a store is a file anyone may hand over, and its views (or a
+view standing where a table should be) must never read another file when the writer
+runs them. The writer's own file and WAL are DuckDB's to write, external access or not.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ RETRY_S = 0.01
 # one configuration for every read-only connection: connections of one process to one
 # file must agree on it, or DuckDB refuses the second ("different configuration")
 READ_ONLY_CONFIG = {"enable_external_access": False}
+READ_WRITE_CONFIG = {"enable_external_access": False}  # no view reads another file
 # then, on the open database (these cannot be given at connect time; connections of one
 # process to one file share a database instance, so a later one finds them done)
 LOCK_DOWN = ("SET disabled_filesystems = 'LocalFileSystem'", "SET lock_configuration = true")
@@ -60,7 +66,8 @@ def connect(
             if read_only:
                 con = duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG))
             else:
-                con = duckdb.connect(str(path), read_only=False)
+                con = duckdb.connect(str(path), read_only=False,
+                                     config=dict(READ_WRITE_CONFIG))
             break
         except (duckdb.IOException, duckdb.ConnectionException) as exc:
             if not is_busy(exc):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
@@ -15,6 +15,10 @@ from loadtower.store import hdr
 from loadtower.store.connection import connect
 from loadtower.store.output_files import OutputDir
 
+BATCH_ROWS = 65_536
+TEXT_BATCH_ROWS = 16  # rows of free text (a log line, an event, a run's texts) per batch
+TEXT_TABLES = {"run", "phases", "events", "logs"}
+FLUSH_BYTES = 32 << 20
 # file name -> query (one parameter: the run id)
 SINCE = {"node_stats": "node_stats"}  # file -> table a store before its schema lacks
 EXPORTS = {
@@ -41,8 +45,11 @@ def export_run(
     file only with `force`, never a store, a directory, a device or through a symlink);
     each file is written whole to a temporary file and renamed.
 
-    Each table is fetched on its own short read-only connection and written after it is
-    closed, so a live run's writer is held up for one query at a time, not the export.
+    Each table is read on its own short read-only connection, so a live run's writer is
+    held up for one table at a time, not the export. It streams: DuckDB hands over record
+    batches of a few rows (TEXT_BATCH_ROWS for the tables of free text, whose rows may be
+    megabytes each) and at most FLUSH_BYTES of them are held before they are written, so
+    memory stays bounded whatever the store's text decompresses to.
     """
     if fmt not in ("parquet", "csv"):
         raise LoadtowerError(f"unknown export format '{fmt}' (parquet or csv)")
@@ -57,21 +64,43 @@ def export_run(
         for name in exports:
             folder.check(f"{name}.{fmt}")  # all refused before any is written
         for name, query in exports.items():
+            rows = [0]
             with connect(store, read_only=True) as con:
-                # a relation, not execute(): DuckDB hands it to Arrow without an extra copy
-                table = con.sql(query, params=[run_id]).to_arrow_table()
-            if name == "op_second_hists":
-                table = _standard_hists(table)
-            folder.write(f"{name}.{fmt}", partial(_write, table, fmt))
-            counts[name] = table.num_rows
+                batches = con.sql(query, params=[run_id]).to_arrow_reader(
+                    TEXT_BATCH_ROWS if name in TEXT_TABLES else BATCH_ROWS)
+                folder.write(f"{name}.{fmt}", partial(_write, batches, fmt, name, rows))
+            counts[name] = rows[0]
     return counts
 
 
-def _write(table: pa.Table, fmt: str, handle: BinaryIO) -> None:
-    if fmt == "parquet":
-        pq.write_table(table, handle)
-    else:
-        pa_csv.write_csv(table, handle)
+def _write(batches: pa.RecordBatchReader, fmt: str, name: str, rows: list[int],
+           handle: BinaryIO) -> None:
+    """Write the batches as they come, FLUSH_BYTES at a time (one Parquet row group per
+    flush); `rows[0]` counts the rows written."""
+    writer: Any = None
+    pending: list[pa.RecordBatch] = []
+    held = 0
+
+    def flush() -> None:
+        nonlocal writer, pending, held
+        table = pa.Table.from_batches(pending, schema=batches.schema)
+        pending, held = [], 0
+        if name == "op_second_hists":
+            table = _standard_hists(table)
+        if writer is None:
+            writer = (pq.ParquetWriter(handle, table.schema) if fmt == "parquet"
+                      else pa_csv.CSVWriter(handle, table.schema))
+        writer.write_table(table)
+        rows[0] += table.num_rows
+
+    for batch in batches:
+        pending.append(batch)
+        held += batch.nbytes
+        if held >= FLUSH_BYTES:
+            flush()
+    if pending or writer is None:
+        flush()  # the rest, or an empty file with the columns
+    writer.close()
 
 
 def _standard_hists(table: pa.Table) -> pa.Table:

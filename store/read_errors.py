@@ -22,4 +22,9 @@ def read_errors(store: object) -> Iterator[None]:
         yield
     except duckdb.Error as exc:
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        if isinstance(exc, duckdb.PermissionException):
+            raise StoreReadError(f"cannot read {store}: it asks for file access (a view "
+                                 f"over a file?), which a store is never given: {first}"
+                                 ) from exc
         raise StoreReadError(f"cannot read {store}: {first}") from exc
+

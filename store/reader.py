@@ -30,6 +30,21 @@ LIVE_QUERY_LIMIT_S = 2.0
 # writer, writer.HEARTBEAT_S) is younger than this
 LIVE_HEARTBEAT_S = 15.0
 CANCEL_POLL_S = 0.05  # how often a running query looks at its cancel event
+LISTED_CHARS = 4096  # a text column's characters a listing (`runs`) reads at most
+
+
+def _capped(column: str) -> str:
+    """`column` cut to LISTED_CHARS in the query, saying how long it was."""
+    return (f"CASE WHEN length({column}) > {LISTED_CHARS} THEN left({column}, {LISTED_CHARS})"
+            f" || '... (' || length({column}) || ' characters)' ELSE {column} END AS {column}")
+
+
+def _capped_json(column: str) -> str:
+    """A JSON column, or when longer than LISTED_CHARS a JSON note of its length."""
+    return (f"CASE WHEN length({column}) > {LISTED_CHARS} THEN '{{\"left_out\": \"' || "
+            f"length({column}) || ' characters\"}}' ELSE {column} END AS {column}")
+
+
 _JSON_FIELDS = {"versions", "host_facts", "extra", "params", "result", "data", "errors_by_class"}
 
 
@@ -99,8 +114,11 @@ class StoreReader:
             return _rows(con.execute(sql, params or []))
 
     def runs(self) -> list[dict[str, Any]]:
+        # a listing: each text capped (a crafted store's 100 MB reason stays in DuckDB,
+        # never becomes Python strings and table cells); `run()` reads a run whole
         return self._query(
-            "SELECT id, name, scenario, status, reason, started, ended, versions FROM runs "
+            f"SELECT id, {_capped('name')}, {_capped('scenario')}, status, "
+            f"{_capped('reason')}, started, ended, {_capped_json('versions')} FROM runs "
             "ORDER BY started NULLS FIRST, id"
         )
 

@@ -10,7 +10,6 @@ in tables and in charts alike."""
 from __future__ import annotations
 
 import time
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from loadtower.store import report_summary as summary_of
 from loadtower.store.curves import latency_curve
 from loadtower.store.engine_compare import engine_table
 from loadtower.store.engine_text import engine_cells
+from loadtower.store.html_text import escape
 from loadtower.store.plotly_inline import figure_tag, library_tag
 from loadtower.store.reader import StoreReader
 from loadtower.store.report_columns import (

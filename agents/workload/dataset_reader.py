@@ -7,7 +7,10 @@ Memory stays bounded whatever the file's size: DuckDB streams the file (one thre
 converts each declared column with ``TRY_CAST`` to its declared type; Python fetches
 ``batch_rows`` rows at a time. A value that does not convert is one line naming the
 file, the data row (1-based; CSV: also its line) and the column; a declared column the
-file does not have, one line naming the file and the column.
+file does not have, one line naming the file and the column. No error quotes the file's
+content beyond its column names, and only names that look like names (a data set that
+turns out to be a key or a password file must not leak a line of it): a bad value is
+given by its length, DuckDB's own message has its quoted text blanked.
 
 A reader takes a share of the rows: data rows ``i`` (0-based) in ``[start, stop)``
 with ``i % count == index``, so the workers of the agents of a load each write each
@@ -16,6 +19,7 @@ row once. ``cycle()`` starts again at the end (run phases draw rows in turn).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +40,9 @@ FORMATS = ("csv", "parquet", "json")
 BATCH_ROWS = 10_000
 MEMORY_LIMIT = "256MB"
 _SEP = "\x1f"
+_NAME_SHOWN = re.compile(r"[\w][\w .$-]{0,63}")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_MESSAGE_CHARS = 300
 
 
 class DatasetError(LoadtowerError):
@@ -121,10 +128,11 @@ class DatasetReader:
             described = con.execute(f"DESCRIBE SELECT * FROM {source_sql(self.path, self.fmt)}")
             have = [str(r[0]) for r in described.fetchall()]
         except duckdb.Error as exc:
-            raise self._error(f"cannot read it as {self.fmt}: {_first_line(exc)}") from None
+            raise self._error(f"cannot read it as {self.fmt}: "
+                              f"{_first_line(exc, self.path)}") from None
         for name in self.names:
             if name not in have:
-                raise self._error(f"no column '{name}' (the file has: {', '.join(have)})")
+                raise self._error(f"no column '{name}' ({_columns_shown(have)})")
 
     def query(self) -> str:
         """The streaming query: row number, the cast columns, the first bad value."""
@@ -153,13 +161,13 @@ class DatasetReader:
             try:
                 cursor = con.execute(self.query())
             except duckdb.Error as exc:
-                raise self._error(_first_line(exc)) from None
+                raise self._error(_first_line(exc, self.path)) from None
             names = self.names
             while True:
                 try:
                     fetched = cursor.fetchmany(self.batch_rows)
                 except duckdb.Error as exc:
-                    raise self._error(_first_line(exc)) from None
+                    raise self._error(_first_line(exc, self.path)) from None
                 if not fetched:
                     return
                 out = []
@@ -167,8 +175,8 @@ class DatasetReader:
                     if row[-1] is not None:
                         column, value = str(row[-1]).split(_SEP, 1)
                         raise self._error(
-                            f"{self._where(int(row[0]))}, column '{column}': {value!r} is not "
-                            f"a {self.columns[column]}")
+                            f"{self._where(int(row[0]))}, column '{column}': "
+                            f"{_value_shown(value)} is not a {self.columns[column]}")
                     out.append(dict(zip(names, row[1:-1], strict=True)))
                 self.rows_read += len(out)
                 yield out
@@ -206,18 +214,43 @@ def validate(path: str | Path, fmt: str, columns: dict[str, str],
                 f"arg_min(lt_bad, rn) FILTER (WHERE lt_bad IS NOT NULL) FROM ({reader.query()})"
             ).fetchone()
         except duckdb.Error as exc:
-            raise reader._error(_first_line(exc)) from None
+            raise reader._error(_first_line(exc, reader.path)) from None
     finally:
         con.close()
     assert found is not None
     count, bad_row, bad = found
     if bad_row is not None:
         column, value = str(bad).split(_SEP, 1)
-        raise reader._error(f"{reader._where(int(bad_row))}, column '{column}': {value!r} "
-                            f"is not a {columns[column]}")
+        raise reader._error(f"{reader._where(int(bad_row))}, column '{column}': "
+                            f"{_value_shown(value)} is not a {columns[column]}")
     return int(count)
 
 
-def _first_line(exc: BaseException) -> str:
+def _value_shown(value: str) -> str:
+    """A value that does not convert, by its length only (never its text)."""
+    return f"its value ({len(value)} characters)"
+
+
+def _columns_shown(have: list[str]) -> str:
+    """The file's column names that look like names; the others only counted."""
+    shown = [name for name in have if _NAME_SHOWN.fullmatch(name)]
+    hidden = len(have) - len(shown)
+    if not shown:
+        return f"the file has {hidden} column(s), no name shown: none looks like a name"
+    text = f"the file has: {', '.join(shown)}"
+    return text + (f", and {hidden} column(s) whose name is not shown" if hidden else "")
+
+
+def _first_line(exc: BaseException, path: str = "") -> str:
+    """DuckDB's message, its first line, with every quoted text other than the file's
+    own name blanked (a message may quote a line or a value of the file)."""
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    line = text.splitlines()[0] if text else type(exc).__name__
+    keep = {path, Path(path).name} if path else set()
+
+    def blank(match: re.Match[str]) -> str:
+        quoted = match.group(0)
+        return quoted if quoted[1:-1] in keep else quoted[0] + "..." + quoted[0]
+
+    line = _QUOTED.sub(blank, line)
+    return line if len(line) <= _MESSAGE_CHARS else line[: _MESSAGE_CHARS - 3] + "..."

@@ -4,7 +4,9 @@ SFTP) so the agents read them locally (agents/workload/dataset_reader.py).
 Each file goes to ``<bootstrap_dir>/datasets/<sha256 prefix>-<name>`` on the host:
 the name carries the content's sha256, so a file of that name and the same size is the
 same file and is not copied again (a copy is written under a temporary name and
-renamed when complete: a name never holds a partial file). The workload file spec
+renamed when complete: a name never holds a partial file). The folder is made (or set)
+0700 and each copy keeps its source's permissions for the owner and group/others' read
+only when the source grants it (a 0600 source is a 0600 copy, never 0644). The workload file spec
 sent to that host's agents then carries the absolute agent-side path
 (``with_agent_paths``).
 """
@@ -15,6 +17,7 @@ import asyncio
 import copy
 import hashlib
 import secrets
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +70,12 @@ def uploads(spec: WorkloadFileSpec) -> list[Upload]:
     return out
 
 
+def copy_mode(path: Path) -> int:
+    """The mode a copy of `path` gets: at least 0600 for its owner, read for group and
+    others only when the source allows it, never execute or write for them."""
+    return (stat.S_IMODE(path.stat().st_mode) & 0o644) | 0o600
+
+
 def with_agent_paths(spec: WorkloadFileSpec, paths: dict[str, str]) -> WorkloadFileSpec:
     """The spec with each data set's ``file`` replaced by its agent-side path."""
     if not paths:
@@ -97,7 +106,8 @@ async def ship_datasets(pool: Any, host: str, bootstrap_dir: str, files: list[Up
         return {}
     directory = f"{bootstrap_dir.rstrip('/')}/{DATASETS_DIR}"
     status, out, err = await pool.run(
-        host, f"mkdir -p {shell_word(directory)} && cd {shell_word(directory)} && pwd",
+        host, f"mkdir -p {shell_word(directory)} && chmod 700 {shell_word(directory)} && "
+              f"cd {shell_word(directory)} && pwd",
         timeout=CHECK_TIMEOUT_S)
     if status != 0 or not out.strip():
         raise LoadtowerError(f"agent host {host}: cannot create {directory}: "
@@ -115,10 +125,14 @@ async def ship_datasets(pool: Any, host: str, bootstrap_dir: str, files: list[Up
                 part = f"{remote_dir}/.{f.remote_name}.{secrets.token_hex(4)}.part"
                 try:
                     await sftp.put(str(f.path), part)
+                    await sftp.chmod(part, copy_mode(f.path))
                     await sftp.posix_rename(part, f"{remote_dir}/{f.remote_name}")
                 finally:
                     if await sftp.exists(part):
                         await sftp.remove(part)
+            for f in files:  # a copy an older loadtower left (0644) is set too
+                if f not in todo:
+                    await sftp.chmod(f"{remote_dir}/{f.remote_name}", copy_mode(f.path))
             return todo
 
     limit = UPLOAD_TIMEOUT_S + total / UPLOAD_MIN_BPS

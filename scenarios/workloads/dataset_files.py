@@ -1,5 +1,6 @@
 """A workload file's data sets on the orchestrator: each ``file`` resolved against the
-workload file's directory (or absolute) and read once through the agents' own reader
+workload file's folder, where it must stay (an absolute path, ``..`` or a symlink leading
+out of the folder is refused unless the data set says ``allow_outside = true``), and read once through the agents' own reader
 (``agents/workload/dataset_reader.py``, bounded memory), so a missing file, a missing
 column or a value that does not convert is one line before anything runs: the
 workload file, the line and key of the data set's ``file``, then the data file's own
@@ -27,10 +28,28 @@ def _validate(path: Path, fmt: str, columns: dict[str, str]) -> int:
     return _validated[key]
 
 
-def dataset_path(workload_file: Path, file: str) -> Path:
-    """A data set's file: absolute, or relative to the workload file's directory."""
+def dataset_path(workload_file: Path, file: str, allow_outside: bool = False) -> Path:
+    """A data set's file, relative to the workload file's folder, every symlink resolved;
+    ValueError (the problem) when it is absolute or resolves outside the folder and
+    `allow_outside` is off."""
+    folder = workload_file.parent.resolve()
     given = Path(file).expanduser()
-    return given if given.is_absolute() else (workload_file.parent / given).resolve()
+    if given.is_absolute() and not allow_outside:
+        raise ValueError(f"{file} is an absolute path: a data set file is relative to the "
+                         f"workload file's folder {folder} (allow_outside = true to read "
+                         "a file elsewhere)")
+    real = (folder / given).resolve()
+    if not allow_outside and not real.is_relative_to(folder):
+        raise ValueError(f"{file} leads out of the workload file's folder {folder} (to "
+                         f"{real}, through '..' or a symlink): refused (allow_outside = "
+                         "true to read it)")
+    return real
+
+
+def outside_datasets(checked: Checked) -> dict[str, str]:
+    """The data sets read from outside their workload file's folder (allow_outside):
+    name -> the resolved path (``loadtower check`` prints them)."""
+    return {name: d.file for name, d in checked.model.datasets.items() if d.allow_outside}
 
 
 def check_dataset_files(checked: Checked, source: str, workload_file: Path) -> dict[str, int]:
@@ -47,7 +66,10 @@ def check_dataset_files(checked: Checked, source: str, workload_file: Path) -> d
         def fail(problem: str, key: tuple[str, ...] = key) -> ConfigError:
             return ConfigError(str(workload_file), index.line_of(key), format_path(key), problem)
 
-        path = dataset_path(workload_file, dataset.file)
+        try:
+            path = dataset_path(workload_file, dataset.file, dataset.allow_outside)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
         if not path.is_file():
             raise fail(f"no such data set file {path}")
         fmt = dataset.file_format() or ""

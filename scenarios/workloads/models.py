@@ -7,16 +7,21 @@ phase spec; nothing in it is Python code.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from loadtower.scenarios.models import MAX_BATCH, MAX_FIELDS, Name, Strict, Weight
 from loadtower.scenarios.workloads.generators import Generator, KeyDraw
 from loadtower.scenarios.workloads.types import TypeName
 
 OptionValue = str | int | float | bool
-Option = OptionValue | dict[str, OptionValue]
+# a key of an option's map (CQL's compaction = {'class': ..., 'max_threshold': 32}): a
+# word, never quotes or anything else that could end the map in the rendered statement
+OPTION_KEY = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+OptionKey = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
+Option = OptionValue | dict[OptionKey, OptionValue]
 Statement = Annotated[str, Field(min_length=1, max_length=100_000)]
 MAX_OPS = 1_000
 
@@ -30,6 +35,16 @@ class ColumnGroup(Strict):
 
 class CassandraTable(Strict):
     options: dict[Name, Option] = Field(default_factory=dict)  # WITH k = v AND ...
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _map_keys_are_words(cls, options: Any) -> Any:
+        for name, value in (options or {}).items() if isinstance(options, dict) else ():
+            for key in value if isinstance(value, dict) else ():
+                if not isinstance(key, str) or not OPTION_KEY.fullmatch(key):
+                    raise ValueError(f"option {name}: map key {str(key)[:60]!r} is not a "
+                                     "word (letters, digits, '_', '.', '-')")
+        return options
     clustering_order: dict[Name, Literal["ASC", "DESC"]] = Field(default_factory=dict)
     types: dict[Name, Annotated[str, Field(max_length=200)]] = Field(default_factory=dict)
     ddl: list[Statement] | None = None  # raw DDL instead of the generated CREATE TABLE
@@ -139,6 +154,9 @@ class DataSet(Strict):
     file: Annotated[str, Field(min_length=1, max_length=4096)]
     format: Literal["csv", "parquet", "json"] | None = None  # default: by extension
     columns: Annotated[dict[str, TypeName], Field(min_length=1)]
+    # a file outside the workload file's folder (an absolute path, ``..``, or a symlink
+    # leading out) is refused unless this says so; `check` then prints where it reads
+    allow_outside: bool = False
 
     def file_format(self) -> str | None:
         if self.format:

@@ -126,7 +126,63 @@ def problem(op: MongodbOp, tables: dict[str, Any], groups: dict[str, list[str]],
     if batch > 1 and op.call in READS:
         return (f"a batch op's mongodb call must write (insert, update, replace, delete): "
                 f"{op.call} binds one row")
+    if op.pipeline is not None:
+        return pipeline_problem(op.pipeline)
     return None
+
+
+_WRITES = ("$out", "$merge")
+_READS_FROM = ("$lookup", "$graphLookup", "$unionWith")
+_OWN_DB = ("${keyspace}",)
+
+
+def pipeline_problem(node: Any) -> str | None:
+    """An aggregate pipeline that reaches beyond the run's database: ``$out``/``$merge``
+    into another database or a ``system.*`` collection, ``$lookup``/``$graphLookup``/
+    ``$unionWith`` from another database or a ``system.*`` collection (e.g.
+    ``system.users``); nested pipelines included. None: it stays in the database."""
+    if isinstance(node, list):
+        for value in node:
+            if bad := pipeline_problem(value):
+                return bad
+        return None
+    if not isinstance(node, dict):
+        return None
+    for stage, value in node.items():
+        if stage in _WRITES or stage in _READS_FROM:
+            target = _target(stage, value)
+            if target is not None:
+                db, coll = target
+                verb = "writes to" if stage in _WRITES else "reads from"
+                if db is not None and db not in _OWN_DB:
+                    return (f"pipeline stage {stage} {verb} database {db!r}: an op stays in "
+                            "the run's database (leave 'db' out, or write \"${keyspace}\")")
+                if isinstance(coll, str) and coll.strip().startswith("system."):
+                    return (f"pipeline stage {stage} {verb} {coll!r}: system collections "
+                            "are not for a benchmark")
+        if bad := pipeline_problem(value):
+            return bad
+    return None
+
+
+def _target(stage: str, value: Any) -> tuple[str | None, Any] | None:
+    """(database or None, collection) a stage names; None: it names none."""
+    if isinstance(value, str):
+        return None, value
+    if not isinstance(value, dict):
+        return None
+    if stage in ("$lookup", "$graphLookup"):
+        where = value.get("from")
+    elif stage == "$unionWith":
+        where = value.get("coll")
+    elif stage == "$merge":
+        where = value.get("into")
+    else:  # $out = { db = ..., coll = ... }
+        where = value
+    if isinstance(where, dict):
+        db = where.get("db")
+        return (None if db is None else str(db)), where.get("coll")
+    return None, where
 
 
 def _group_misuse(node: Any, groups: dict[str, list[str]], under: str | None = None

@@ -21,7 +21,7 @@ def _cql_value(value: object) -> str:
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, dict):
-        items = ", ".join(f"'{k}': {_cql_text(v)}" for k, v in value.items())
+        items = ", ".join(f"{_cql_text(k)}: {_cql_text(v)}" for k, v in value.items())
         return "{" + items + "}"
     return _cql_text(value)
 

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from loadtower.defaults import add_store_argument, store_path
+from loadtower.store.commands import reads_store
 
 HELP = "Compare two runs per phase and op (significance), or engines (experiment 1's table)."
 DESCRIPTION = """Compare runs.
@@ -154,6 +155,7 @@ def _nothing_in_common(args: argparse.Namespace) -> Exception:
     )  # fmt: skip
 
 
+@reads_store
 def run(args: argparse.Namespace) -> int:
     from loadtower.store import compare_runs
     from loadtower.store.commands.tables import print_whole

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from loadtower.defaults import add_force_argument, add_store_argument, store_path
+from loadtower.store.commands import reads_store
 
 HELP = "Export a run's samples as Parquet or CSV, or its latencies as HDR interval logs."
 DESCRIPTION = """Export a run's samples as Parquet or CSV files, one per table or view
@@ -35,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_force_argument(parser, "replace files of the same names in --out (never a store)")
 
 
+@reads_store
 def run(args: argparse.Namespace) -> int:
     from loadtower.store.export import export_run
     from loadtower.store.hlog import export_hlogs

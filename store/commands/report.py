@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from loadtower.defaults import add_force_argument, add_store_argument, store_path
+from loadtower.store.commands import reads_store
 
 HELP = "Write a self-contained HTML report of a run (or of two runs compared)."
 DESCRIPTION = """Write a self-contained HTML report of a run: a summary with the answer (the rate
@@ -32,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_force_argument(parser, "replace --out if it is an existing file (never a store)")
 
 
+@reads_store
 def run(args: argparse.Namespace) -> int:
     from loadtower.store import StoreReader
     from loadtower.store.output_files import check_file, write_file

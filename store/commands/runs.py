@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from loadtower.defaults import add_store_argument, store_path
+from loadtower.store.commands import reads_store
 
 HELP = "List the runs in the store (oldest first)."
 COLUMNS = ("id", "name", "scenario", "status", "started", "duration", "reason")
@@ -77,10 +78,33 @@ def print_runs(runs: list[dict[str, Any]], console: Any = None) -> None:
                       "field)", markup=False, highlight=False)  # fmt: skip
 
 
+def dead_hints(path: Any) -> list[str]:
+    """One line per 'running' run whose orchestrator is gone (found read-only: `runs`
+    never writes the store; `loadtower repair` marks them)."""
+    import duckdb
+
+    from loadtower.errors import LoadtowerError
+    from loadtower.store.admin import dead_runs
+    from loadtower.store.terminal_text import visible
+
+    try:
+        dead = dead_runs(path)
+    except (LoadtowerError, duckdb.Error):
+        return []
+    return [visible(f"loadtower runs: run {run_id} is still 'running' but {reason}: "
+                    f"`loadtower repair --store {path}` marks it interrupted",
+                    keep_newlines=False) for run_id, reason in dead.items()]
+
+
+@reads_store
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     from loadtower.store import StoreReader
 
     runs = StoreReader(store_path(args)).runs()
+    for line in dead_hints(store_path(args)):
+        print(line, file=sys.stderr)
     if args.json:
         print(json.dumps(runs, indent=2, default=str))
         return 0

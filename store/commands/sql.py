@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from loadtower.defaults import add_store_argument, store_path
+from loadtower.store.commands import reads_store
 
 HELP = "Run a read-only SQL query over the store."
 DESCRIPTION = """Run one read-only SQL query (SELECT, EXPLAIN, PRAGMA) over the store.
@@ -54,6 +55,7 @@ def _csv_value(value: Any) -> Any:
     return visible(value)
 
 
+@reads_store
 def run(args: argparse.Namespace) -> int:
     from loadtower.store import StoreReader
     from loadtower.store.commands.interruptible import run_cancellable

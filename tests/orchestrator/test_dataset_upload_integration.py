@@ -97,3 +97,41 @@ def test_cleanup_removes_the_copies_a_run_left_on_the_agent_host(sandbox: dict,
         assert not (base / "datasets").exists() and base.is_dir()
     finally:
         shutil.rmtree(tmp_path / "agent-home", ignore_errors=True)
+
+
+def test_a_private_data_set_stays_private_on_the_agent(sandbox: dict, tmp_path: Path) -> None:
+    """Issue 26 case 2: a 0600 data set is a 0600 copy in a 0700 folder (it was 0644);
+    a copy an older loadtower left world-readable is set too."""
+    import stat
+
+    inventory, _text = load_inventory(Path(sandbox["dir"]) / "inventory.toml")
+    local = tmp_path / "private.csv"
+    local.write_bytes(b"id,name\n1,ann\n")
+    local.chmod(0o600)
+    shared = tmp_path / "shared.csv"
+    shared.write_bytes(b"id,name\n2,bob\n")
+    shared.chmod(0o644)
+    spec = {"model": {"datasets": {
+        name: {"file": str(path), "format": "csv", "columns": {"id": "bigint"}}
+        for name, path in (("private", local), ("shared", shared))}}}
+    base = tmp_path / "agent-home" / ".loadtower"
+
+    async def ship() -> dict:
+        pool = HostPool(inventory)
+        try:
+            await pool.connect_all()
+            return await ship_datasets(pool, "agent1", str(base), uploads(spec))  # type: ignore[arg-type]
+        finally:
+            await pool.close()
+
+    try:
+        (base / "datasets").mkdir(parents=True, mode=0o755)
+        got = asyncio.run(ship())
+        mode = {name: stat.S_IMODE(Path(path).stat().st_mode) for name, path in got.items()}
+        assert mode == {"private": 0o600, "shared": 0o644}
+        assert stat.S_IMODE((base / "datasets").stat().st_mode) == 0o700
+        Path(got["private"]).chmod(0o644)  # as an older loadtower left it
+        asyncio.run(ship())
+        assert stat.S_IMODE(Path(got["private"]).stat().st_mode) == 0o600
+    finally:
+        shutil.rmtree(tmp_path / "agent-home", ignore_errors=True)

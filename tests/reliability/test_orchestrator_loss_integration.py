@@ -93,13 +93,17 @@ def test_sigkill_of_the_orchestrator_keeps_the_store_and_cleanup_stops_the_load(
         assert lag < 6.0  # interval lines reach the store ~1-3 s after their second
         assert StoreReader(store).run(run_id)["status"] == "running"  # nobody looked yet
 
-        # the next loadtower start marks it interrupted, with the reason
+        # `runs` names it (and writes nothing); `repair` marks it interrupted, with the reason
         done = cli("runs", "--store", store, "--json")
         assert done.returncode == 0, done.stderr
+        assert f"run {run_id} is still 'running' but" in done.stderr
+        done = cli("repair", "--store", store)
+        assert done.returncode == 0, done.stderr
+        assert f"run {run_id} marked interrupted" in done.stdout
+        done = cli("runs", "--store", store, "--json")
         run = next(r for r in json.loads(done.stdout) if r["id"] == run_id)
         assert run["status"] == "interrupted"
         assert f"pid {proc.pid} on" in run["reason"] and "ended without finishing" in run["reason"]
-        assert f"run {run_id} marked interrupted" in done.stderr
         assert run["ended"] >= seconds[-1]
 
         # the load it started is still there; cleanup lists it, then stops it

@@ -123,10 +123,17 @@ def test_a_live_writer_keeps_its_run_and_a_killed_one_is_marked_with_its_data(
     seconds = _stored_seconds(store, run_id)
     assert set(handed) <= seconds  # everything committed before the kill is there
     assert seconds == set(range(min(seconds), max(seconds) + 1))  # and without a gap
+    before = store.read_bytes()
+    runs, err = _runs_json(store)  # a read: names the dead run, changes nothing
+    assert runs[run_id]["status"] == "running" and store.read_bytes() == before
+    assert f"run {run_id} is still 'running' but the orchestrator" in err
+    assert "loadtower repair --store" in err
+    done = cli("repair", "--store", store)  # the explicit write
+    assert done.returncode == 0, done.stderr
+    assert f"run {run_id} marked interrupted" in done.stdout
     runs, err = _runs_json(store)
     run = runs[run_id]
     assert run["status"] == "interrupted"
-    assert f"run {run_id} marked interrupted" in err
     assert f"pid {proc.pid} on {socket.gethostname()}" in run["reason"]
     assert "samples up to" in run["reason"]
     assert run["ended"] >= max(seconds)  # the last stored activity, not the time of marking
@@ -169,7 +176,7 @@ def test_pid_reuse_reboot_and_writers_on_other_machines(tmp_path: Path) -> None:
 
 
 def test_a_store_of_an_older_schema_is_checked_too(tmp_path: Path) -> None:
-    """`loadtower runs` on a store written before the liveness columns existed."""
+    """`loadtower runs` and `repair` on a store written before the liveness columns existed."""
     store = tmp_path / "old.duckdb"
     con = duckdb.connect(str(store))
     migrate(con, target=2)
@@ -178,8 +185,11 @@ def test_a_store_of_an_older_schema_is_checked_too(tmp_path: Path) -> None:
     child.wait(timeout=30)
     _insert_running(store, "old-dead", hostname=socket.gethostname(), pid=child.pid)
     runs, err = _runs_json(store)
+    assert runs["old-dead"]["status"] == "running" and "is still 'running' but" in err
+    done = cli("repair", "--store", store)
+    assert done.returncode == 0 and "run old-dead marked interrupted" in done.stdout, done.stderr
+    runs, err = _runs_json(store)
     assert runs["old-dead"]["status"] == "interrupted", runs
-    assert "marked interrupted" in err
 
 
 @pytest.mark.parametrize("command", ["runs", "sql", "export"])

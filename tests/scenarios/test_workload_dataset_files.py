@@ -33,12 +33,11 @@ GOOD_CSV = "id,name,age\n1,ann,31\n2,bob,45\n"
 
 
 def test_a_relative_file_resolves_against_the_workload_files_directory(write, tmp_path) -> None:
-    (tmp_path / "data").mkdir()
-    write("data/people.csv", GOOD_CSV)
-    (tmp_path / "w").mkdir()
-    checked = load_workload_file(write("w/w.toml", WORKLOAD.format(file="../data/people.csv")))
+    (tmp_path / "w" / "data").mkdir(parents=True)
+    write("w/data/people.csv", GOOD_CSV)
+    checked = load_workload_file(write("w/w.toml", WORKLOAD.format(file="data/people.csv")))
     people = checked.model.datasets["people"]
-    assert people.file == str(tmp_path / "data" / "people.csv") and people.format == "csv"
+    assert people.file == str(tmp_path / "w" / "data" / "people.csv") and people.format == "csv"
     assert checked.model.as_spec()["datasets"]["people"]["file"] == people.file
 
 
@@ -47,7 +46,7 @@ def test_a_relative_file_resolves_against_the_workload_files_directory(write, tm
     [
         ("nope.csv", None, "no such data set file {dir}/nope.csv"),
         ("people.csv", "id,name,age\n1,ann,31\n2,bob,old\n",
-         "{dir}/people.csv: row 2 (line 3), column 'age': 'old' is not a int"),
+         "{dir}/people.csv: row 2 (line 3), column 'age': its value (3 characters) is not a int"),
         ("people.csv", "id,full_name,age\n1,ann,31\n",
          "{dir}/people.csv: no column 'name' (the file has: id, full_name, age)"),
     ],

@@ -15,7 +15,7 @@ from loadtower.scenarios.workloads.op_statements import engine_names, op_stateme
 
 LEFT_PARAM = re.compile(r"(?<![:\w]):[A-Za-z_\[]")
 EXAMPLES = Path(__file__).resolve().parents[2] / "scenarios" / "examples"
-FILES = sorted((EXAMPLES / "workloads").iterdir())
+FILES = sorted(p for p in (EXAMPLES / "workloads").iterdir() if p.is_file())
 
 INVENTORY = """\
 [ssh]
