@@ -102,6 +102,7 @@ class LocustLoad:
             stderr=asyncio.subprocess.PIPE,
             env=env,
             limit=2**24,
+            process_group=0,  # a terminal's Ctrl-C is the orchestrator's to act on
         )
         self._reader = asyncio.create_task(self._read_master())
         self._stderr = asyncio.create_task(self._read_stderr())
