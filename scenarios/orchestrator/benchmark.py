@@ -151,6 +151,9 @@ class Orchestrator:
             self.state.reason = f"internal error: {type(exc).__name__}: {exc}"
             sinks.log("orchestrator", "stderr", traceback.format_exc())
         finally:
+            ended_early = self.state.status == "interrupted"
+            if ended_early:  # the store says so before the agents and links are closed
+                self._end_run(writer, sinks, run_id)
             with contextlib.suppress(Exception):
                 if load is not None:
                     await asyncio.wait_for(load.close(), timeout=30)
@@ -161,18 +164,22 @@ class Orchestrator:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(pool.close(), timeout=15)
             await server.close()
-            sinks.event(
-                "run",
-                f"run {run_id} ended: {self.state.status}"
-                + (f" ({self.state.reason})" if self.state.reason else ""),
-            )
-            try:
-                writer.end_run(run_id, self.state.status, self.state.reason)
-            except LoadtowerError as exc:  # the store's disk is full, say: samples kept so far
-                self.state.status, self.state.reason = "failed", str(exc)
+            if not ended_early:
+                self._end_run(writer, sinks, run_id)
             with contextlib.suppress(LoadtowerError):
                 writer.close()
         return self.state
+
+    def _end_run(self, writer: Any, sinks: Sinks, run_id: str) -> None:
+        sinks.event(
+            "run",
+            f"run {run_id} ended: {self.state.status}"
+            + (f" ({self.state.reason})" if self.state.reason else ""),
+        )
+        try:
+            writer.end_run(run_id, self.state.status, self.state.reason)
+        except LoadtowerError as exc:  # the store's disk is full, say: samples kept so far
+            self.state.status, self.state.reason = "failed", str(exc)
 
     async def _phases(self, ctx: PhaseContext, writer: Any, sinks: Sinks) -> None:
         """The phases in order; with ``[targets.*]`` once per target (``targets.py``)."""

@@ -61,12 +61,19 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
         await progress
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    if state.run_id:
+    if state.run_id and not signals.count:  # stopped by a signal: leave now, no table
         _print_results(console, store, state.run_id, state.results)
     if state.status != "completed":
         print(f"loadtower run: run {state.run_id} {state.status}: {state.reason}", file=sys.stderr)
     if state.status == "interrupted" and signals.count:
-        return signals.exit_code()  # 128 + the signal, as a shell reports it (130: Ctrl-C)
+        if state.run_id:
+            print(f"loadtower run: its figures: loadtower report {state.run_id} --out "
+                  "FILE.html (or loadtower tui)", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # the store is closed and every child process gone: skip the interpreter's
+        # teardown (seconds on a loaded machine); 128 + the signal, as a shell says it
+        os._exit(signals.exit_code())
     return EXIT.get(state.status, 2)
 
 

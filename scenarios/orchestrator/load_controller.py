@@ -70,6 +70,8 @@ class LocustLoad:
         self._acks: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._stopping: asyncio.Future[None] | None = None  # the phase's stop, once sent
         self.interrupted = asyncio.Event()  # the operator stopped the run: no load from now
+        self.lines_complete = False  # the last stop's ack: every agent drained, lines in
+        self._drain_missing = False  # the master named an agent without a drain report
         self._reader: asyncio.Task[None] | None = None
         self._stderr: asyncio.Task[None] | None = None
         self.guard: AgentGuard | None = None
@@ -205,6 +207,8 @@ class LocustLoad:
                     message = f"load worker {agent} joined from {host} (Locust id {worker})"
             elif event in ("worker_lost", "worker_left", "worker_missing") and worker:
                 self.joined.discard(str(worker))
+            elif event == "warning" and "no drain report" in message:
+                self._drain_missing = True  # lines of the phase may come after the ack
             elif event == "error" and not self.first_error:
                 self.first_error = str(line.get("message", ""))  # named when a start fails
             self.sinks.event(
@@ -315,9 +319,11 @@ class LocustLoad:
         if drain_s is not None:
             command["drain_s"] = drain_s
         timeout = STOP_ACK_TIMEOUT_S if drain_s is None else INTERRUPT_ACK_S
+        self.lines_complete = self._drain_missing = False
         try:
             await self._send(command)
             await self._ack(("stopped",), timeout)
+            self.lines_complete = not self._drain_missing
         except LoadtowerError as exc:  # the phase's figures may lack its last lines: say so
             self.sinks.event("warning", f"stopping the load: {exc}; the phase's figures may "
                              "miss its last lines")
@@ -343,15 +349,13 @@ class LocustLoad:
             await self._send({"cmd": "quit"})
         if self.guard is not None:  # workers whose SSH stream was cut: wait via the watcher
             await self.guard.wait_gone(WORKERS_END_S)
-        for name, process in self.workers.items():
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(process.wait(), timeout=10)
-            with contextlib.suppress(Exception):
-                await process.terminate()
-            self.sinks.event("agents", f"load worker on {name} stopped", host=name)
+        await asyncio.gather(*(self._end_worker(n, p) for n, p in self.workers.items()))
         if self.guard is not None:
-            with contextlib.suppress(Exception):
-                await self.guard.final_sweep()  # whatever the link lost: store it now
+            if self.interrupted.is_set() and self.lines_complete:
+                self.guard.lines_complete()  # an operator's stop: the run leaves, at once
+            else:
+                with contextlib.suppress(Exception):
+                    await self.guard.final_sweep()  # whatever the link lost: store it now
             with contextlib.suppress(Exception):
                 await self.guard.stop()
         if self.master is not None:
@@ -365,6 +369,15 @@ class LocustLoad:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
+
+
+    async def _end_worker(self, name: str, process: Any) -> None:
+        """An agent host's worker command: ended (it was told to quit), or terminated."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(process.wait(), timeout=10)
+        with contextlib.suppress(Exception):
+            await process.terminate()
+        self.sinks.event("agents", f"load worker on {name} stopped", host=name)
 
 
 def create_load(pool: Any, plan: Plan, run_id: str, sinks: Sinks,

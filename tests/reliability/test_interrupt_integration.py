@@ -49,7 +49,7 @@ def test_ctrl_c_stops_the_load_ends_the_phase_and_exits_130(
         last_done = last_op_done(reader, run_id)
         print(f"[{native_io}] SIGINT -> last op done {last_done - sent:+.2f} s, last second "
               f"with ops starts {last_second(reader, run_id) - sent:+.2f} s, exit {code} after "
-              f"{ended - sent:.2f} s; run processes left at exit: {len(left)}")
+              f"{ended - sent:.2f} s; run processes left at exit: {len(left)} (sent {sent:.3f})")
         assert code == 130, run.log()[-3000:]
         assert ended - sent <= EXIT_S, run.log()[-3000:]
         assert last_done <= sent + STOP_S
