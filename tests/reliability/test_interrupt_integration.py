@@ -56,7 +56,6 @@ def test_ctrl_c_stops_the_load_ends_the_phase_and_exits_130(
               f"with ops starts {last_second(reader, run_id) - sent:+.2f} s, exit {code} after "
               f"{ended - sent:.2f} s; run processes left at exit: {len(left)}")
         assert code == 130, run.log()[-3000:]
-        assert ended - sent <= EXIT_S, run.log()[-3000:]
         assert last_done <= sent + STOP_S
         assert last_second(reader, run_id) < sent + STOP_S
         assert left == {}, left
@@ -70,6 +69,7 @@ def test_ctrl_c_stops_the_load_ends_the_phase_and_exits_130(
         assert sent <= record["ended"] <= ended
         assert "loadtower run: run " in run.log() and "interrupted" in run.log()
         assert "Traceback" not in run.log()
+        assert ended - sent <= EXIT_S, run.log()[-3000:]  # last: what it did, then how fast
     finally:
         run.stop()
 
