@@ -421,9 +421,10 @@ class Engine:
             self.out({"type": "load_done", "ts": time.time()})
 
     # ---- phase end -----------------------------------------------------------------------
-    async def drain(self) -> None:
-        """Stop the configured phase's load and drain it, once; callers that come while
-        it drains (stop, then the next configure) wait for the same drain."""
+    async def drain(self, bound: float = DRAIN_TIMEOUT_S) -> None:
+        """Stop the configured phase's load and drain it, once, waiting up to `bound`
+        seconds for its ops in flight; callers that come while it drains (stop, then the
+        next configure) wait for the same drain."""
         run = self.run
         if run is None:
             self._stop_all()
@@ -431,26 +432,29 @@ class Engine:
             return
         if run.drain is None:
             run.drained = True
-            run.drain = asyncio.ensure_future(self._drain(run))
+            self._stop_all()  # no lane schedules another op from here on
+            run.drain = asyncio.ensure_future(self._drain(run, bound))
         await asyncio.shield(run.drain)
 
-    async def stop_phase(self, stop_id: Any = None) -> None:
-        """The master's stop: drain, then say so through the same line queue, so that the
-        master reads `stop_done` after every line of the phase and the drain event."""
+    async def stop_phase(self, stop_id: Any = None, drain_s: float | None = None) -> None:
+        """The master's stop: drain (up to `drain_s` seconds, an operator's stop: else
+        DRAIN_TIMEOUT_S), then say so through the same line queue, so that the master
+        reads `stop_done` after every line of the phase and the drain event."""
+        bound = DRAIN_TIMEOUT_S if drain_s is None else max(0.0, min(drain_s, DRAIN_TIMEOUT_S))
         try:
-            await self.drain()
+            await self.drain(bound)
         finally:
             self.out({"type": "stop_done", "id": stop_id, "ts": time.time()})
 
-    async def _drain(self, run: PhaseRun) -> None:
-        """Wait for the phase's ops in flight (up to DRAIN_TIMEOUT_S), count those still
+    async def _drain(self, run: PhaseRun, bound: float = DRAIN_TIMEOUT_S) -> None:
+        """Wait for the phase's ops in flight (up to `bound` seconds), count those still
         out as `DrainTimeout` errors of the phase, send every remaining line of the phase,
         then the drain event."""
         self._stop_all()
         started = time.monotonic()
-        deadline = started + DRAIN_TIMEOUT_S
+        deadline = started + bound
         waiting = self.inflight.count(run.name) + self.rust.in_flight()
-        await self.inflight.wait(run.name, DRAIN_TIMEOUT_S)
+        await self.inflight.wait(run.name, bound)
         abandoned = 0
         self.rust.phase_counts = None
         try:

@@ -163,8 +163,12 @@ def run_worker(
         ls.gevent.spawn(report)
 
     def on_stop(environment: Any, msg: Any, **_kw: Any) -> None:
-        # drains the phase; its `stop_done` follows the phase's lines in the same queue
-        engine.submit(engine.stop_phase((msg.data or {}).get("id")))
+        # drains the phase (an operator's stop: within its `drain_s`); its `stop_done`
+        # follows the phase's lines in the same queue
+        data = msg.data or {}
+        drain_s = data.get("drain_s")
+        engine.submit(engine.stop_phase(data.get("id"),
+                                        float(drain_s) if drain_s is not None else None))
 
     runner = _connect(env, host, int(port), {"lt_phase": on_phase, "lt_stop": on_stop}, ref, key)
     hello: HelloLine = {"type": "hello", "agent": agent, "pid": os.getpid(),

@@ -35,7 +35,11 @@ class StartCommand(TypedDict):
 
 
 class StopCommand(TypedDict):
+    """Stop the phase's load. With `drain_s` (an operator's stop: Ctrl-C, the TUI's stop)
+    the agents wait at most that long for their ops in flight (else their own bound)."""
+
     cmd: Literal["stop"]
+    drain_s: NotRequired[float]
 
 
 class DropCommand(TypedDict):

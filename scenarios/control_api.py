@@ -13,8 +13,10 @@ What the TUI may ask of the orchestrator side, with plain types only:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -95,15 +97,22 @@ def start_run(scenario: str, inventory: Path, store: Path, extra: list[str] | No
         process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, env=env,
                                    stdin=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        text = output.read_text(errors="replace")
-        found = RUN_ID.search(text)
-        if found:
-            return StartedRun(found.group(1), process, output)
-        if process.poll() is not None:
-            last = [line for line in text.splitlines() if line.strip()]
-            raise LoadtowerError(last[-1] if last else f"the run exited with {process.returncode}")
-        time.sleep(0.2)
+    try:
+        while time.monotonic() < deadline:
+            text = output.read_text(errors="replace")
+            found = RUN_ID.search(text)
+            if found:
+                return StartedRun(found.group(1), process, output)
+            if process.poll() is not None:
+                last = [line for line in text.splitlines() if line.strip()]
+                raise LoadtowerError(last[-1] if last
+                                     else f"the run exited with {process.returncode}")
+            time.sleep(0.2)
+    except KeyboardInterrupt:  # Ctrl-C before the run had its id: it stops too
+        process.send_signal(signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=30)
+        raise
     process.terminate()
     try:
         process.wait(timeout=30)

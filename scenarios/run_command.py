@@ -25,7 +25,9 @@ examples:
   loadtower run workloada -i inv.toml --headless   # a YCSB property file as it is
 
 exit status: 0 completed; 2 bad input or failed run (one-line reason on stderr);
-3 interrupted (Ctrl-C, or stopped from the TUI). Samples stay in the store either way."""
+3 stopped from the TUI or the control socket; 130 Ctrl-C (SIGINT: the load stops at once,
+the run ends within seconds; a second Ctrl-C exits at once), 143 SIGTERM. Samples stay in
+the store either way."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -381,6 +381,11 @@ class AgentGuard:
             )
         self._swept = {name for name, n in results if n >= 0}
 
+    def lines_complete(self) -> None:
+        """The last stop's ack said every line of every agent is in (each drained and
+        answered after its lines): the spools need no final read before removal."""
+        self._swept = set(self.hosts)
+
     async def stop(self) -> None:
         """Stop the watchers and their tasks; remove the spools that were read to the end."""
         self.closing = True

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -19,7 +20,12 @@ from typing import Any
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.orchestrator.agent_version import AgentVersions
 from loadtower.scenarios.orchestrator.context import PhaseContext
-from loadtower.scenarios.orchestrator.control import ControlServer, RunControl, default_control_path
+from loadtower.scenarios.orchestrator.control import (
+    ControlServer,
+    RunControl,
+    RunStopped,
+    default_control_path,
+)
 from loadtower.scenarios.orchestrator.dataset_upload import ship_plan_datasets
 from loadtower.scenarios.orchestrator.facts import HOST_FACTS_CMD, local_versions, parse_host_facts
 from loadtower.scenarios.orchestrator.phases import HANDLERS
@@ -28,6 +34,7 @@ from loadtower.scenarios.orchestrator.targets import db_hosts
 from loadtower.scenarios.plan import Plan
 
 log = logging.getLogger("loadtower.run")
+ABANDON_FLUSH_S = 2.0  # a second Ctrl-C waits this long at most for the store's last write
 
 
 @dataclass
@@ -61,6 +68,9 @@ class Orchestrator:
         self.control = RunControl()
         self.state = RunState()
         self.sinks: Sinks | None = None
+        self.open_phase: int | None = None  # the stored index of the phase under way
+        self.load: Any = None  # the load (load_controller.LocustLoad) once it exists
+        self.control_path: Path | None = None
 
     async def run(self) -> RunState:
         from loadtower.scenarios.orchestrator.load_controller import create_load
@@ -85,6 +95,7 @@ class Orchestrator:
         sinks = self.sinks = Sinks(writer, run_id, plan)
         control_path = self.options.control_path or default_control_path(self.options.store, run_id)
         server = ControlServer(self.control, control_path)
+        self.control_path = control_path
         pool = HostPool(
             plan.inventory,
             accept_new_host_keys=self.options.accept_new_host_keys,
@@ -92,22 +103,24 @@ class Orchestrator:
         )
         load = None
         metrics_task: asyncio.Task[None] | None = None
+        unless_stopped = self.control.unless_stopped  # a stop while setting up ends it now
         try:
             await server.start()
             sinks.event("run", f"run {run_id} started: scenario {plan.scenario.name}")
-            await pool.connect_all()
-            await self._host_facts(pool, sinks, writer, run_id)
+            await unless_stopped(pool.connect_all())
+            await unless_stopped(self._host_facts(pool, sinks, writer, run_id))
             db_hosts_up = db_hosts(plan)
             metrics_task = asyncio.create_task(self._metrics(pool, sinks, db_hosts_up))
-            pythons = await AgentVersions(
+            pythons = await unless_stopped(AgentVersions(
                 pool, plan.inventory, sinks, bootstrap=self.options.bootstrap_agents
-            ).ensure()
-            await self._versions(pool, pythons, sinks, writer, run_id)
-            dataset_paths = await ship_plan_datasets(  # a workload file's data sets
+            ).ensure())
+            await unless_stopped(self._versions(pool, pythons, sinks, writer, run_id))
+            dataset_paths = await unless_stopped(ship_plan_datasets(  # a workload file's data sets
                 pool, plan.inventory, plan.workloads,
-                lambda m, d: sinks.event("agents", m, data=d))
-            load = create_load(pool, plan, run_id, sinks, pythons)
-            await load.prepare()
+                lambda m, d: sinks.event("agents", m, data=d)))
+            load = self.load = create_load(pool, plan, run_id, sinks, pythons)
+            self.control.on_stop(load.interrupt)  # the operator's stop reaches the agents now
+            await unless_stopped(load.prepare())
             ctx = PhaseContext(
                 plan=plan,
                 run_id=run_id,
@@ -125,7 +138,12 @@ class Orchestrator:
             else:
                 self.state.status = "completed"
         except LoadtowerError as exc:
-            self.state.status, self.state.reason = "failed", str(exc)
+            if self.control.stop_requested.is_set():  # what the stop cut short, not a failure
+                self.state.status, self.state.reason = "interrupted", self.control.reason
+                if not isinstance(exc, RunStopped):
+                    sinks.event("warning", f"while stopping: {exc}")
+            else:
+                self.state.status, self.state.reason = "failed", str(exc)
         except asyncio.CancelledError:
             self.state.status, self.state.reason = "interrupted", "cancelled"
         except Exception as exc:  # noqa: BLE001 - the run record must say why it failed
@@ -133,6 +151,9 @@ class Orchestrator:
             self.state.reason = f"internal error: {type(exc).__name__}: {exc}"
             sinks.log("orchestrator", "stderr", traceback.format_exc())
         finally:
+            ended_early = self.state.status == "interrupted"
+            if ended_early:  # the store says so before the agents and links are closed
+                self._end_run(writer, sinks, run_id)
             with contextlib.suppress(Exception):
                 if load is not None:
                     await asyncio.wait_for(load.close(), timeout=30)
@@ -143,18 +164,22 @@ class Orchestrator:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(pool.close(), timeout=15)
             await server.close()
-            sinks.event(
-                "run",
-                f"run {run_id} ended: {self.state.status}"
-                + (f" ({self.state.reason})" if self.state.reason else ""),
-            )
-            try:
-                writer.end_run(run_id, self.state.status, self.state.reason)
-            except LoadtowerError as exc:  # the store's disk is full, say: samples kept so far
-                self.state.status, self.state.reason = "failed", str(exc)
+            if not ended_early:
+                self._end_run(writer, sinks, run_id)
             with contextlib.suppress(LoadtowerError):
                 writer.close()
         return self.state
+
+    def _end_run(self, writer: Any, sinks: Sinks, run_id: str) -> None:
+        sinks.event(
+            "run",
+            f"run {run_id} ended: {self.state.status}"
+            + (f" ({self.state.reason})" if self.state.reason else ""),
+        )
+        try:
+            writer.end_run(run_id, self.state.status, self.state.reason)
+        except LoadtowerError as exc:  # the store's disk is full, say: samples kept so far
+            self.state.status, self.state.reason = "failed", str(exc)
 
     async def _phases(self, ctx: PhaseContext, writer: Any, sinks: Sinks) -> None:
         """The phases in order; with ``[targets.*]`` once per target (``targets.py``)."""
@@ -196,24 +221,88 @@ class Orchestrator:
                 writer.phase_started(ctx.run_id, stored, label, phase.type, now, params)
                 sinks.event("phase_start", f"phase {label} ({phase.type}) started")
                 ctx.phase_started, ctx.phase_ended = now, None
+                self.open_phase = stored
                 coordinators = PhaseCoordinators(ctx.actions, plan, standby)
-                await coordinators.start()
-                result = await HANDLERS[phase.type](ctx, index, phase)
-                await self._coordinators(coordinators, label, result, sinks)
+                try:
+                    await coordinators.start()
+                    result = await HANDLERS[phase.type](ctx, index, phase)
+                except BaseException as exc:  # the phase row ends too, with why
+                    self.end_open_phase(writer, ctx.run_id, self._why_ended(exc))
+                    raise
+                stopped = self.control.stop_requested.is_set()
+                if not stopped:  # a stopped run does not wait for the nodes' counts
+                    await self._coordinators(coordinators, label, result, sinks)
                 skipped = self.control.skip_requested.is_set()
                 if skipped:
                     result["skipped"] = True
+                if stopped:
+                    result["interrupted"] = self.control.reason or "stopped"
                 # the phase's clock ends where its figures were read (ctx.figures): a
                 # phase without spans then has one duration live and stored
                 ended = ctx.phase_ended if ctx.phase_ended is not None else time.time()
                 writer.phase_ended(ctx.run_id, stored, ended, result)
+                self.open_phase = None
                 self.state.results[label] = result
                 sinks.event(
                     "phase_end",
-                    f"phase {label} ended" + (" (skipped)" if skipped else ""),
+                    f"phase {label} ended"
+                    + (" (skipped)" if skipped else "")
+                    + (f" ({result['interrupted']})" if stopped else ""),
                     data=result,
                 )
                 ctx.current_phase = sinks.phase = ""
+
+    def abandon(self, reason: str, flush_s: float = ABANDON_FLUSH_S) -> str:
+        """A second Ctrl-C: the process is about to exit at once (synchronous, quick).
+        The load is told to stop (if the first stop was not sent yet), the phase under way
+        and the run are ended `interrupted` in the store, and what the writer holds is
+        flushed, waiting `flush_s` at most. Returns the line that says what the store
+        kept."""
+        if self.load is not None:
+            with contextlib.suppress(Exception):
+                self.load.interrupt()
+        if self.control_path is not None:
+            with contextlib.suppress(OSError):
+                self.control_path.unlink()
+        sinks, run_id = self.sinks, self.state.run_id
+        self.state.status, self.state.reason = "interrupted", reason
+        if sinks is None or not run_id:
+            return "nothing was stored yet"
+        writer = sinks.writer
+        outcome: list[str] = []
+
+        def end() -> None:
+            try:
+                sinks.event("run", f"run {run_id} ended: interrupted ({reason})")
+                self.end_open_phase(writer, run_id, {"interrupted": reason})
+                writer.end_run(run_id, "interrupted", reason)
+                outcome.append(f"run {run_id} marked interrupted; every sample received "
+                               "so far is stored (lines still on their way from the agents "
+                               "are not)")
+            except Exception as exc:  # noqa: BLE001 - said, and the process exits anyway
+                outcome.append(f"run {run_id}: the store could not be written ({exc}); it "
+                               "holds what its last write had")
+
+        thread = threading.Thread(target=end, name="abandon", daemon=True)
+        thread.start()
+        thread.join(flush_s)
+        if outcome:
+            return outcome[0]
+        return (f"run {run_id}: the store's last write did not finish within {flush_s:g} s; "
+                "it holds what the write before had (about the last second is lost) and the "
+                "next loadtower command marks the run interrupted")
+
+    def _why_ended(self, exc: BaseException) -> dict[str, Any]:
+        """The result of a phase whose handler raised: the stop's reason, or the error."""
+        if self.control.stop_requested.is_set() or isinstance(exc, asyncio.CancelledError):
+            return {"interrupted": self.control.reason or "cancelled"}
+        return {"failed": str(exc) or type(exc).__name__}
+
+    def end_open_phase(self, writer: Any, run_id: str, result: dict[str, Any]) -> None:
+        """End the phase under way (if any) in the store, now, with `result`."""
+        if self.open_phase is not None:
+            writer.phase_ended(run_id, self.open_phase, time.time(), result)
+            self.open_phase = None
 
     async def _coordinators(
         self, coordinators: Any, label: str, result: dict, sinks: Sinks

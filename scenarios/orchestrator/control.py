@@ -8,9 +8,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
+from loadtower.errors import LoadtowerError
 from loadtower.scenarios.private_dir import private_dir, socket_folder
+
+T = TypeVar("T")
+
+
+class RunStopped(LoadtowerError):
+    """The operator stopped the run while it was setting up (its reason is the stop's)."""
 
 
 class RunControl:
@@ -21,6 +30,7 @@ class RunControl:
         self.resumed.set()
         self.reason: str | None = None
         self.history: list[str] = []
+        self._on_stop: list[Callable[[], None]] = []
 
     def handle(self, command: str) -> str:
         handlers = {
@@ -37,9 +47,41 @@ class RunControl:
         return "ok"
 
     def stop(self, reason: str = "stopped by the operator") -> None:
+        """Stop the run: its load at once (the `on_stop` callbacks, on the first stop
+        only), then the phase handler ends its phase and the run ends."""
         self.reason = self.reason or reason
+        first = not self.stop_requested.is_set()
         self.stop_requested.set()
         self.resumed.set()
+        if first:
+            for callback in self._on_stop:
+                callback()
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (synchronous, quick) when the run is stopped; at once when it
+        is stopped already."""
+        self._on_stop.append(callback)
+        if self.stop_requested.is_set():
+            callback()
+
+    async def unless_stopped(self, awaitable: Awaitable[T]) -> T:
+        """`awaitable`'s result, unless the run is stopped first: then it is cancelled
+        and RunStopped is raised (a run stopped while it sets up ends at once)."""
+        task = asyncio.ensure_future(awaitable)
+        stop = asyncio.ensure_future(self.stop_requested.wait())
+        try:
+            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # this caller is cancelled: nothing of it goes on
+            task.cancel()
+            raise
+        finally:
+            stop.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        raise RunStopped(self.reason or "stopped")
 
     def new_phase(self) -> None:
         self.skip_requested.clear()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from pathlib import Path
@@ -35,18 +36,22 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
     console = Console(stderr=False)
     loop = asyncio.get_running_loop()
     task = asyncio.create_task(orch.run())
-    signals = 0
+    signals = SignalCount()
 
-    def on_signal(signame: str) -> None:
-        nonlocal signals
-        signals += 1
-        if signals == 1:
-            orch.control.stop(f"interrupted by {signame}")
-        else:
-            task.cancel()
+    def on_signal(signum: int) -> None:
+        if signals.first(signum):  # the load stops now; the run ends within seconds
+            orch.control.stop(f"interrupted by {signal.Signals(signum).name}")
+            print(f"loadtower run: {signal.Signals(signum).name}: stopping the load and "
+                  "ending the run (again to exit at once)", file=sys.stderr, flush=True)
+            return
+        line = orch.abandon(f"interrupted by {signals.names()}")
+        print(f"loadtower run: second {signal.Signals(signum).name}: exiting now; {line}",
+              file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(signals.exit_code())  # at once: no wait for the agents, the SSH links
 
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal, sig.name)
+        loop.add_signal_handler(sig, on_signal, int(sig))
     done = asyncio.Event()
     progress = asyncio.create_task(show_progress(orch, console, done))
     try:
@@ -56,11 +61,44 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
         await progress
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    if state.run_id:
+    if state.run_id and not signals.count:  # stopped by a signal: leave now, no table
         _print_results(console, store, state.run_id, state.results)
     if state.status != "completed":
         print(f"loadtower run: run {state.run_id} {state.status}: {state.reason}", file=sys.stderr)
+    if state.status == "interrupted" and signals.count:
+        if state.run_id:
+            print(f"loadtower run: its figures: loadtower report {state.run_id} --out "
+                  "FILE.html (or loadtower tui)", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # the store is closed and every child process gone: skip the interpreter's
+        # teardown (seconds on a loaded machine); 128 + the signal, as a shell says it
+        os._exit(signals.exit_code())
     return EXIT.get(state.status, 2)
+
+
+class SignalCount:
+    """The signals a run got (SIGINT, SIGTERM): the first stops the run, a second exits
+    at once; the exit status is 128 + the first one's number (130 for Ctrl-C)."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.received)
+
+    def first(self, signum: int) -> bool:
+        """Count `signum`; True when it is the first signal."""
+        self.received.append(signum)
+        return len(self.received) == 1
+
+    def names(self) -> str:
+        """'SIGINT', 'SIGINT, then SIGINT', ..."""
+        return ", then ".join(signal.Signals(s).name for s in self.received)
+
+    def exit_code(self) -> int:
+        return 128 + self.received[0] if self.received else EXIT["interrupted"]
 
 
 def _print_results(console: Console, store: Path, run_id: str, results: dict) -> None:

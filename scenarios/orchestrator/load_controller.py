@@ -41,6 +41,10 @@ WORKERS_END_S = 10.0
 # the master acknowledges a stop once every line of the phase and the agents' drain
 # events are in (the agents' drain is bounded well below this)
 STOP_ACK_TIMEOUT_S = 60.0
+# an operator's stop (Ctrl-C, the TUI's stop): the agents wait this long at most for
+# their ops in flight, and the stop's ack is waited for this long at most
+INTERRUPT_DRAIN_S = 1.0
+INTERRUPT_ACK_S = INTERRUPT_DRAIN_S + 2.0
 
 
 def _free_port() -> int:
@@ -66,6 +70,10 @@ class LocustLoad:
         self._joined_changed = asyncio.Event()
         self._done = asyncio.Event()
         self._acks: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._stopping: asyncio.Future[None] | None = None  # the phase's stop, once sent
+        self.interrupted = asyncio.Event()  # the operator stopped the run: no load from now
+        self.lines_complete = False  # the last stop's ack: every agent drained, lines in
+        self._drain_missing = False  # the master named an agent without a drain report
         self._reader: asyncio.Task[None] | None = None
         self._stderr: asyncio.Task[None] | None = None
         self.guard: AgentGuard | None = None
@@ -100,6 +108,7 @@ class LocustLoad:
             stderr=asyncio.subprocess.PIPE,
             env=env,
             limit=2**24,
+            process_group=0,  # a terminal's Ctrl-C is the orchestrator's to act on
         )
         self._reader = asyncio.create_task(self._read_master())
         self._stderr = asyncio.create_task(self._read_stderr())
@@ -204,6 +213,8 @@ class LocustLoad:
                     message = f"load worker {agent} joined from {host} (Locust id {worker})"
             elif event in ("worker_lost", "worker_left", "worker_missing") and worker:
                 self.joined.discard(str(worker))
+            elif event == "warning" and "no drain report" in message:
+                self._drain_missing = True  # lines of the phase may come after the ack
             elif event == "error" and not self.first_error:
                 self.first_error = str(line.get("message", ""))  # named when a start fails
             self.sinks.event(
@@ -228,8 +239,11 @@ class LocustLoad:
         records: int | None = None,
         concurrency: int | None = None,
     ) -> None:
+        if self.interrupted.is_set():
+            return  # the operator stopped the run: no load starts after that
         self._done.clear()
         self.first_error = ""
+        self._stopping = None
         while not self._acks.empty():
             self._acks.get_nowait()
         conn = self._connection(spec)
@@ -252,7 +266,9 @@ class LocustLoad:
             }
         )
         await self._send(command)
-        ack = await self._ack(("started", "failed"), START_TIMEOUT_S)
+        ack = await self._unless_interrupted(self._ack(("started", "failed"), START_TIMEOUT_S))
+        if ack is None:
+            return  # stopped meanwhile: the phase handler's stop() waits for that stop's ack
         if ack.get("type") == "failed":
             why = str(ack.get("message", "the load did not start"))
             cause = f" ({self.first_error})" if self.first_error else ""
@@ -274,13 +290,49 @@ class LocustLoad:
             if line.get("type") in kinds:
                 return line
 
+    async def _unless_interrupted(
+        self, awaitable: Any
+    ) -> dict[str, Any] | None:
+        """`awaitable`'s result, or None when the operator stops the run first."""
+        task = asyncio.ensure_future(awaitable)
+        stop = asyncio.ensure_future(self.interrupted.wait())
+        try:
+            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not task.done():
+                task.cancel()
+        return task.result() if task.done() and not task.cancelled() else None
+
     async def stop(self) -> None:
         """Stop the phase's load; returns once the master acknowledged it, that is once
         every interval line of the phase (dispatched in order by ``_read_master``, so
-        already in the live stats) and its drain events are in."""
+        already in the live stats) and its drain events are in. A stop already sent (the
+        operator's, ``interrupt``) is waited for, not sent again."""
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop(None))
+        await asyncio.shield(self._stopping)
+
+    def interrupt(self) -> None:
+        """The operator stopped the run (Ctrl-C, the TUI's stop): the load stops now,
+        whatever the phase handler is waiting for, its ops in flight drained within
+        INTERRUPT_DRAIN_S; no load starts after this."""
+        if self.interrupted.is_set():
+            return
+        self.interrupted.set()
+        if self._stopping is None and self.master is not None:
+            self._stopping = asyncio.ensure_future(self._stop(INTERRUPT_DRAIN_S))
+
+    async def _stop(self, drain_s: float | None) -> None:
+        command: dict[str, Any] = {"cmd": "stop"}
+        if drain_s is not None:
+            command["drain_s"] = drain_s
+        timeout = STOP_ACK_TIMEOUT_S if drain_s is None else INTERRUPT_ACK_S
+        self.lines_complete = self._drain_missing = False
         try:
-            await self._send({"cmd": "stop"})
-            await self._ack(("stopped",), STOP_ACK_TIMEOUT_S)
+            await self._send(command)
+            await self._ack(("stopped",), timeout)
+            self.lines_complete = not self._drain_missing
         except LoadtowerError as exc:  # the phase's figures may lack its last lines: say so
             self.sinks.event("warning", f"stopping the load: {exc}; the phase's figures may "
                              "miss its last lines")
@@ -311,15 +363,13 @@ class LocustLoad:
                 self.sinks.event("warning", f"removing the run's secrets: {problem}")
         if self.guard is not None:  # workers whose SSH stream was cut: wait via the watcher
             await self.guard.wait_gone(WORKERS_END_S)
-        for name, process in self.workers.items():
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(process.wait(), timeout=10)
-            with contextlib.suppress(Exception):
-                await process.terminate()
-            self.sinks.event("agents", f"load worker on {name} stopped", host=name)
+        await asyncio.gather(*(self._end_worker(n, p) for n, p in self.workers.items()))
         if self.guard is not None:
-            with contextlib.suppress(Exception):
-                await self.guard.final_sweep()  # whatever the link lost: store it now
+            if self.interrupted.is_set() and self.lines_complete:
+                self.guard.lines_complete()  # an operator's stop: the run leaves, at once
+            else:
+                with contextlib.suppress(Exception):
+                    await self.guard.final_sweep()  # whatever the link lost: store it now
             with contextlib.suppress(Exception):
                 await self.guard.stop()
         if self.master is not None:
@@ -333,6 +383,15 @@ class LocustLoad:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
+
+
+    async def _end_worker(self, name: str, process: Any) -> None:
+        """An agent host's worker command: ended (it was told to quit), or terminated."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(process.wait(), timeout=10)
+        with contextlib.suppress(Exception):
+            await process.terminate()
+        self.sinks.event("agents", f"load worker on {name} stopped", host=name)
 
 
 def create_load(pool: Any, plan: Plan, run_id: str, sinks: Sinks,

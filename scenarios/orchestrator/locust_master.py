@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -124,6 +125,7 @@ class Master:
         self.stopped_at = 0.0
         self.stop_resent: dict[str, float] = {}
         self.stop_id = 0  # numbers the stops: a worker's stop_done answers one of them
+        self.stop_drain_s: float | None = None  # the last stop's drain bound (None: agents')
         self.stop_done: set[str] = set()  # workers that drained for the current stop
         self.runner.register_message("lt_line", self._on_line)
         env.events.heartbeat_sent.add_listener(self._on_heartbeat)
@@ -229,7 +231,7 @@ class Master:
         if client is None:
             return
         if not self.mode:  # the stop it missed, under its number: its stop_done counts
-            self.runner.send_message("lt_stop", {"id": self.stop_id}, client_id=wid)
+            self.runner.send_message("lt_stop", self._stop_message(), client_id=wid)
             if client.state in ("running", "spawning"):
                 from locust.rpc import Message
 
@@ -343,13 +345,18 @@ class Master:
             self.runner.send_message("lt_phase", dict(self.phase_msgs[wid]), client_id=wid)
         self.configured, self.failed = set(), False
         self.mode, self.phase_workers, self.load_done = mode, set(workers), set()
-        ls.gevent.spawn(self._start_users, users, len(workers))
+        ls.gevent.spawn(self._start_users, users, len(workers), self.stop_id)
 
-    def _start_users(self, users: int, workers: int) -> None:
-        """Start the users once every worker is connected and prepared (or report why not)."""
+    def _start_users(self, users: int, workers: int, stop_id: int) -> None:
+        """Start the users once every worker is connected and prepared (or report why not);
+        never after a stop that came meanwhile (`stop_id` is the last stop before it)."""
         deadline = time.monotonic() + CONFIGURE_TIMEOUT_S
         resend_at = time.monotonic() + PHASE_RESEND_S
-        while not self.configured >= self.phase_workers:
+        while not self.configured >= self.phase_workers or self.stop_id != stop_id:
+            if self.stop_id != stop_id:
+                emit({"type": "failed", "ts": time.time(),
+                      "message": "the load was stopped before it started"})
+                return
             if time.monotonic() > resend_at:  # a phase message lost on a link that dropped
                 resend_at = time.monotonic() + PHASE_RESEND_S
                 for wid in self.phase_workers - self.configured:
@@ -370,19 +377,29 @@ class Master:
         self.runner.start(users, spawn_rate=min(users, 90 * workers))
         emit({"type": "started", "ts": time.time(), "users": users})
 
-    def _stop(self) -> None:
+    def _stop(self, drain_s: float | None = None) -> None:
         self.stopped_at = time.time()
         self.stop_id += 1
+        self.stop_drain_s = drain_s
         self.stop_done = set()
-        self.runner.send_message("lt_stop", {"id": self.stop_id})
+        self.runner.send_message("lt_stop", self._stop_message())
         if self.runner.state not in ("ready", "stopped"):
             self.runner.stop()
 
-    def stop_command(self) -> None:
-        """`stop`: the load stops; `stopped` once every worker printed the phase's lines."""
+    def _stop_message(self) -> dict[str, Any]:
+        """`lt_stop`: the stop's number, and its drain bound when the stop gave one."""
+        if self.stop_drain_s is None:
+            return {"id": self.stop_id}
+        return {"id": self.stop_id, "drain_s": self.stop_drain_s}
+
+    def stop_command(self, drain_s: float | None = None) -> None:
+        """`stop`: the load stops; `stopped` once every worker printed the phase's lines.
+        With `drain_s` (an operator's stop) the agents wait that long at most for their
+        ops in flight, and the ack waits for that plus the link's margin."""
         self.mode = ""
-        self._stop()
-        self._await_drained()
+        self._stop(drain_s)
+        margin = STOP_ACK_TIMEOUT_S - DRAIN_TIMEOUT_S
+        self._await_drained(STOP_ACK_TIMEOUT_S if drain_s is None else drain_s + margin)
         emit({"type": "stopped", "ts": time.time()})
 
     def _await_drained(self, timeout: float = STOP_ACK_TIMEOUT_S) -> None:
@@ -412,6 +429,9 @@ class Master:
             ls.gevent.sleep(0.02)
 
     def serve(self) -> int:
+        # a terminal's Ctrl-C reaches the whole process group, this child of the run too:
+        # the master obeys its orchestrator only, which stops the load at once (its stop)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         threading.Thread(target=self._read_stdin, daemon=True).start()
         ls.gevent.spawn(self._watch_workers)
         while True:
@@ -427,7 +447,8 @@ class Master:
             if cmd.get("cmd") == "start":
                 self._start(cast(StartCommand, cmd))  # JSON from stdin: the `cmd` tag
             elif cmd.get("cmd") == "stop":
-                self.stop_command()
+                drain_s = cmd.get("drain_s")
+                self.stop_command(float(drain_s) if drain_s is not None else None)
             elif cmd.get("cmd") == "drop":
                 self._drop([str(a) for a in cmd.get("agents") or []])
         self._stop()

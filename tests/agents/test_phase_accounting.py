@@ -226,3 +226,25 @@ def test_the_next_phase_begins_only_after_the_drain(engine) -> None:  # noqa: AN
     drain = next(x for x in lines if x.get("kind") == "drain")
     assert drain["phase"] == "A" and drain["data"]["abandoned"] == 0
     assert ops_of(lines, "A", "slow") == (1, {})
+
+
+def test_an_operators_stop_gives_up_on_ops_in_flight_at_its_own_bound(  # noqa: ANN001
+    engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C: the master's stop carries `drain_s`; the drain ends at that bound, not at
+    the agents' own (set here to an hour: the test would hang on it)."""
+    eng, lines = engine
+    monkeypatch.setattr(engine_mod, "DRAIN_TIMEOUT_S", 3600.0)
+    gate = Gate(eng)
+    begin(eng, "A", {"slow": gate.op})
+    eng.add_lane(1)
+    wait_until(lambda: gate.started == 1, "the lane's op")
+    eng.submit(eng.stop_phase(3, drain_s=0.05)).result(WAIT_S)  # the gate stays shut
+    assert not eng.lanes and gate.started == 1  # no op scheduled after the stop
+    drain = next(x for x in lines if x.get("kind") == "drain")
+    assert (drain["data"]["waited_ops"], drain["data"]["abandoned"]) == (1, 1)
+    assert ops_of(lines, "A", "slow") == (1, {"DrainTimeout": 1})
+    assert lines[-1] == {"type": "stop_done", "id": 3, "ts": lines[-1]["ts"]}
+    gate.open()
+    wait_until(lambda: eng.total_ops == 1, "the op to complete")
+    assert remaining(eng) == []  # its late completion is not counted

@@ -3,7 +3,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from loadtower.scenarios.orchestrator.control import ControlServer, RunControl, send_command
+import pytest
+
+from loadtower.scenarios.orchestrator.control import (
+    ControlServer,
+    RunControl,
+    RunStopped,
+    send_command,
+)
 from loadtower.scenarios.orchestrator.phases.ring import node_states
 
 
@@ -69,3 +76,38 @@ def test_control_path_stays_short_enough_for_a_unix_socket(tmp_path: Path) -> No
     assert len(str(long_one)) <= UNIX_PATH_MAX
     assert long_one == default_control_path(deep, "20261123-090837-4860")
     assert long_one != default_control_path(deep, "20261123-090837-4861")
+
+
+async def test_a_stop_calls_the_on_stop_callbacks_once_and_late_ones_at_once() -> None:
+    control = RunControl()
+    called: list[str] = []
+    control.on_stop(lambda: called.append("load"))
+    assert called == []
+    control.stop("interrupted by SIGINT")
+    control.stop("stopped by the operator")  # a second stop: no second call, first reason
+    assert called == ["load"] and control.reason == "interrupted by SIGINT"
+    control.on_stop(lambda: called.append("late"))  # registered after the stop
+    assert called == ["load", "late"]
+
+
+async def test_unless_stopped_gives_the_result_or_cancels_on_a_stop() -> None:
+    control = RunControl()
+
+    async def answer() -> int:
+        return 42
+
+    assert await control.unless_stopped(answer()) == 42
+    cancelled = asyncio.Event()
+
+    async def hangs() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+
+    asyncio.get_running_loop().call_soon(control.stop, "interrupted by SIGINT")
+    with pytest.raises(RunStopped, match="interrupted by SIGINT"):
+        await control.unless_stopped(hangs())
+    assert cancelled.is_set()
+    with pytest.raises(RunStopped):  # stopped already: nothing new is waited for
+        await control.unless_stopped(hangs())

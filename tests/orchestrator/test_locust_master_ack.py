@@ -92,3 +92,39 @@ def test_a_silent_worker_is_named_once_the_bound_passes(
     master._await_drained(timeout=0.0)
     [warning] = printed(capsys)
     assert warning["kind"] == "warning" and "no drain report from w2" in warning["message"]
+
+
+def test_an_operators_stop_tells_the_workers_its_drain_bound(
+    master: Master, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[tuple[str, Any]] = []
+    monkeypatch.setattr(master.runner, "send_message",
+                        lambda kind, data=None, client_id=None: sent.append((kind, data)))
+    stopping = ls.gevent.spawn(master.stop_command, 1.0)
+    settle(lambda: master.stop_id == 1)
+    for wid in ("w1", "w2"):
+        feed(master, wid, {"type": "stop_done", "id": 1})
+    stopping.join(WAIT_S)
+    assert sent == [("lt_stop", {"id": 1, "drain_s": 1.0})]
+    assert [x["type"] for x in printed(capsys)] == ["stopped"]
+    master._resync("w1")  # a worker that missed it gets the same stop, bound included
+    assert sent[-1] == ("lt_stop", {"id": 1, "drain_s": 1.0})
+    master._stop()  # a stop without a bound (the end of a phase): the agents' own
+    assert sent[-1] == ("lt_stop", {"id": 2})
+
+
+def test_a_stop_before_the_workers_are_prepared_starts_no_load(
+    master: Master, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while the phase is being prepared: the users never start after it."""
+    monkeypatch.setattr(master.runner, "send_message", lambda *a, **kw: None)
+    starts: list[int] = []
+    monkeypatch.setattr(master.runner, "start", lambda users, spawn_rate: starts.append(users))
+    starting = ls.gevent.spawn(master._start_users, 8, 2, master.stop_id)
+    ls.gevent.sleep(0.05)
+    master._stop(1.0)  # the stop arrives; the workers say they are prepared after it
+    master.configured = {"w1", "w2"}
+    starting.join(WAIT_S)
+    assert starting.dead and starts == []
+    [failed] = printed(capsys)
+    assert failed["type"] == "failed" and "stopped before it started" in failed["message"]
