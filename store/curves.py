@@ -139,3 +139,17 @@ def rates_at_target(store: Path | str, run: str) -> list[dict[str, Any]]:
             }
         out.append(row)
     return out
+
+
+def curves_of(store: Path, runs: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """``curves`` (every step's point) and ``at_target`` (each ramp's or search's rate)
+    of the runs; with two runs each row's ``system`` names its run too."""
+    curves: list[dict[str, Any]] = []
+    at_target: list[dict[str, Any]] = []
+    for side, run in zip("AB", runs, strict=False):
+        prefix = f"{side} " if len(runs) > 1 else ""
+        for point in latency_curve(store, run):
+            curves.append({"system": prefix + point["target"], **point})
+        for row in rates_at_target(store, run):
+            at_target.append({"system": prefix + row["target"], **row})
+    return {"curves": curves, "at_target": at_target}
