@@ -86,7 +86,7 @@ def step_rows(steps_a: list[dict[str, Any]], steps_b: list[dict[str, Any]]
 
 def curve_rows(points: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     """One row per step (store/curves.py), each system's points by achieved ops/s."""
-    out = []
+    out: list[tuple[str, ...]] = []
     for system in dict.fromkeys(p["system"] for p in points):
         mine = [p for p in points if p["system"] == system]
         for p in sorted(mine, key=lambda p: (p["phase"], p["ops_per_s"] or 0.0)):
