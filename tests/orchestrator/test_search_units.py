@@ -17,6 +17,7 @@ import pytest
 
 from loadtower.errors import ConfigError
 from loadtower.scenarios.loader import load_scenario_text
+from loadtower.scenarios.orchestrator.headless_display import phase_notes, ramp_tables
 from loadtower.scenarios.orchestrator.phases import search
 from loadtower.scenarios.orchestrator.plan_duration import planned_seconds
 from loadtower.scenarios.orchestrator.search_plan import (
@@ -193,6 +194,12 @@ def test_the_phase_finds_the_knee_with_a_label_per_step(tmp_path: Path) -> None:
     assert len([e for e in events if e["kind"] == "search_step"]) == len(steps)
     [done] = [e for e in events if e["kind"] == "search_result"]
     assert "confirmed" in done["message"] and f"{low:g} ops/s" in done["message"]
+    # the headless run's note and table (headless_display)
+    [note] = phase_notes({"find": result})
+    assert note.startswith("find: highest rate meeting p99 <= 50 ms") and "confirmed" in note
+    assert f"bracket [{low:,.1f}, {high:,.1f}] within 25 ops/s" in note
+    [table] = ramp_tables({"find": result})
+    assert table.row_count == len(steps) and str(table.title).startswith("Search find")
 
 
 def test_a_step_that_cannot_keep_up_fails(tmp_path: Path) -> None:
