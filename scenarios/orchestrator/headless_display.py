@@ -268,8 +268,8 @@ def phase_notes(results: dict[str, dict[str, Any]]) -> list[str]:
                     f"highest rate meeting {result.get('target')}: {found:,.1f} ops/s, "
                     f"bracket [{low:,.1f}, {'-' if high is None else f'{high:,.1f}'}] within "
                     f"{result.get('resolution')}, "
-                    + ("confirmed" if result.get("confirmed") else "NOT confirmed")
-                    + f" ({result.get('stop_reason')})"
+                    + ("confirmed" if result.get("confirmed")
+                       else f"NOT confirmed ({result.get('stop_reason')})")
                 )
             )  # fmt: skip
         if "joined" in result:

@@ -41,13 +41,14 @@ concurrency = 16
 type = "search"
 name = "find"
 target_p99_ms = 50
-min_rate = 100
-start_rate = 2000
-max_rate = 200000
+min_rate = 10
+start_rate = 400
+max_rate = 100000
 growth = 2.0
 resolution_pct = {RESOLUTION_PCT}
 step_duration = "4s"
-max_steps = 14
+max_steps = 16
+max_confirmations = 3
 """
 
 
