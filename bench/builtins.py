@@ -45,6 +45,11 @@ def phase_headline(name: str, kind: str, result: dict[str, Any]) -> str | None:
         if best is None:
             return f"{name}: no step met p99 <= {result.get('target_p99_ms', 0):g} ms"
         return f"{name}: {best:,.1f} ops/s at p99 <= {result['target_p99_ms']:g} ms"
+    if kind == "search":
+        found = result.get("found")
+        if found is None:
+            return f"{name}: no rate met {result.get('target')}"
+        return f"{name}: {found:,.1f} ops/s at {result.get('target')}, bracket {result['bracket']}"
     if kind == "scale_out":
         if not result.get("joined"):
             return f"{name}: {result.get('host')} did not join"

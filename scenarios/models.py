@@ -255,6 +255,16 @@ class RunPhase(_Driven):
 MIN_RAMP_STEP_S = 3.0
 
 
+def _step_long_enough(value: float) -> float:
+    if value < MIN_RAMP_STEP_S:
+        raise ValueError(
+            f"a ramp step must last at least {MIN_RAMP_STEP_S:g}s, got {value:g}s: the "
+            "first second after each change of rate is not judged, and only whole "
+            "seconds are, so a shorter step would have no second to judge"
+        )
+    return value
+
+
 class RampPhase(_Loaded):
     type: Literal["ramp"]
     rates: Annotated[list[Rate], Field(max_length=MAX_STEPS)] | None = None
@@ -266,13 +276,7 @@ class RampPhase(_Loaded):
     @field_validator("step_duration")
     @classmethod
     def _judged_seconds(cls, value: float) -> float:
-        if value < MIN_RAMP_STEP_S:
-            raise ValueError(
-                f"a ramp step must last at least {MIN_RAMP_STEP_S:g}s, got {value:g}s: the "
-                "first second after each change of rate is not judged, and only whole "
-                "seconds are, so a shorter step would have no second to judge"
-            )
-        return value
+        return _step_long_enough(value)
 
     @model_validator(mode="after")
     def _steps(self) -> RampPhase:
@@ -280,6 +284,52 @@ class RampPhase(_Loaded):
             raise ValueError("give exactly one of 'rates' (open model) or 'users' (closed model)")
         if not (self.rates or self.users):
             raise ValueError("a ramp needs at least one step")
+        return self
+
+
+class SearchPhase(_Loaded):
+    """The highest rate (open model) that meets the target: steps growing by ``growth``
+    from ``start_rate`` until one fails (the bracket), then bisection until the bracket
+    is within the resolution, then a confirmation step at the answer
+    (scenarios/orchestrator/search_plan.py)."""
+
+    type: Literal["search"]
+    min_rate: Rate
+    max_rate: Rate
+    start_rate: Rate | None = None  # default: min_rate
+    growth: Annotated[float, Field(gt=1, le=100)] = 2.0
+    resolution: Rate | None = None  # ops/s; or resolution_pct (default 10 %)
+    resolution_pct: Annotated[float, Field(gt=0, le=100)] | None = None
+    step_duration: Duration = 20.0
+    target_p99_ms: Annotated[float, Field(gt=0, le=MAX_P99_MS)] | None = None
+    target_p999_ms: Annotated[float, Field(gt=0, le=MAX_P99_MS)] | None = None
+    max_error_rate: Annotated[float, Field(ge=0, le=1)] = 0.01
+    min_achieved: Annotated[float, Field(gt=0, le=1)] = 0.95  # of the rate asked
+    max_steps: Annotated[int, Field(gt=1, le=MAX_STEPS)] = 20
+    confirm: bool = True
+    max_confirmations: Annotated[int, Field(ge=1, le=10)] = 2
+
+    @field_validator("step_duration")
+    @classmethod
+    def _judged_seconds(cls, value: float) -> float:
+        return _step_long_enough(value)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> SearchPhase:
+        if self.target_p99_ms is None and self.target_p999_ms is None:
+            raise ValueError("give 'target_p99_ms' and/or 'target_p999_ms'")
+        if self.resolution is not None and self.resolution_pct is not None:
+            raise ValueError("give either 'resolution' (ops/s) or 'resolution_pct', not both")
+        if self.min_rate >= self.max_rate:
+            raise ValueError(
+                f"min_rate ({self.min_rate:g}) must be below max_rate ({self.max_rate:g})"
+            )
+        start = self.start_rate
+        if start is not None and not self.min_rate <= start <= self.max_rate:
+            raise ValueError(
+                f"start_rate ({start:g}) must lie within min_rate ({self.min_rate:g}) and "
+                f"max_rate ({self.max_rate:g})"
+            )
         return self
 
 
@@ -319,10 +369,12 @@ class FaultPhase(_Driven):
 
 Phase = Annotated[
     LoadPhase | RunPhase | RampPhase | ScaleOutPhase | CompactionPhase | FlushPhase | PausePhase
-    | FaultPhase,
+    | FaultPhase | SearchPhase,
     Field(discriminator="type"),
 ]
-PHASE_TYPES = ("load", "run", "ramp", "scale_out", "compaction", "flush", "pause", "fault")
+PHASE_TYPES = (
+    "load", "run", "ramp", "scale_out", "compaction", "flush", "pause", "fault", "search"
+)  # fmt: skip
 
 
 class Scenario(Strict):

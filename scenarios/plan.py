@@ -23,6 +23,7 @@ from loadtower.scenarios.models import (
     RunPhase,
     ScaleOutPhase,
     Scenario,
+    SearchPhase,
 )
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.scenario_files import file_mix, load_scenario_workloads
@@ -87,6 +88,22 @@ def describe_phase(scenario: Scenario, index: int) -> tuple[str, str]:
             f"steps {', '.join(f'{s:g}' for s in steps)} {unit}",
             f"{format_duration(phase.step_duration)} each until p99 > {phase.target_p99_ms:g} ms "
             f"or errors > {phase.max_error_rate:.1%}",
+        )
+    if isinstance(phase, SearchPhase):
+        start = phase.start_rate if phase.start_rate is not None else phase.min_rate
+        resolution = (
+            f"{phase.resolution:g} ops/s" if phase.resolution is not None
+            else f"{phase.resolution_pct if phase.resolution_pct is not None else 10:g}%"
+        )
+        target = " and ".join(
+            f"{name} <= {value:g} ms"
+            for name, value in (("p99", phase.target_p99_ms), ("p99.9", phase.target_p999_ms))
+            if value is not None
+        )
+        return (
+            f"search {phase.min_rate:g}..{phase.max_rate:g} ops/s from {start:g}",
+            f"steps of {format_duration(phase.step_duration)} for the highest rate with "
+            f"{target}, errors <= {phase.max_error_rate:.1%}, within {resolution}",
         )
     if isinstance(phase, ScaleOutPhase):
         return _load_model(

@@ -45,6 +45,7 @@ def _capped_json(column: str) -> str:
             f"length({column}) || ' characters\"}}' ELSE {column} END AS {column}")
 
 
+STEPPED = ("ramp", "search")  # the phase types that run steps, each under its own label
 _JSON_FIELDS = {"versions", "host_facts", "extra", "params", "result", "data", "errors_by_class"}
 
 
@@ -345,16 +346,17 @@ class StoreReader:
         return out
 
     def ramp_steps(self, run_id: str) -> list[dict[str, Any]]:
-        """One row per step of every ramp of the run, in order: ``ramp`` (its phase
-        label), ``label`` (the step's phase label, e.g. ``saturation@40``), ``step``,
-        ``asked`` and ``unit`` (ops/s or users), the step's stored figures (``ops``,
-        ``duration_s``, ``achieved_ops_per_s``, ``p50_ms``, ``p90_ms``, ``p99_ms``,
-        ``errors``) and the ramp's verdict (``passed``, ``why``; None while the ramp
-        has not ended). The figures are those of phase_summary for that label."""
+        """One row per step of every ramp and search of the run, in order: ``ramp`` (its
+        phase label), ``kind`` (``ramp`` or ``search``), ``label`` (the step's phase
+        label, e.g. ``saturation@40``), ``step``, ``asked`` and ``unit`` (ops/s or
+        users), the step's stored figures (``ops``, ``duration_s``,
+        ``achieved_ops_per_s``, ``p50_ms``, ``p90_ms``, ``p99_ms``, ``p999_ms``,
+        ``errors``) and the phase's verdict (``passed``, ``why``; None while it has not
+        ended; a search step's ``stage``: bracket, narrow or confirm). The figures are those of phase_summary for that label."""
         from loadtower.store.ramp_steps import ramp_of
 
         phases = self.phases(run_id)
-        ramps = {p["name"]: p for p in phases if p["type"] == "ramp"}
+        ramps = {p["name"]: p for p in phases if p["type"] in STEPPED}
         if not ramps:
             return []
         totals = self.phase_totals(run_id)
@@ -382,12 +384,28 @@ class StoreReader:
                         "p50_ms": figures.get("p50_ms"),
                         "p90_ms": figures.get("p90_ms"),
                         "p99_ms": figures.get("p99_ms"),
+                        "p999_ms": figures.get("p999_ms"),
                         "errors": figures.get("errors", 0),
+                        "kind": phase["type"],
+                        "stage": verdict.get("stage"),
                         "passed": verdict.get("passed"),
                         "why": verdict.get("why", verdict.get("reason")),
                     }
                 )
         return out
+
+
+    def search_results(self, run_id: str) -> list[dict[str, Any]]:
+        """One row per `search` phase of the run, in order: the ``search_result`` view's
+        columns (store/search_sql.py): the rate found, its bracket, the target."""
+        from loadtower.store.search_sql import SEARCH_RESULT_SQL
+
+        rows = self._query(
+            f"SELECT * FROM ({SEARCH_RESULT_SQL}) WHERE run_id = ? ORDER BY idx", [run_id], run_id
+        )
+        for row in rows:
+            row.pop("idx", None)
+        return rows
 
 
 def _is_number(text: str) -> bool:

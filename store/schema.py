@@ -11,6 +11,7 @@ import time
 import duckdb
 
 from loadtower.store.phase_rate import SQL_DURATION, SQL_OPS_PER_S
+from loadtower.store.search_sql import SEARCH_RESULT_SQL
 
 _STATS = "p50_ms DOUBLE, p90_ms DOUBLE, p99_ms DOUBLE, p999_ms DOUBLE, max_ms DOUBLE"
 _HISTS = "service_hist BLOB, response_hist BLOB"  # hdrh encode() minus base64
@@ -85,6 +86,8 @@ VIEWS = {
         SELECT run_id, phase, op, ops, {SQL_OPS_PER_S} AS ops_per_s, p50_ms, p90_ms, p99_ms,
             p999_ms, max_ms, errors, first_ts, round({SQL_DURATION}, 3) AS duration_s
         FROM spans LEFT JOIN clocks ON clock_run = run_id AND clock_phase = phase""",
+    # one row per `search` phase: the rate found, its bracket, the target (search_sql.py)
+    "search_result": SEARCH_RESULT_SQL,
 }
 
 # tables holding one run's rows (run id column name), in delete order

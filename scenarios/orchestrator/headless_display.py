@@ -219,7 +219,8 @@ def ramp_tables(results: dict[str, dict[str, Any]]) -> list[Table]:
         steps = [s for s in result.get("steps") or [] if isinstance(s, dict) and "label" in s]
         if not steps:
             continue
-        table = Table(title=cell(f"Ramp {phase}: one row per step"), title_justify="left")
+        kind = "Search" if "bracket" in result else "Ramp"
+        table = Table(title=cell(f"{kind} {phase}: one row per step"), title_justify="left")
         for column in ("step", "asked", "ops/s", "p50 ms", "p90 ms", "p99 ms", "errors", "verdict"):
             table.add_column(column, justify="left" if column in ("step", "verdict") else "right")
         for s in steps:
@@ -257,6 +258,20 @@ def phase_notes(results: dict[str, dict[str, Any]]) -> list[str]:
                 )
             else:
                 notes.append(f"{phase}: no step met p99 <= {result['target_p99_ms']:g} ms")
+        if "bracket" in result and "found" in result:  # a search
+            low, high = result["bracket"]
+            found = result["found"]
+            notes.append(
+                f"{phase}: " + (
+                    f"no rate met {result.get('target')} ({result.get('stop_reason')})"
+                    if found is None else
+                    f"highest rate meeting {result.get('target')}: {found:,.1f} ops/s, "
+                    f"bracket [{low:,.1f}, {'-' if high is None else f'{high:,.1f}'}] within "
+                    f"{result.get('resolution')}, "
+                    + ("confirmed" if result.get("confirmed")
+                       else f"NOT confirmed ({result.get('stop_reason')})")
+                )
+            )  # fmt: skip
         if "joined" in result:
             if result["joined"]:
                 notes.append(

@@ -1,7 +1,8 @@
 """How long a plan is expected to take, for the live displays' elapsed/total.
 
 Phases with a fixed length count with it (`run`, `pause`, `fault`; a `ramp` with all its
-steps, its longest case). Phases that last as long as their work (`load`, and the waits
+steps, its longest case; a `search` with the steps
+it is expected to take). Phases that last as long as their work (`load`, and the waits
 of `scale_out` and `compaction`) count with their fixed parts only, so the total is then
 a floor, shown with a "+". While a run goes, the time already spent replaces the plan's
 figures for the phases behind it, so the total follows what really happens.
@@ -19,7 +20,9 @@ from loadtower.scenarios.models import (
     RunPhase,
     ScaleOutPhase,
     Scenario,
+    SearchPhase,
 )
+from loadtower.scenarios.orchestrator.search_plan import expected_steps
 
 # the fixed waits of the phases that otherwise last as long as their work
 SCALE_OUT_FIXED_S = 10.0  # steady load before the start and after the join (phases/scale_out.py)
@@ -32,6 +35,8 @@ def planned_seconds(phase: Any) -> tuple[float, bool]:
         return float(phase.duration), True
     if isinstance(phase, RampPhase):
         return len(phase.rates or phase.users or []) * float(phase.step_duration), True
+    if isinstance(phase, SearchPhase):  # as many steps as its bracket and bisection take
+        return expected_steps(phase) * float(phase.step_duration), False
     if isinstance(phase, ScaleOutPhase):
         return SCALE_OUT_FIXED_S, False
     if isinstance(phase, CompactionPhase):

@@ -30,7 +30,13 @@ or with --engines.
 examples:
   loadtower compare 20251122-101500-ab12 20251122-103000-cd34
   loadtower compare 20251122-101500-ab12                  # a two-target run (ycsb-suite)
-  loadtower compare RUN_A RUN_B --engines --phase mix --latency service"""
+  loadtower compare RUN_A RUN_B --engines --phase mix --latency service
+  loadtower compare RUN --curves --json                   # each system's rate at target
+
+Runs with a ramp or a search also get the curve table (achieved ops/s against p50,
+p90 and p99 per step, per system) and the rate each system holds at its latency target:
+a search's answer, or a ramp's interpolated between its last passing and first failing
+step (the 'from' column says which). --curves prints only those."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="engines table: response time (from the intended start, default) or service time",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--curves",
+        action="store_true",
+        help="only the latency/throughput curves of the ramps and searches and each "
+        "system's rate at its target (with --json: {curves, at_target})",
+    )
 
 
 def _num(v: float | None, fmt: str = "{:.2f}") -> str:
@@ -91,6 +103,7 @@ def _table(title: str, columns: tuple[str, ...], text_columns: tuple[str, ...]) 
 
 def _print_engines(args: argparse.Namespace) -> int:
     from loadtower.errors import LoadtowerError
+    from loadtower.store.commands.curve_text import print_curves
     from loadtower.store.commands.tables import print_whole
     from loadtower.store.engine_compare import engine_table
     from loadtower.store.engine_text import ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS, engine_lines
@@ -116,7 +129,7 @@ def _print_engines(args: argparse.Namespace) -> int:
                         for column, text in zip(ENGINE_COLUMNS, cells, strict=True)))
     print_whole(table)
     _print_workloads(rows)
-    return 0
+    return print_curves(store_path(args), runs, as_json=False, only_if_any=True)
 
 
 def _print_workloads(rows: list[dict[str, Any]]) -> None:
@@ -158,10 +171,14 @@ def _nothing_in_common(args: argparse.Namespace) -> Exception:
 @reads_store
 def run(args: argparse.Namespace) -> int:
     from loadtower.store import compare_runs
+    from loadtower.store.commands.curve_text import print_curves
     from loadtower.store.commands.tables import print_whole
     from loadtower.store.compare import interval_text
     from loadtower.store.terminal_text import cell
 
+    if args.curves:
+        runs = [args.run_a] + ([args.run_b] if args.run_b and args.run_b != args.run_a else [])
+        return print_curves(store_path(args), runs, as_json=args.json, only_if_any=False)
     if _engines_wanted(args):
         return _print_engines(args)
     rows = compare_runs(store_path(args), args.run_a, args.run_b)
@@ -190,4 +207,4 @@ def run(args: argparse.Namespace) -> int:
             r["p99_verdict"], *(more if tombstones else ()),
         )  # fmt: skip
     print_whole(table)
-    return 0
+    return print_curves(store_path(args), [args.run_a, args.run_b], False, only_if_any=True)

@@ -95,7 +95,8 @@ def test_recipes_mix_on_cassandra_and_clickhouse_in_one_run(
         "phases[0].concurrency=4",
         "phases[2].duration=8s",
         "phases[2].rate=10",
-        "phases[3].rates=[10]",
+        "phases[3].start_rate=10",  # the search: two steps of 3 s
+        "phases[3].max_steps=2",
         "phases[3].step_duration=3s",
         timeout=700,
     )

@@ -176,7 +176,7 @@ def test_recipes_mix_piped_to_a_log_has_progress_and_whole_names(
             str(sandbox["inventory"]), "--headless", "--store", str(store)]
     for item in (f"target.keyspace={clickhouse_db}", "dataset.records=300",
                  "phases[0].concurrency=4", "phases[2].duration=6s", "phases[2].rate=10",
-                 "phases[3].rates=[10, 20]", "phases[3].step_duration=3s"):
+                 "phases[3].start_rate=10", "phases[3].max_steps=2", "phases[3].step_duration=3s"):
         argv += ["--set", item]
     with log.open("w") as out:  # stdout a file, as `> run.log`
         done = subprocess.run(argv, stdout=out, stderr=subprocess.PIPE, text=True, timeout=500,

@@ -8,7 +8,7 @@ from loadtower.agents.workload.keys import load_slice
 from loadtower.errors import ConfigError
 from loadtower.scenarios.catalog import builtin_names, resolve_scenario
 from loadtower.scenarios.loader import load_scenario
-from loadtower.scenarios.models import LoadPhase, PausePhase, RampPhase, RunPhase
+from loadtower.scenarios.models import LoadPhase, PausePhase, RunPhase, SearchPhase
 
 from .conftest import SCENARIO
 
@@ -74,11 +74,24 @@ def test_ttl_tombstones_reproduces_the_study() -> None:
     assert wait is not None and wait > 60  # the 1-minute TTL has passed before the last reads
 
 
-def test_recipes_mix_defaults_keep_the_study_steps() -> None:
+def test_recipes_mix_ends_with_a_search_at_the_study_target() -> None:
     scenario, _ = load_scenario(resolve_scenario("recipes-mix"))
-    ramp = next(p for p in scenario.phases if isinstance(p, RampPhase))
-    assert ramp.rates == [40, 50, 60] and ramp.step_duration >= 3
+    search = scenario.phases[-1]
+    assert isinstance(search, SearchPhase) and search.name == "saturation"
+    assert search.target_p99_ms == 100 and search.max_error_rate == 0.01
+    assert search.start_rate == 40 and search.min_rate <= 10  # the study's first re-run
+    assert search.step_duration >= 3
     assert scenario.targets["clickhouse"].settings["lightweight_deletes_sync"] == 0
+
+
+def test_scale_out_compaction_searches_before_and_after_the_new_node() -> None:
+    scenario, _ = load_scenario(resolve_scenario("scale-out-compaction"))
+    kinds = [(p.type, p.name) for p in scenario.phases]
+    added = kinds.index(("scale_out", "add-node"))
+    assert kinds[added - 1] == ("search", "at-target-before")
+    assert kinds[added + 1] == ("search", "at-target-after")
+    searches = [p for p in scenario.phases if isinstance(p, SearchPhase)]
+    assert all(s.target_p99_ms == 10 for s in searches) and len(searches) == 2
 
 
 def test_every_builtin_loads() -> None:

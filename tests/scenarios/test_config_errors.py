@@ -118,7 +118,7 @@ def test_unknown_phase(write) -> None:
     text = SCENARIO.replace('type = "load"', 'type = "lod"')
     assert scenario_error(write, text) == (
         "s.toml:11: key 'phases[0].type': unknown phase type 'lod' "
-        "(expected one of: load, run, ramp, scale_out, compaction, flush, pause, fault)"
+        "(expected one of: load, run, ramp, scale_out, compaction, flush, pause, fault, search)"
     )
 
 

@@ -185,3 +185,31 @@ async def test_tombstones_per_read_beside_the_p99_where_sampled(store: Path) -> 
         want = [r for r in expected if r["phase"] == first[RUN_A]["name"]]
         assert want and all(r["tombstones_p99_a"] == 2.0 for r in want)
         assert "2.0\n7.0" in cells
+
+
+async def test_the_curve_table_shows_every_step_of_both_runs(tmp_path: Path) -> None:
+    from loadtower.store.curves import curves_of
+    from loadtower.tui.screens.compare import CURVE_COLUMNS
+    from tests.tui.ramp_store import RAMP_A, RAMP_B, STEPS, build_ramp_store
+
+    store = build_ramp_store(tmp_path / "ramp.duckdb")
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_compare(RAMP_A, RAMP_B)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        curves = screen.query_one("#compare-curves", DataTable)
+        assert curves.display and curves.row_count == 2 * len(STEPS)
+        expected = curves_of(store, [RAMP_A, RAMP_B])["curves"]
+        rows = [dict(zip(CURVE_COLUMNS, map(str, curves.get_row_at(i)), strict=True))
+                for i in range(curves.row_count)]
+        assert {r["system"] for r in rows} == {"A ?", "B ?"}  # no engine in these params
+        for want in expected:
+            [got] = [r for r in rows if r["step"] == want["label"]
+                     and r["system"] == want["system"]]
+            assert got["achieved ops/s"] == f"{want['ops_per_s']:,.1f}"
+            assert got["p99 ms"] == f"{want['p99_ms']:,.2f}"
+        answer = screen.query_one("#compare-at-target", Static)
+        assert answer.display  # each run's ramp: its rate at target (none judged here)

@@ -6,7 +6,10 @@ stored with one phase label per step ("saturation@40"), so its steps are rows of
 own; when the store can tell ramp steps apart (StoreReader.ramp_steps), a second table
 shows each step's asked and achieved rate, percentiles and verdict for A and B. When both
 runs ran several targets (e.g. two ycsb-suite runs), the engines table of both
-(engine_compare.engine_table, as `loadtower compare A B` prints it) shows too."""
+(engine_compare.engine_table, as `loadtower compare A B` prints it) shows too. Runs with a
+ramp or a search get the latency/throughput curve table (store/curves.py: every step's
+achieved ops/s against p50/p90/p99, per system, as `loadtower compare` prints it) and the
+rate each system holds at its target."""
 
 from __future__ import annotations
 
@@ -33,6 +36,8 @@ SIGNIFICANCE = ("[dim]Δ from A to B over its 99% interval (per-second samples' 
 COLUMNS = ("phase", "op", "run", "ops/s", "Δ ops", "p50 ms", "p90 ms", "p99 ms", "Δ p99",
            "max ms", "errors", "verdict")
 VERDICT_STYLES = {REGRESSION: "bold red", IMPROVEMENT: "bold green", TOO_SHORT: "yellow"}
+CURVE_COLUMNS = ("system", "phase", "step", "asked", "achieved ops/s", "p50 ms", "p90 ms",
+                 "p99 ms", "verdict")
 STEP_COLUMNS = ("step", "run", "asked", "achieved", "p50 ms", "p90 ms", "p99 ms", "errors",
                 "passed", "why")
 
@@ -94,6 +99,38 @@ def step_rows(steps_a: list[dict[str, Any]], steps_b: list[dict[str, Any]]
     return out
 
 
+def curve_rows(points: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """One row per step (store/curves.py), each system's points by achieved ops/s."""
+    out: list[tuple[str, ...]] = []
+    for system in dict.fromkeys(p["system"] for p in points):
+        mine = [p for p in points if p["system"] == system]
+        for p in sorted(mine, key=lambda p: (p["phase"], p["ops_per_s"] or 0.0)):
+            verdict = {True: "passed", False: "FAILED", None: "-"}[p["passed"]]
+            if p.get("stage"):
+                verdict += f" ({p['stage']})"
+            out.append((
+                visible(system, False), visible(p["phase"], False), visible(p["label"], False),
+                _num(p["level"], 0), _num(p["ops_per_s"], 1), _num(p["p50_ms"]),
+                _num(p["p90_ms"]), _num(p["p99_ms"]), verdict,
+            ))
+    return out
+
+
+def at_target_text(row: dict[str, Any]) -> str:
+    """``A cassandra  cassandra:find  p99 <= 50 ms: 812.0 ops/s (search, confirmed)``."""
+    rate = row.get("rate")
+    answer = "no rate passed" if rate is None else f"{rate:,.1f} ops/s"
+    how = row["source"] + (
+        "" if row.get("confirmed") is None
+        else ", confirmed" if row["confirmed"] else ", NOT confirmed"
+    )
+    return visible(
+        f"at target: {row['system']}  {row['phase']}  {row.get('target_text') or ''}: "
+        f"{answer} ({how})",
+        False,
+    )
+
+
 TOMBSTONE_COLUMN = "tombstones/read p99"
 
 
@@ -132,6 +169,10 @@ class CompareScreen(Screen):
     CompareScreen #compare-steps.-shown { display: block; }
     CompareScreen #compare-engines { height: auto; max-height: 40%; display: none; }
     CompareScreen #compare-engines.-shown { display: block; }
+    CompareScreen #compare-curves { height: auto; max-height: 30%; display: none; }
+    CompareScreen #compare-curves.-shown { display: block; }
+    CompareScreen #compare-at-target { height: auto; padding: 0 1; display: none; }
+    CompareScreen #compare-at-target.-shown { display: block; }
     CompareScreen #compare-charts { height: 1fr; min-height: 8; }
     """
     BINDINGS = [
@@ -146,6 +187,7 @@ class CompareScreen(Screen):
         self.steps: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
         self.error: str | None = None
         self.engine_rows: list[dict[str, Any]] = []
+        self.curves: dict[str, list[dict[str, Any]]] = {"curves": [], "at_target": []}
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -156,6 +198,8 @@ class CompareScreen(Screen):
         yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
         yield DataTable(id="compare-steps", cursor_type="row", zebra_stripes=True)
         yield DataTable(id="compare-engines", cursor_type="row", zebra_stripes=True)
+        yield Static(id="compare-at-target")
+        yield DataTable(id="compare-curves", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="compare-charts"):
             yield LineChart("ops/s over the run (A, B)", id="compare-ops")
             yield LineChart("p99 ms over the run (A, B)", " ms", id="compare-p99")
@@ -165,8 +209,33 @@ class CompareScreen(Screen):
         self.query_one("#compare-table", DataTable).add_columns(*COLUMNS)
         self.query_one("#compare-steps", DataTable).add_columns(*STEP_COLUMNS)
         add_engine_columns(self.query_one("#compare-engines", DataTable))
+        self.query_one("#compare-curves", DataTable).add_columns(*CURVE_COLUMNS)
         self.load()
         self.load_engines()
+        self.load_curves()
+
+    @work(thread=True, exclusive=True, group="curves")
+    def load_curves(self) -> None:
+        """Both runs' latency/throughput curves and rates at target (hidden when none)."""
+        from loadtower.store.curves import curves_of
+
+        runs = [self.run_a] + ([self.run_b] if self.run_b != self.run_a else [])
+        try:
+            found = curves_of(self.store, runs)
+        except LoadtowerError:
+            return  # the figures' worker says what is wrong with the runs
+        self.app.call_from_thread(self._show_curves, found)
+
+    def _show_curves(self, found: dict[str, list[dict[str, Any]]]) -> None:
+        self.curves = found
+        table = self.query_one("#compare-curves", DataTable)
+        for row in curve_rows(found["curves"]):
+            table.add_row(*row)
+        table.set_class(bool(table.row_count), "-shown")
+        lines = [at_target_text(r) for r in found["at_target"]]
+        answer = self.query_one("#compare-at-target", Static)
+        answer.update(Text("\n".join(lines)))
+        answer.set_class(bool(lines), "-shown")
 
     @work(thread=True, exclusive=True, group="engines")
     def load_engines(self) -> None:

@@ -24,6 +24,8 @@ KINDS: dict[str, Kind] = {
     "action": Kind("•", "magenta", 4, "action"),
     "ramp_result": Kind("•", "bold green", 3, "ramp"),
     "ramp_step": Kind("·", "green", 2, "ramp step"),
+    "search_result": Kind("•", "bold green", 3, "search"),
+    "search_step": Kind("·", "green", 2, "search step"),
     "phase_start": Kind("│", "cyan", 1, "phase"),
     "phase_end": Kind("│", "cyan", 1, "phase end"),
     "run": Kind("■", "bold", 1, "run"),

@@ -15,6 +15,7 @@ from loadtower.scenarios.orchestrator.phases import (
     ramp,
     run,
     scale_out,
+    search,
 )
 
 Handler = Callable[[PhaseContext, int, Any], Awaitable[dict[str, Any]]]
@@ -28,4 +29,5 @@ HANDLERS: dict[str, Handler] = {
     "flush": flush.run_phase,
     "pause": pause.run_phase,
     "fault": fault.run_phase,
+    "search": search.run_phase,
 }

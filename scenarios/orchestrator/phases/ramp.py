@@ -14,6 +14,7 @@ measured duration (``loadtower.store.phase_rate``): the figures phase_summary,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from loadtower.scenarios.models import RampPhase
@@ -39,6 +40,56 @@ def best_step(steps: list[dict[str, Any]]) -> dict[str, Any] | None:
     return max(passing, key=lambda s: (s["ops_per_s"], -s["level"])) if passing else None
 
 
+async def run_step(
+    ctx: PhaseContext,
+    index: int,
+    label: str,
+    number: int,
+    level: float,
+    open_model: bool,
+    duration: float,
+    judge: Callable[[WindowSummary, float], str | None],
+) -> dict[str, Any]:
+    """Run one step under its own phase label and judge it after its stop ack (the
+    ramp's and the search's steps): its result row, as the phase results keep it."""
+    await ctx.load.start(
+        label,
+        ctx.spec(index),
+        mode="run",
+        rate=level if open_model else None,
+        users=None if open_model else int(level),
+        duration=duration,
+    )
+    await ctx.control.sleep(duration)
+    await ctx.load.stop()  # acknowledged once every line of the step is in
+    # a step has no `phases` row: without spans its duration is its completion
+    # seconds, live as in the store (phase_rate.measured_duration)
+    figures = ctx.stats.phase(label)
+    reason = judge(figures, level)
+    step: dict[str, Any] = {
+        "label": label,
+        "step": number,
+        "asked": level,
+        "level": level,
+        "unit": "ops/s" if open_model else "users",
+        "ops": figures.ops,
+        "duration_s": round(figures.duration_s or 0.0, 3),
+        "achieved_ops_per_s": figures.ops_per_s,
+        "ops_per_s": figures.ops_per_s,
+        "p50_ms": figures.p50_ms,
+        "p90_ms": figures.p90_ms,
+        "p99_ms": figures.p99_ms,
+        "p999_ms": figures.p999_ms,
+        "errors": figures.errors,
+        "error_rate": round(figures.error_rate, 5),
+        "passed": reason is None,
+        "why": reason,
+    }
+    if reason:
+        step["reason"] = reason
+    return step
+
+
 async def run_phase(ctx: PhaseContext, index: int, phase: RampPhase) -> dict[str, Any]:
     steps: list[float] = list(phase.rates or phase.users or [])
     open_model = phase.rates is not None
@@ -51,45 +102,16 @@ async def run_phase(ctx: PhaseContext, index: int, phase: RampPhase) -> dict[str
             break
         label = step_label(ctx.current_phase, level, number, taken)
         taken.add(label)
-        await ctx.load.start(
-            label,
-            ctx.spec(index),
-            mode="run",
-            rate=level if open_model else None,
-            users=None if open_model else int(level),
-            duration=phase.step_duration,
-        )
-        await ctx.control.sleep(phase.step_duration)
-        await ctx.load.stop()  # acknowledged once every line of the step is in
-        # a step has no `phases` row: without spans its duration is its completion
-        # seconds, live as in the store (phase_rate.measured_duration)
-        figures = ctx.stats.phase(label)
-        reason = verdict(figures, phase)
-        step = {
-            "label": label,
-            "step": number,
-            "asked": level,
-            "level": level,
-            "unit": unit,
-            "ops": figures.ops,
-            "duration_s": round(figures.duration_s or 0.0, 3),
-            "achieved_ops_per_s": figures.ops_per_s,
-            "ops_per_s": figures.ops_per_s,
-            "p50_ms": figures.p50_ms,
-            "p90_ms": figures.p90_ms,
-            "p99_ms": figures.p99_ms,
-            "errors": figures.errors,
-            "error_rate": round(figures.error_rate, 5),
-            "passed": reason is None,
-            "why": reason,
-        }
-        if reason:
-            step["reason"] = reason
+        step = await run_step(
+            ctx, index, label, number, level, open_model, phase.step_duration,
+            lambda figures, _level: verdict(figures, phase),
+        )  # fmt: skip
+        reason = step["why"]
         results.append(step)
         ctx.event(
             "ramp_step",
-            f"step {number} ({label}) at {level:g} {unit}: {figures.ops_per_s:,.1f} ops/s, "
-            f"p99 {figures.p99_ms:.2f} ms, errors {figures.error_rate:.2%}: "
+            f"step {number} ({label}) at {level:g} {unit}: {step['ops_per_s']:,.1f} ops/s, "
+            f"p99 {step['p99_ms']:.2f} ms, errors {step['error_rate']:.2%}: "
             + ("passed" if reason is None else f"FAILED ({reason})"),
             data=step,
         )
