@@ -94,8 +94,8 @@ def two_targets(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_summary_numbers_are_compares(two_targets: dict) -> None:
-    """The answer (each target's best passing step) and the workload table hold the
-    figures `loadtower compare RUN` prints for the same run."""
+    """The answer (each target's rate at its target) and the workload table hold the
+    figures `loadtower compare RUN` (and `--curves`) prints for the same run."""
     store, run_id = str(two_targets["path"]), two_targets["run_id"]
     done = cli("compare", "--store", store, run_id, "--json")
     assert done.returncode == 0, done.stderr
@@ -104,12 +104,16 @@ def test_summary_numbers_are_compares(two_targets: dict) -> None:
     page = parse(two_targets["html"])
     answer = {row[0]: row for row in page.tables["answer"][1:]}
     assert set(answer) == {"cassandra", "clickhouse"}
-    for target, passing in (("cassandra", LEVELS), ("clickhouse", LEVELS[:-1])):
-        best = max(passing, key=lambda level: totals[(target, f"saturation@{level}")]["ops_per_s"])
-        expected = totals[(target, f"saturation@{best}")]
-        assert answer[target][1] == f"{expected['ops_per_s']:,.1f}"
+    curves = cli("compare", "--store", store, run_id, "--curves", "--json")
+    assert curves.returncode == 0, curves.stderr
+    at_target = {r["target"]: r for r in json.loads(curves.stdout)["at_target"]}
+    for target in ("cassandra", "clickhouse"):  # compare's rate at the target, as printed
+        assert answer[target][1] == f"{at_target[target]['rate']:,.1f}"
         assert answer[target][2] == "p99 <= 100 ms"
-        assert answer[target][4] == f"ramp: highest passing step {target}:saturation@{best}"
+        assert answer[target][4] == at_target[target]["source"]
+    # cassandra passed every step: its rate is its best step's, as compare's rows give it
+    best = max(LEVELS, key=lambda level: totals[("cassandra", f"saturation@{level}")]["ops_per_s"])
+    assert answer["cassandra"][1] == f"{totals[('cassandra', f'saturation@{best}')]['ops_per_s']:,.1f}"
     # the headline per workload phase and study 4's table: compare's total rows
     headlines = {(r[0], r[1]): r for r in page.tables["headlines"][1:]}
     workloads = {r[0]: r for r in page.tables["workloads"][1:]}
