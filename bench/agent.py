@@ -13,6 +13,14 @@ issue's goal (<= 1.0, zero errors, rates held within 1%). A rate that either one
 cannot hold here is said so, with the highest rate both held. The agent's `cql_path`
 event says which path ran; a run that fell back from the Rust core is marked.
 
+Latency (issue 33's columns, same runs): the agent's service time (from the send),
+response time (from the intended start) and lateness (send - intended start: its own
+schedule's share) p50/p99 over its run phase (merged HDR histograms of its interval
+lines), beside latte's latency p50/p99 from its report; `--rates 100,500,2000,5000
+--workloads ycsb-c` is the issue's table. The goal: the agent's response p50 within
+0.1 ms of its service p50 where it is not saturated, and within 0.1 ms (or 15%) of
+latte's p50.
+
 --paths: the agent's CQL paths at one --rate: raw cassandra-driver, the agent's Python
 lanes on it (`native_io = "python"`, the reference path), raw acsylla, the agent's Python
 lanes on it, the agent on the Rust core, latte; ratios b/a, d/c, f/d and f/e.
@@ -82,7 +90,29 @@ def agent(
     if not load:
         result["held_ops_s"] = held_rate(lines)
         result["path"] = cql_path(lines)
+        result.update(latencies(lines))
     return result
+
+
+def latencies(lines: list[dict]) -> dict[str, float | None]:
+    """p50/p99 (ms) of service, response and lateness over the run phase: each the merge of
+    every interval line's histograms (never an average of percentiles)."""
+    from loadtower.protocol.hdr_encoding import decode, new_hist
+
+    merged = {"service": new_hist(), "response": new_hist(), "lateness": new_hist()}
+    for x in lines:
+        if x.get("type") == "interval" and x.get("phase") == "run":
+            for s in x["ops"].values():
+                for name, h in merged.items():
+                    text = s.get(f"{name}_hist")
+                    if text:
+                        h.add(decode(text))
+    out: dict[str, float | None] = {}
+    for name, h in merged.items():
+        for pct in (50, 99):
+            out[f"{name}_p{pct}_ms"] = (round(h.get_value_at_percentile(pct) / 1000.0, 3)
+                                        if h.get_total_count() else None)
+    return out
 
 
 def held_rate(lines: list[dict]) -> float | None:
