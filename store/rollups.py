@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from hdrh.histogram import HdrHistogram
 import numpy.typing as npt
 import pyarrow as pa
+from hdrh.histogram import HdrHistogram
 
 from loadtower.protocol.hdr_encoding import decode as decode_line_hist
 from loadtower.protocol.hdr_encoding import decode_v2, encode, new_hist
