@@ -72,6 +72,7 @@ MIGRATIONS: list[list[str]] = [
      for column in ("lateness_p50_ms DOUBLE", "lateness_p99_ms DOUBLE", "lateness_hist BLOB")],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+LATENESS_COLUMNS = "lateness_p50_ms, lateness_p99_ms"  # phase_summary's, from schema 6
 
 VIEWS = {
     "op_seconds": """SELECT run_id, ts, phase, op, ops, errors, late, p50_ms, p90_ms, p99_ms,
@@ -88,8 +89,8 @@ VIEWS = {
         clocks AS (SELECT run_id AS clock_run, name AS clock_phase, min(started) AS clock_start,
             max(ended) AS clock_end FROM phases GROUP BY run_id, name)
         SELECT run_id, phase, op, ops, {SQL_OPS_PER_S} AS ops_per_s, p50_ms, p90_ms, p99_ms,
-            p999_ms, max_ms, errors, first_ts, round({SQL_DURATION}, 3) AS duration_s,
-            lateness_p50_ms, lateness_p99_ms
+            p999_ms, max_ms, errors, first_ts,
+            round({SQL_DURATION}, 3) AS duration_s, {LATENESS_COLUMNS}
         FROM spans LEFT JOIN clocks ON clock_run = run_id AND clock_phase = phase""",
 }
 
