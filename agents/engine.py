@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import queue
 import random
 import threading
@@ -36,8 +37,9 @@ from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 LATE_S = 0.002  # an op sent more than this after its intended start is counted late
 # asyncio's selector waits in whole milliseconds (epoll), rounded up: an open lane sleeps to
 # this much before each op's intended start, then yields to the loop (other ops' sends and
-# replies run) until it (docs/agent-protocol.md, "Sending on time")
-SPIN_S = 0.001
+# replies run) until it (docs/agent-protocol.md, "Sending on time"); that costs CPU, so
+# LOADTOWER_LANE_SPIN_S=0 turns it off (each op then sent up to ~1 ms late, as before)
+SPIN_S = float(os.environ.get("LOADTOWER_LANE_SPIN_S", "0.001"))
 
 
 async def wait_until(t: float) -> None:
@@ -46,7 +48,7 @@ async def wait_until(t: float) -> None:
     delay = t - time.monotonic()
     if delay > SPIN_S:
         await asyncio.sleep(delay - SPIN_S)
-    while time.monotonic() < t:
+    while SPIN_S > 0 and time.monotonic() < t:
         await asyncio.sleep(0)
 
 
