@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import queue
 import random
 import threading
@@ -33,7 +34,22 @@ from loadtower.agents.workload.keys import OpMix, load_slice
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
-LATE_S = 0.002  # 1 ms of event-loop timer granularity + 1 ms of real lateness
+LATE_S = 0.002  # an op sent more than this after its intended start is counted late
+# asyncio's selector waits in whole milliseconds (epoll), rounded up: an open lane sleeps to
+# this much before each op's intended start, then yields to the loop (other ops' sends and
+# replies run) until it (docs/agent-protocol.md, "Sending on time"); that costs CPU, so
+# LOADTOWER_LANE_SPIN_S=0 turns it off (each op then sent up to ~1 ms late, as before)
+SPIN_S = float(os.environ.get("LOADTOWER_LANE_SPIN_S", "0.001"))
+
+
+async def wait_until(t: float) -> None:
+    """Until monotonic time `t`: asyncio's sleep to SPIN_S before it (its wake-up can be
+    up to a millisecond after what it was asked), then the loop's turns to `t`."""
+    delay = t - time.monotonic()
+    if delay > SPIN_S:
+        await asyncio.sleep(delay - SPIN_S)
+    while SPIN_S > 0 and time.monotonic() < t:
+        await asyncio.sleep(0)
 
 
 @dataclass
@@ -309,9 +325,9 @@ class Engine:
             )
 
     def _failed(self, phase: str, op: str, exc: BaseException, late: bool, intended: float,
-                done: float) -> None:
+                done: float, sent: float | None = None) -> None:
         name = type(exc).__name__
-        self.recorder.error(phase, op, name, late, intended, done)
+        self.recorder.error(phase, op, name, late, intended, done, sent)
         if name not in self._advised and self.backend is not None:
             advice = self.backend.advice(exc)
             if advice:  # once per error class and phase: what to change on the server
@@ -324,19 +340,23 @@ class Engine:
     def _event(self, kind: str, message: str) -> None:
         self.out({"type": "event", "kind": kind, "ts": time.time(), "message": message})
 
-    async def _timed(self, phase: str, op: str, intended: float, late: bool) -> None:
+    async def _timed(self, phase: str, op: str, intended: float, late: bool,
+                     open_model: bool = False) -> None:
         """One op of `phase` (the phase it was scheduled in), counted in that phase and
-        in the second it completes in, unless its phase's drain gave up on it."""
+        in the second it completes in, unless its phase's drain gave up on it.
+        `open_model`: its send - intended start is its lateness (a closed op's intended
+        start is its send)."""
         ticket = self.inflight.begin(phase, op, intended, late)
         sent = time.monotonic()
         try:
             await self.ops[op]()
         except Exception as exc:  # noqa: BLE001 - every failure is counted by class
             if self.inflight.end(ticket):
-                self._failed(phase, op, exc, late, intended, time.monotonic())
+                self._failed(phase, op, exc, late, intended, time.monotonic(),
+                             sent if open_model else None)
         else:
             if self.inflight.end(ticket):
-                self.recorder.ok(phase, op, intended, sent, time.monotonic(), late)
+                self.recorder.ok(phase, op, intended, sent, time.monotonic(), late, open_model)
         finally:
             self.total_ops += 1
 
@@ -347,9 +367,8 @@ class Engine:
         next_t = time.monotonic() + random.random() * interval
         choose = self.mix.next
         while lane.running:
-            delay = next_t - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
+            if next_t > time.monotonic():
+                await wait_until(next_t)
                 if not lane.running:
                     break
             await slots.acquire()
@@ -357,7 +376,7 @@ class Engine:
                 slots.release()
                 break
             late = time.monotonic() - next_t > LATE_S
-            task = self.loop.create_task(self._timed(phase, choose(), next_t, late))
+            task = self.loop.create_task(self._timed(phase, choose(), next_t, late, True))
             task.add_done_callback(lambda _t: slots.release())
             next_t += interval
 

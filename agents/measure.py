@@ -1,7 +1,9 @@
 """Per-second, per-op measurement: counts, error classes, late ops, HDR histograms.
 
 Values are microseconds in ``HdrHistogram(1, 60_000_000, 3)`` (the agent protocol).
-Service time runs from the actual send, response time from the intended start. An op
+Service time runs from the actual send, response time from the intended start, and
+lateness (open model only) is the send minus the intended start: the scheduler's own
+share of response time (docs/agent-protocol.md, "Sending on time"). An op
 counts in the wall-clock second it completed in and in the phase it was scheduled in
 (docs/agent-protocol.md, "Interval line" and "The end of a phase: the drain").
 Histograms go out as base64 of HdrHistogram's uncompressed V2 encoding (header and
@@ -11,53 +13,25 @@ compress, and the store merges hundreds a second without inflating each one.
 
 from __future__ import annotations
 
-import ctypes
 import math
 import resource
-import struct
 import time
 from typing import Any
 
-import pyhdrh
 from hdrh.histogram import HdrHistogram
 
-from loadtower.protocol.hdr_encoding import encode, new_hist
-from loadtower.protocol.hdr_format import (
-    DIGITS,
-    ENCODING_COOKIE,
-    HIGHEST,
-    LOWEST,
-    PAYLOAD_HEADER,
-)
+from loadtower.protocol.hdr_encoding import decode_v2, encode, new_hist
+from loadtower.protocol.hdr_format import HIGHEST
 from loadtower.protocol.lines import IntervalLine, OpSample
 
 __all__ = ["Bucket", "IntervalRecorder", "OpStats", "clamp_us", "decode_v2", "encode", "new_hist"]
-_V2_COOKIE = struct.pack(">I", ENCODING_COOKIE)
-_V2_FIELDS = struct.pack(">IIqq", 0, DIGITS, LOWEST, HIGHEST)  # header bytes 8..32
-
-
-def decode_v2(raw: bytes) -> HdrHistogram:
-    """A histogram from the uncompressed V2 encoding (header + varint counts, not base64)
-    of the protocol's range; ValueError for anything else."""
-    if len(raw) < PAYLOAD_HEADER.size or raw[:4] != _V2_COOKIE or raw[8:32] != _V2_FIELDS:
-        raise ValueError("not an HDR V2 histogram over the protocol's range")
-    hist = new_hist()
-    if PAYLOAD_HEADER.size + int.from_bytes(raw[4:8], "big") > len(raw):
-        raise ValueError("HDR V2 histogram payload is truncated")
-    got = pyhdrh.decode(raw, PAYLOAD_HEADER.size, ctypes.addressof(hist.counts),
-                        hist.counts_len, hist.word_size)
-    hist.set_internal_tacking_values(got["min_nonzero_index"], got["max_nonzero_index"],
-                                     got["total"])
-    return hist
-
-
 def clamp_us(seconds: float) -> int:
     us = int(seconds * 1_000_000)
     return 1 if us < 1 else (HIGHEST if us > HIGHEST else us)
 
 
 class OpStats:
-    __slots__ = ("ops", "errors", "late", "service", "response")
+    __slots__ = ("ops", "errors", "late", "service", "response", "lateness")
 
     def __init__(self) -> None:
         self.ops = 0
@@ -65,6 +39,12 @@ class OpStats:
         self.late = 0
         self.service = new_hist()
         self.response = new_hist()
+        self.lateness: HdrHistogram | None = None  # open-model ops only (None: none sent)
+
+    def add_lateness(self, seconds: float) -> None:
+        if self.lateness is None:
+            self.lateness = new_hist()
+        self.lateness.record_value(clamp_us(seconds))
 
 
 class Bucket:
@@ -128,8 +108,10 @@ class IntervalRecorder:
         return bucket
 
     def ok(self, phase: str, op: str, intended: float, sent: float, done: float,
-           late: bool) -> None:
-        """One op that succeeded (monotonic times); it counts in its completion second."""
+           late: bool, open_model: bool = False) -> None:
+        """One op that succeeded (monotonic times); it counts in its completion second.
+        `open_model`: its intended start is the schedule's, and send - intended goes into
+        the lateness histogram."""
         first, last = intended + self.offset, done + self.offset
         bucket = self._bucket(phase, int(last))
         bucket.span(first, last)
@@ -137,25 +119,32 @@ class IntervalRecorder:
         stats.ops += 1
         stats.service.record_value(clamp_us(done - sent))
         stats.response.record_value(clamp_us(done - intended))
+        if open_model:
+            stats.add_lateness(sent - intended)
         if late:
             stats.late += 1
 
     def error(self, phase: str, op: str, name: str, late: bool, intended: float,
-              done: float) -> None:
-        """One op that failed with error class `name` (monotonic times)."""
+              done: float, sent: float | None = None) -> None:
+        """One op that failed with error class `name` (monotonic times); `sent`: an
+        open-model op that was sent (its lateness is recorded)."""
         first, last = intended + self.offset, done + self.offset
         bucket = self._bucket(phase, int(last))
         bucket.span(first, last)
         stats = bucket.stats(op)
         stats.ops += 1
         stats.errors[name] = stats.errors.get(name, 0) + 1
+        if sent is not None:
+            stats.add_lateness(sent - intended)
         if late:
             stats.late += 1
 
     def add_encoded(self, phase: str, second: int, op: str, sample: dict[str, Any]) -> None:
         """Merge a second the Rust core measured: its ``service``/``response`` are raw
         uncompressed V2 encodings (bytes), decoded with pyhdrh, the codec hdrh itself
-        uses; ``first``/``last``: wall-clock earliest intended start, latest completion."""
+        uses, as its ``lateness`` (a core without it, or a second without open-model
+        sends, has none); ``first``/``last``: wall-clock earliest intended start, latest
+        completion."""
         bucket = self._bucket(phase, second)
         bucket.span(sample["first"], sample["last"])
         stats = bucket.stats(op)
@@ -165,6 +154,11 @@ class IntervalRecorder:
             stats.errors[name] = stats.errors.get(name, 0) + count
         stats.service.add(decode_v2(sample["service"]))
         stats.response.add(decode_v2(sample["response"]))
+        lateness = decode_v2(sample["lateness"]) if sample.get("lateness") else None
+        if lateness is not None and lateness.get_total_count():
+            if stats.lateness is None:
+                stats.lateness = new_hist()
+            stats.lateness.add(lateness)
 
     def pending(self, phase: str | None = None) -> bool:
         return any(phase is None or p == phase for p, _s in self.buckets)
@@ -199,16 +193,18 @@ class IntervalRecorder:
         return lines
 
     def _line(self, phase: str, second: int, bucket: Bucket) -> IntervalLine:
-        ops: dict[str, OpSample] = {
-            op: {
+        ops: dict[str, OpSample] = {}
+        for op, s in bucket.ops.items():
+            sample: OpSample = {
                 "ops": s.ops,
                 "errors": s.errors,
                 "late": s.late,
                 "service_hist": encode(s.service),
                 "response_hist": encode(s.response),
             }
-            for op, s in bucket.ops.items()
-        }
+            if s.lateness is not None:  # open-model ops were sent in it
+                sample["lateness_hist"] = encode(s.lateness)
+            ops[op] = sample
         span = [round(bucket.first, 6), round(bucket.last, 6)] if bucket.ops else None
         return {
             "type": "interval",

@@ -13,6 +13,14 @@ issue's goal (<= 1.0, zero errors, rates held within 1%). A rate that either one
 cannot hold here is said so, with the highest rate both held. The agent's `cql_path`
 event says which path ran; a run that fell back from the Rust core is marked.
 
+Latency (issue 33's columns, same runs): the agent's service time (from the send),
+response time (from the intended start) and lateness (send - intended start: its own
+schedule's share) p50/p99 over its run phase (merged HDR histograms of its interval
+lines), beside latte's latency p50/p99 from its report; `--rates 100,500,2000,5000
+--workloads ycsb-c` is the issue's table. The goal: the agent's response p50 within
+0.1 ms of its service p50 where it is not saturated, and within 0.1 ms (or 15%) of
+latte's p50.
+
 --paths: the agent's CQL paths at one --rate: raw cassandra-driver, the agent's Python
 lanes on it (`native_io = "python"`, the reference path), raw acsylla, the agent's Python
 lanes on it, the agent on the Rust core, latte; ratios b/a, d/c, f/d and f/e.
@@ -82,7 +90,29 @@ def agent(
     if not load:
         result["held_ops_s"] = held_rate(lines)
         result["path"] = cql_path(lines)
+        result.update(latencies(lines))
     return result
+
+
+def latencies(lines: list[dict]) -> dict[str, float | None]:
+    """p50/p99 (ms) of service, response and lateness over the run phase: each the merge of
+    every interval line's histograms (never an average of percentiles)."""
+    from loadtower.protocol.hdr_encoding import decode, new_hist
+
+    merged = {"service": new_hist(), "response": new_hist(), "lateness": new_hist()}
+    for x in lines:
+        if x.get("type") == "interval" and x.get("phase") == "run":
+            for s in x["ops"].values():
+                for name, h in merged.items():
+                    text = s.get(f"{name}_hist")
+                    if text:
+                        h.add(decode(text))
+    out: dict[str, float | None] = {}
+    for name, h in merged.items():
+        for pct in (50, 99):
+            out[f"{name}_p{pct}_ms"] = (round(h.get_value_at_percentile(pct) / 1000.0, 3)
+                                        if h.get_total_count() else None)
+    return out
 
 
 def held_rate(lines: list[dict]) -> float | None:
@@ -237,7 +267,26 @@ def latte(info: dict, ops: int, rate: float, workload: str = "ycsb-c") -> dict |
             "wall_s": wall,
             "held_ops_s": round(int(result["request_count"]) / max(wall, 1e-9), 1),
             "process_cpu_s": round(used, 3),
+            **latte_latency(result),
         }
+
+
+LATTE_P50, LATTE_P99 = 6, 11  # latte 0.29's Percentile enum: Min, 1, 2, 5, 10, 25, 50, .. 99
+
+
+def latte_latency(result: dict) -> dict[str, float | None]:
+    """latte's request latency p50/p99 (ms; its report's `percentiles`, one per member of
+    its Percentile enum), its cycle latency when it reported no request latency."""
+    dist = result.get("request_latency") or result.get("cycle_latency") or {}
+    pcts = dist.get("percentiles") or []
+
+    def at(i: int) -> float | None:
+        if i >= len(pcts):
+            return None
+        v = pcts[i]
+        return round(float(v["value"] if isinstance(v, dict) else v), 3)
+
+    return {"p50_ms": at(LATTE_P50), "p99_ms": at(LATTE_P99)}
 
 
 def latte_version() -> str:
@@ -304,6 +353,7 @@ def print_table(result: dict) -> None:
               f"{(row.get('ratio') if row.get('ratio') is not None else float('nan')):>6.2f} "
               f"{a['errors']:>9} {(la['errors'] if la else 'n/a'):>9} {pct(a, rate):>10} "
               f"{pct(la, rate):>10}" + ("" if row["held"] else "  NOT HELD"))
+    print_latency(result)
     paths = sorted({row["agent"]["path"] for row in result["rows"]})
     print(f"agent CQL path: {' | '.join(paths)}")
     for workload, rate in result["highest_rate_held"].items():
@@ -311,6 +361,33 @@ def print_table(result: dict) -> None:
               + (f"{rate:,.0f} ops/s" if rate else "none of the rates asked"))
     if result["latte"] == "not installed":
         print("latte is not installed (`make bench-peers`): no ratio")
+
+
+def print_latency(result: dict) -> None:
+    """Issue 33's columns: the agent's service, response and lateness p50/p99 beside
+    latte's p50/p99 (ms), and whether the agent's response p50 is within 0.1 ms of its
+    service p50 and within 0.1 ms (or 15%) of latte's p50."""
+    print("latency (ms; same runs): agent service / response / lateness p50 p99, latte p50 p99")
+    print(f"{'workload':8} {'rate':>7} {'svc p50':>7} {'svc p99':>7} {'resp p50':>8} "
+          f"{'resp p99':>8} {'late p50':>8} {'late p99':>8} {'latte p50':>9} {'latte p99':>9}"
+          f"  goal")
+
+    def f(v: float | None, w: int) -> str:
+        return f"{v:>{w}.2f}" if v is not None else f"{'n/a':>{w}}"
+
+    for row in result["rows"]:
+        a, la = row["agent"], row.get("latte") or {}
+        sp50, rp50, lp50 = a.get("service_p50_ms"), a.get("response_p50_ms"), la.get("p50_ms")
+        goal = []
+        if sp50 is not None and rp50 is not None:
+            goal.append("resp-svc " + ("ok" if rp50 - sp50 <= 0.1 else "MISSED"))
+        if rp50 is not None and lp50 is not None:
+            near = abs(rp50 - lp50) <= max(0.1, 0.15 * lp50)
+            goal.append("vs latte " + ("ok" if near else "MISSED"))
+        print(f"{row['workload']:8} {row['rate']:>7,.0f} {f(sp50, 7)} {f(a.get('service_p99_ms'), 7)} "
+              f"{f(rp50, 8)} {f(a.get('response_p99_ms'), 8)} {f(a.get('lateness_p50_ms'), 8)} "
+              f"{f(a.get('lateness_p99_ms'), 8)} {f(lp50, 9)} {f(la.get('p99_ms'), 9)}  "
+              + ", ".join(goal))
 
 
 # ---- the comparison of the agent's CQL paths -----------------------------------------------

@@ -14,13 +14,16 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 class OpSample(TypedDict):
     """One op type's second: count, error classes, late starts, HDR histograms (base64
-    of the V2 encoding, hdr_format.py) of service and response time in microseconds."""
+    of the V2 encoding, hdr_format.py) of service and response time in microseconds, and
+    of lateness (send - intended start of the open model's sent ops; absent when none
+    was sent in it, or from an agent older than the field)."""
 
     ops: int
     errors: dict[str, int]
     late: int
     service_hist: str
     response_hist: str
+    lateness_hist: NotRequired[str]
 
 
 class IntervalLine(TypedDict):

@@ -21,7 +21,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+from hdrh.histogram import HdrHistogram
 
+from loadtower.protocol.hdr_encoding import decode as decode_line_hist
+from loadtower.protocol.hdr_encoding import decode_v2, encode, new_hist
 from loadtower.store import hdr
 from loadtower.store import hdr_kernels as kern
 from loadtower.store.phase_rate import line_span
@@ -45,6 +48,14 @@ class Acc:
     first_start: float | None = None  # the earliest intended start of its lines' ops
     last_done: float | None = None  # the latest completion (lines' ``span``; None: no span)
     written: bool = False  # a row for this key is already in the file
+    # the open model's send - intended start (lines' ``lateness_hist``; None: none came),
+    # merged in Python: few lines carry it and a key has one
+    lateness: HdrHistogram | None = None
+
+    def add_lateness(self, hist: HdrHistogram) -> None:
+        if self.lateness is None:
+            self.lateness = new_hist()
+        self.lateness.add(hist)
 
 
 Key = tuple[Any, ...]  # (run_id, ts|minute|None, phase, op)
@@ -124,6 +135,7 @@ class Rollups:
         key_of: dict[Key, int] = {}
         texts: list[str] = []  # base64 V2 encodings: service and response of each item
         key_span: dict[int, tuple[float, float]] = {}  # key -> its lines' [first_start, last_done]
+        lateness: list[tuple[int, str, str, int, str]] = []  # key, lateness_hist, run, ts, agent
         a2b, b2a, v2, prefix = binascii.a2b_base64, binascii.b2a_base64, hdr.v2, AGENTS_PREFIX
 
         def agents_form(text: str | None) -> str:
@@ -139,6 +151,7 @@ class Rollups:
                 agent, host = str(line.get("agent", "")), str(line.get("host", ""))
                 phase = str(line.get("phase") or "")
                 span = line_span(line)
+                line_lateness: list[tuple[int, str, str, int, str]] = []
                 for op, s in (line.get("ops") or {}).items():
                     op = str(op)
                     for name in ("service_hist", "response_hist"):
@@ -152,10 +165,14 @@ class Rollups:
                     ops, late = int(s.get("ops", 0)), int(s.get("late", 0))
                     items.append((run_id, ts, agent, host, phase, op, ops, late))
                     item_key.append(key_of.setdefault((run_id, ts, phase, op), len(key_of)))
+                    if s.get("lateness_hist"):
+                        line_lateness.append(
+                            (item_key[-1], s["lateness_hist"], run_id, ts, agent))
                 if span is not None:  # the line is whole: its span goes to its keys
                     for k in set(item_key[mark:]):
                         old = key_span.get(k, span)
                         key_span[k] = (min(old[0], span[0]), max(old[1], span[1]))
+                lateness += line_lateness
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
                 del items[mark:], item_key[mark:], texts[2 * mark :]
                 for i in [i for i in errs_of if i >= mark]:
@@ -193,6 +210,7 @@ class Rollups:
                     first, last = acc.first_start, acc.last_done
                     acc.first_start = span[0] if first is None else min(first, span[0])
                     acc.last_done = span[1] if last is None else max(last, span[1])
+        self._lateness(lateness, key_of, key_rows, levels)
         sizes = np.fromiter((len(t) for t in texts), np.int64, len(texts))
         ends = np.cumsum(sizes)
         text = np.frombuffer("".join(texts).encode("ascii"), np.uint8)
@@ -228,6 +246,22 @@ class Rollups:
         arrays.append(pa.array(cols[7], pa.int64()))
         arrays += [pa.array(resp_stats[:, j], from_pandas=True) for j in range(resp_stats.shape[1])]
         return pa.table(arrays, names=AGENT_COLUMNS)
+
+    def _lateness(self, lateness: list[tuple[int, str, str, int, str]], key_of: dict[Key, int],
+                  key_rows: np.ndarray, levels: tuple[Level, ...]) -> None:
+        """Each line's lateness histograms into its keys of every level (a histogram
+        that is not HDR V2 over the protocol's range is left out, and said)."""
+        keys = list(key_of)
+        for k, text, run_id, ts, agent in lateness:
+            try:
+                hist = decode_line_hist(text)
+            except (ValueError, TypeError) as exc:
+                why = f"its lateness histogram was left out: {exc}"
+                self.rejected.append((run_id, f"agent {agent!r}, second {ts}: {why}"))
+                continue
+            run, second, phase, op = keys[k]
+            for level in levels:
+                level.accs[self._level_key(level, run, second, phase, op)].add_lateness(hist)
 
     @staticmethod
     def _level_key(level: Level, run_id: str, ts: int, phase: str, op: str) -> Key:
@@ -284,4 +318,15 @@ def level_rows(level: Level, keys: list[Key]) -> pa.Table:
         cols[name] = pa.array(stats[:, j], from_pandas=True)
     cols["service_hist"] = pa.array(blobs[0::2], pa.binary())
     cols["response_hist"] = pa.array(blobs[1::2], pa.binary())
+    lateness = [a.lateness for a in accs]
+    for name, pct in (("lateness_p50_ms", 50.0), ("lateness_p99_ms", 99.0)):
+        cols[name] = pa.array([None if h is None else h.get_value_at_percentile(pct) / 1000.0
+                               for h in lateness], pa.float64())
+    cols["lateness_hist"] = pa.array(
+        [None if h is None else hdr.stored(hdr.payload(encode(h))) for h in lateness], pa.binary())
     return pa.table(cols)
+
+
+def stored_lateness(blob: bytes | None) -> HdrHistogram | None:
+    """A stored ``lateness_hist`` BLOB as a histogram (None: none stored)."""
+    return None if blob is None else decode_v2(hdr.v2(bytes(blob), b64=False))

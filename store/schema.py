@@ -66,8 +66,14 @@ MIGRATIONS: list[list[str]] = [
         """CREATE TABLE node_stats (run_id VARCHAR, ts DOUBLE, host VARCHAR, engine VARCHAR,
             name VARCHAR, value DOUBLE)""",
     ],
+    # 6: the open model's lateness (send - intended start, the lines' ``lateness_hist``)
+    # per second, minute and phase: the scheduler's share of response time, kept apart
+    [f"ALTER TABLE {table} ADD COLUMN {column}"
+     for table in ("op_second", "op_minute", "op_phase")
+     for column in ("lateness_p50_ms DOUBLE", "lateness_p99_ms DOUBLE", "lateness_hist BLOB")],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+LATENESS_COLUMNS = "lateness_p50_ms, lateness_p99_ms"  # phase_summary's, from schema 6
 
 VIEWS = {
     "op_seconds": """SELECT run_id, ts, phase, op, ops, errors, late, p50_ms, p90_ms, p99_ms,
@@ -84,7 +90,8 @@ VIEWS = {
         clocks AS (SELECT run_id AS clock_run, name AS clock_phase, min(started) AS clock_start,
             max(ended) AS clock_end FROM phases GROUP BY run_id, name)
         SELECT run_id, phase, op, ops, {SQL_OPS_PER_S} AS ops_per_s, p50_ms, p90_ms, p99_ms,
-            p999_ms, max_ms, errors, first_ts, round({SQL_DURATION}, 3) AS duration_s
+            p999_ms, max_ms, errors, first_ts,
+            round({SQL_DURATION}, 3) AS duration_s, {LATENESS_COLUMNS}
         FROM spans LEFT JOIN clocks ON clock_run = run_id AND clock_phase = phase""",
     # one row per `search` phase: the rate found, its bracket, the target (search_sql.py)
     "search_result": SEARCH_RESULT_SQL,

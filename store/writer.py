@@ -33,7 +33,7 @@ from loadtower.store import hdr
 from loadtower.store.admin import mark_interrupted_runs
 from loadtower.store.connection import connect, is_busy
 from loadtower.store.redact import MASK, mask_url_passwords, redact
-from loadtower.store.rollups import Level, Rollups, level_rows
+from loadtower.store.rollups import Level, Rollups, level_rows, stored_lateness
 from loadtower.store.schema import migrate
 from loadtower.store.writer_values import build_table, repaired_line, repaired_params
 
@@ -455,7 +455,7 @@ def _merge_from_file(con: duckdb.DuckDBPyConnection, level: Level) -> None:
     for key in list(level.late_keys):
         run_id, ts, phase, op = key
         found = con.execute(
-            f"SELECT ops, errors, late, service_hist, response_hist FROM {level.name} "
+            f"SELECT ops, errors, late, service_hist, response_hist, lateness_hist FROM {level.name} "
             "WHERE run_id = ? AND ts = ? AND phase = ? AND op = ?",
             [run_id, ts, phase, op],
         ).fetchall()
@@ -468,6 +468,9 @@ def _merge_from_file(con: duckdb.DuckDBPyConnection, level: Level) -> None:
         for kind, blob in enumerate((row[3], row[4])):
             no, idx, cnt = hdr.decode_many([bytes(blob)], b64=False)
             level.add_dense(acc, kind, hdr.dense(no, idx, cnt, 1)[0])
+        lateness = stored_lateness(row[5])
+        if lateness is not None:
+            acc.add_lateness(lateness)
         acc.written = True
 
 

@@ -6,10 +6,14 @@ import time
 from typing import Any
 
 from loadtower.agents.spool import SeenSeqs
+from loadtower.protocol.hdr_encoding import decode, new_hist
 from loadtower.scenarios.orchestrator.live_stats import LiveStats
 from loadtower.scenarios.plan import Plan
 
 AGENT_CPU_WARN = 90.0
+# an agent whose open-model ops of a second were sent this late (p99, ms) has fallen behind
+# its schedule: the late-op mark (2 ms, docs/agent-protocol.md) is reached by 1 op in 100
+AGENT_LATENESS_WARN_MS = 2.0
 WARN_EVERY_S = 30.0
 ERROR_EVENT_EVERY_S = 30.0  # an error class is announced again after this long without it
 
@@ -22,6 +26,7 @@ class Sinks:
         self.stats = LiveStats()
         self.phase = ""
         self._last_cpu_warning: dict[str, float] = {}
+        self._last_lateness_warning: dict[str, float] = {}
         self._error_seen: dict[str, float] = {}  # error class -> last second it occurred
         self.lines_received = 0
         self.duplicates = 0
@@ -124,7 +129,42 @@ class Sinks:
             "running",
         )
         self._warn_cpu(line, agent, cpu)
+        self._warn_lateness(line, agent)
         return True
+
+    def _warn_lateness(self, line: dict[str, Any], agent: str) -> None:
+        """The self-saturation warning from the schedule's side: the line's open-model ops
+        (every op type's ``lateness_hist`` merged) were sent more than
+        AGENT_LATENESS_WARN_MS after their intended starts at p99. Again for that agent
+        only WARN_EVERY_S seconds (of the lines' own clock) after the last one."""
+        texts = [s.get("lateness_hist") for s in (line.get("ops") or {}).values()]
+        texts = [t for t in texts if t]
+        if not texts:
+            return
+        ts = float(line["ts"])
+        last = self._last_lateness_warning.get(agent)
+        if last is not None and ts - last < WARN_EVERY_S:
+            return
+        merged = new_hist()
+        try:
+            for text in texts:
+                merged.add(decode(text))
+        except (ValueError, TypeError):
+            return  # the store says which line's histogram it left out
+        p99_ms = merged.get_value_at_percentile(99.0) / 1000.0
+        if p99_ms <= AGENT_LATENESS_WARN_MS:
+            return
+        self._last_lateness_warning[agent] = ts
+        p50_ms = merged.get_value_at_percentile(50.0) / 1000.0
+        self.event(
+            "warning",
+            f"agent {agent} sent its ops {p99_ms:.1f} ms after their intended start "
+            f"(p99; p50 {p50_ms:.2f} ms): it falls behind its schedule, its latency figures "
+            f"are suspect (the loader itself is saturated, or its in-flight limit is reached)",
+            host=str(line.get("host", "")),
+            data={"agent": agent, "lateness_p50_ms": p50_ms, "lateness_p99_ms": p99_ms},
+            ts=ts,
+        )
 
     def _warn_cpu(self, line: dict[str, Any], agent: str, cpu: float) -> None:
         """A warning when an agent is above AGENT_CPU_WARN % CPU; again for that agent

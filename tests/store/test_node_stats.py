@@ -12,7 +12,13 @@ import pytest
 from loadtower.errors import LoadtowerError
 from loadtower.store import StoreReader, StoreWriter, delete_run
 from loadtower.store.export import export_run
-from loadtower.store.schema import SCHEMA_VERSION, VIEWS, current_version, migrate
+from loadtower.store.schema import (
+    LATENESS_COLUMNS,
+    SCHEMA_VERSION,
+    VIEWS,
+    current_version,
+    migrate,
+)
 from tests.store.synth import make_lines, write_run
 
 
@@ -65,6 +71,7 @@ def test_a_schema_4_store_upgrades_and_keeps_its_rows(tmp_path: Path) -> None:
     con = duckdb.connect(str(path))
     migrate(con, target=4)
     for name, body in VIEWS.items():  # as a schema-4 writer left them (no view reads node_stats)
+        body = body.replace(f", {LATENESS_COLUMNS}", "")  # schema 6's columns
         con.execute(f"CREATE VIEW {name} AS {body}")
     con.execute("INSERT INTO runs (id, name, status) VALUES ('20250101-000000-aaaa', 'old', "
                 "'completed')")
@@ -87,7 +94,7 @@ def test_a_schema_4_store_upgrades_and_keeps_its_rows(tmp_path: Path) -> None:
         writer.node_stats(run_id, 5.0, "db1", "mongodb", {"ops_per_s": 1.0})
         writer.end_run(run_id, "completed", None)
     con = duckdb.connect(str(path), read_only=True)
-    assert current_version(con) == SCHEMA_VERSION == 5
+    assert current_version(con) == SCHEMA_VERSION == 6
     con.close()
     reader = StoreReader(path)
     assert [r["id"] for r in reader.runs()] == ["20250101-000000-aaaa", run_id]

@@ -6,7 +6,9 @@
 //! per-second samples.
 
 pub mod binder;
+mod clock;
 mod closed;
+mod echo;
 mod errors;
 pub mod generators;
 mod prepare;
@@ -74,7 +76,7 @@ struct Core {
     op_names: Vec<String>,
     keyspace: String,
     table: String,
-    task: Option<JoinHandle<FileWorkload>>,
+    task: Option<JoinHandle<Option<FileWorkload>>>,
     tls: bool,
     local_dc: Option<String>,
     settings: Option<Connection>,
@@ -160,7 +162,7 @@ impl Core {
         self.set_think(think_s)?;
         shared.exhausted.store(false, Ordering::Release);
         shared.running.store(true, Ordering::Release);
-        self.task = Some(self.rt.spawn(closed::run(shared, target, state)));
+        self.task = Some(self.rt.spawn(async move { Some(closed::run(shared, target, state).await) }));
         Ok(())
     }
 
@@ -311,14 +313,48 @@ impl Core {
         self.set_ops(w, per_node_in_flight, keyspace, table)
     }
 
-    /// Start the open-model schedule at `rate_ops_s`.
+    /// Start the open-model schedule at `rate_ops_s` (its clock on a thread of the
+    /// runtime's blocking pool: clock.rs).
     fn start(&mut self, rate_ops_s: f64) -> PyResult<()> {
         let shared = self.shared()?.clone();
         let workload = self.take_workload()?;
         let target = self.target(&workload)?;
         shared.set_rate(rate_ops_s);
         shared.running.store(true, Ordering::Release);
-        self.task = Some(self.rt.spawn(sched::run(shared, target, workload)));
+        self.task = Some(self.rt.spawn_blocking(move || Some(sched::run(shared, target, workload))));
+        Ok(())
+    }
+
+    /// Test hook: the open-model schedule at `rate_ops_s` over local no-op sends (op
+    /// `echo`; echo.rs), each holding the runtime's worker `hold_us` (a slow send makes
+    /// the schedule fall behind); no connection needed. Stop, harvest, counts as usual.
+    #[pyo3(signature = (rate_ops_s, hold_us = 0))]
+    fn start_echo(&mut self, rate_ops_s: f64, hold_us: u64) -> PyResult<()> {
+        if self.task.is_some() {
+            return Err(PyRuntimeError::new_err("already started"));
+        }
+        let shared = self
+            .shared
+            .get_or_insert_with(|| Arc::new(Shared::new(Duration::from_secs(12), None)))
+            .clone();
+        self.op_names = vec!["echo".to_string()];
+        shared.set_rate(rate_ops_s);
+        shared.running.store(true, Ordering::Release);
+        let hold = Duration::from_micros(hold_us);
+        self.task = Some(self.rt.spawn_blocking(move || {
+            echo::run(shared, hold);
+            None
+        }));
+        Ok(())
+    }
+
+    /// The open model's clock spins this long before each deadline (the rest of its wait
+    /// sleeps; clock.rs). Default 50 us.
+    fn set_spin_us(&mut self, spin_us: u64) -> PyResult<()> {
+        let shared = self
+            .shared
+            .get_or_insert_with(|| Arc::new(Shared::new(Duration::from_secs(12), None)));
+        shared.spin_ns.store(spin_us * 1000, Ordering::Relaxed);
         Ok(())
     }
 
@@ -389,7 +425,7 @@ impl Core {
         let workload = py.allow_threads(|| {
             self.rt.block_on(async {
                 let w = match task {
-                    Some(t) => t.await.ok(),
+                    Some(t) => t.await.ok().flatten(),
                     None => None,
                 };
                 while shared.recorder.lock().unwrap().in_flight > 0 && Instant::now() < deadline {
@@ -443,7 +479,8 @@ impl Core {
     }
 
     /// [(second, op, sample)] of every second up to `upto` (wall clock, inclusive);
-    /// sample: ops, late, errors {class: n}, first, last, service, response (HDR V2 bytes).
+    /// sample: ops, late, errors {class: n}, first, last, service, response, lateness
+    /// (HDR V2 bytes; lateness: the open model's sent ops, send - intended start).
     #[pyo3(signature = (upto, final_ = false))]
     fn harvest<'py>(&self, py: Python<'py>, upto: i64, final_: bool) -> PyResult<Bound<'py, PyList>> {
         let _ = final_; // every second up to `upto` is handed over whether final or not
@@ -463,6 +500,7 @@ impl Core {
             sample.set_item("last", stats.last)?;
             sample.set_item("service", PyBytes::new(py, &record::encode(&stats.service)))?;
             sample.set_item("response", PyBytes::new(py, &record::encode(&stats.response)))?;
+            sample.set_item("lateness", PyBytes::new(py, &record::encode(&stats.lateness)))?;
             let name = self.op_names.get(op).cloned().unwrap_or_else(|| format!("op{op}"));
             out.append((second, name, sample))?;
         }
@@ -491,6 +529,16 @@ impl Core {
             py.allow_threads(|| self.rt.block_on(async move { drop(session) }));
         }
         Ok(())
+    }
+}
+
+impl Drop for Core {
+    /// The open model's clock runs on the blocking pool until `running` is cleared: a
+    /// Core dropped without `stop` clears it, so the runtime's drop does not wait forever.
+    fn drop(&mut self) {
+        if let Some(shared) = &self.shared {
+            shared.running.store(false, Ordering::Release);
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! Per-second, per-op measurement (agents/measure.py's rules): counts, late ops, error
-//! classes, service and response HDR histograms (1..60e6 us, 3 digits). An op counts in
+//! classes, service, response and lateness HDR histograms (1..60e6 us, 3 digits;
+//! lateness: send - intended start of the open model's sent ops). An op counts in
 //! the wall-clock second it completed in. Encoded as HdrHistogram's uncompressed V2
 //! (what protocol/hdr_encoding.encode writes, before base64).
 
@@ -59,6 +60,7 @@ pub struct OpStats {
     pub last: f64,
     pub service: Histogram<u64>,
     pub response: Histogram<u64>,
+    pub lateness: Histogram<u64>,
 }
 
 impl OpStats {
@@ -71,6 +73,7 @@ impl OpStats {
             last: f64::NEG_INFINITY,
             service: new_hist(),
             response: new_hist(),
+            lateness: new_hist(),
         }
     }
 }
@@ -105,9 +108,11 @@ impl Recorder {
         }
     }
 
-    /// One op ended: counted once, unless a stop gave it up.
+    /// One op ended: counted once, unless a stop gave it up. `lateness`: an open-model
+    /// op that was sent, its send - intended start.
+    #[allow(clippy::too_many_arguments)]
     pub fn record(&mut self, seq: u64, op: usize, intended: Instant, done: Instant, late: bool,
-                  outcome: Outcome) {
+                  outcome: Outcome, lateness: Option<Duration>) {
         if seq < self.discard_below {
             return;
         }
@@ -118,6 +123,9 @@ impl Recorder {
         stats.ops += 1;
         if late {
             stats.late += 1;
+        }
+        if let Some(l) = lateness {
+            let _ = stats.lateness.record(clamp_us(l));
         }
         stats.first = stats.first.min(first);
         stats.last = stats.last.max(last);

@@ -1,7 +1,9 @@
-//! The open-model schedule: intended start times on a fixed grid at the current rate;
+//! The open-model schedule: intended start times on a fixed grid at the current rate,
+//! kept by clock.rs on a thread of its own (sent on time, not on tokio's 1 ms tick);
 //! every op that is due is sent (a stall is caught up late, never dropped). Each op
 //! takes an in-flight slot of ITS node (routing::choose) and waits for one at most until
-//! its intended start + the request timeout (then: NodeBusy, late).
+//! its intended start + the request timeout (then: NodeBusy, late). Each sent op's
+//! lateness (send - intended start) goes into its second's lateness histogram.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -21,7 +23,8 @@ use crate::routing::choose;
 use crate::binder::{Bound, FileWorkload, Part};
 
 pub const LATE: Duration = Duration::from_millis(2);
-const WAKE: Duration = Duration::from_millis(20); // the loop looks at its rate and flag this often
+/// The clock spins this long before each deadline (clock.rs): the rest of its wait sleeps.
+pub const SPIN: Duration = Duration::from_micros(50);
 
 /// What the scheduler and the ops share with the Python-facing `Core`.
 pub struct Shared {
@@ -30,6 +33,8 @@ pub struct Shared {
     pub seq: AtomicU64,
     pub discard_below: AtomicU64,
     pub per_node: AtomicUsize,
+    /// the open model's clock spins this long before each deadline (clock.rs)
+    pub spin_ns: AtomicU64,
     /// closed and load modes (closed.rs): loops wanted, loops running, think time (ns),
     /// every key of a load taken and recorded, and the load's rows whose op failed
     pub loops: AtomicUsize,
@@ -51,6 +56,7 @@ impl Shared {
             seq: AtomicU64::new(0),
             discard_below: AtomicU64::new(0),
             per_node: AtomicUsize::new(128),
+            spin_ns: AtomicU64::new(SPIN.as_nanos() as u64),
             loops: AtomicUsize::new(0),
             active: AtomicUsize::new(0),
             think_ns: AtomicU64::new(0),
@@ -103,27 +109,20 @@ pub struct Target {
     pub table: String,
 }
 
-/// The schedule's loop, until `running` is cleared.
-pub async fn run(shared: Arc<Shared>, target: Arc<Target>, mut workload: FileWorkload)
-    -> FileWorkload {
-    let mut next = Instant::now();
-    while shared.running.load(Ordering::Acquire) {
-        let rate = shared.rate();
-        let now = Instant::now();
-        if rate <= 0.0 {
-            next = now + WAKE;
-            tokio::time::sleep(WAKE).await;
-            continue;
-        }
-        let interval = Duration::from_secs_f64(1.0 / rate);
-        while next <= now && shared.running.load(Ordering::Acquire) {
-            launch(&shared, &target, &mut workload, next);
-            next += interval;
-        }
-        let wake = next.min(Instant::now() + WAKE);
-        tokio::time::sleep_until(wake.into()).await;
-    }
+/// The schedule, until `running` is cleared: on the blocking pool (clock::run); the ops
+/// go to the runtime's workers.
+pub fn run(shared: Arc<Shared>, target: Arc<Target>, mut workload: FileWorkload) -> FileWorkload {
+    crate::clock::run(&shared, |intended| launch(&shared, &target, &mut workload, intended));
     workload
+}
+
+/// An op scheduled: its number (`seq`), counted in flight and intended.
+pub fn begin(shared: &Shared) -> u64 {
+    let seq = shared.seq.fetch_add(1, Ordering::AcqRel);
+    let mut rec = shared.recorder.lock().unwrap();
+    rec.in_flight += 1;
+    rec.intended += 1;
+    seq
 }
 
 /// Send one statement; an error's class (a read that must find rows and found none:
@@ -163,12 +162,7 @@ fn launch(shared: &Arc<Shared>, target: &Arc<Target>, workload: &mut FileWorkloa
 /// `closed`: a closed-model or load op, whose intended start is its send (never late).
 pub fn launch_op(shared: &Arc<Shared>, target: &Arc<Target>, bound: Bound, intended: Instant,
                  closed: bool) -> JoinHandle<bool> {
-    let seq = shared.seq.fetch_add(1, Ordering::AcqRel);
-    {
-        let mut rec = shared.recorder.lock().unwrap();
-        rec.in_flight += 1;
-        rec.intended += 1;
-    }
+    let seq = begin(shared);
     let first = &bound.first;
     let prepared = target.prepared.get(&first.statement).cloned();
     let routing_values = if first.rows.is_empty() { &first.values } else { &first.rows[0] };
@@ -186,13 +180,16 @@ pub fn launch_op(shared: &Arc<Shared>, target: &Arc<Target>, bound: Bound, inten
     let (shared, target) = (shared.clone(), target.clone());
     tokio::spawn(async move {
         let op = bound.op;
-        let end = |late: bool, outcome: Outcome, start: Instant, done: Instant| {
+        let end = |late: bool, outcome: Outcome, start: Instant, done: Instant,
+                   lateness: Option<Duration>| {
             let ok = matches!(outcome, Outcome::Ok { .. });
-            shared.recorder.lock().unwrap().record(seq, op, start, done, late && !closed, outcome);
+            let lateness = lateness.filter(|_| !closed); // a closed op's start is its send
+            shared.recorder.lock().unwrap().record(seq, op, start, done, late && !closed, outcome,
+                                                   lateness);
             ok
         };
         let Some(prepared) = prepared else {
-            return end(false, Outcome::Error("Unprepared"), intended, Instant::now());
+            return end(false, Outcome::Error("Unprepared"), intended, Instant::now(), None);
         };
         let permit = match sem.clone().try_acquire_owned() {
             Ok(p) => p,
@@ -200,7 +197,7 @@ pub fn launch_op(shared: &Arc<Shared>, target: &Arc<Target>, bound: Bound, inten
                 let deadline = intended + shared.request_timeout;
                 match tokio::time::timeout_at(deadline.into(), sem.acquire_owned()).await {
                     Ok(Ok(p)) => p,
-                    _ => return end(true, Outcome::Error(NODE_BUSY), intended, Instant::now()),
+                    _ => return end(true, Outcome::Error(NODE_BUSY), intended, Instant::now(), None),
                 }
             }
         };
@@ -209,7 +206,8 @@ pub fn launch_op(shared: &Arc<Shared>, target: &Arc<Target>, bound: Bound, inten
         }
         let sent = Instant::now();
         let start = if closed { sent } else { intended };
-        let late = sent.saturating_duration_since(intended) > LATE;
+        let lateness = sent.saturating_duration_since(intended);
+        let late = lateness > LATE;
         let mut result = send(&target, &bound.first, &prepared).await;
         for part in &bound.then {
             if result.is_err() {
@@ -223,9 +221,10 @@ pub fn launch_op(shared: &Arc<Shared>, target: &Arc<Target>, bound: Bound, inten
         let done = Instant::now();
         drop(permit);
         match result {
-            Ok(()) => end(late, Outcome::Ok { sent }, start, done),
+            Ok(()) => end(late, Outcome::Ok { sent }, start, done, Some(lateness)),
             // a request that timed out is late from its intended start
-            Err(c) => end(late || c == "RequestTimeout", Outcome::Error(c), start, done),
+            Err(c) => end(late || c == "RequestTimeout", Outcome::Error(c), start, done,
+                          Some(lateness)),
         }
     })
 }

@@ -1,0 +1,136 @@
+"""The open model's schedule alone: how late each op is sent (send - intended start), no
+database (issue 33; docs/agent-protocol.md, "Sending on time").
+
+The Rust core's clock over local no-op sends (``Core.start_echo``: the same clock,
+spawn and recorder as its real ops) and the agent's Python lane over a no-op op, each at
+--rate ops/s for --seconds: lateness p50 / p99 / p99.9 / max (us, from the merged
+per-second lateness histograms the interval lines carry) and the process CPU the
+schedule used (the core's spin before each deadline costs CPU: --spin-us 0 turns it off).
+The goal (issue 33): lateness p99 < 0.2 ms on an idle machine at 1,000 ops/s.
+
+The machine is shared and noisy: say its load average with the figures.
+
+usage: python bench/schedule_lateness.py [--rate 1000] [--seconds 10] [--spin-us 50]
+                                         [--paths core,python] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import time
+from typing import Any
+
+from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents.measure import decode_v2
+from loadtower.agents.workload.keys import OpMix
+from loadtower.protocol.hdr_encoding import decode, new_hist
+
+WAIT_S = 30.0  # a bound on waiting for a stop, not a measured time
+
+
+def cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def figures(hist: Any, ops: int, cpu: float, seconds: float) -> dict[str, Any]:
+    return {
+        "ops": ops,
+        "lateness_p50_us": hist.get_value_at_percentile(50.0),
+        "lateness_p99_us": hist.get_value_at_percentile(99.0),
+        "lateness_p999_us": hist.get_value_at_percentile(99.9),
+        "lateness_max_us": hist.get_max_value(),
+        "cpu_pct": round(100.0 * cpu / seconds, 1),
+    }
+
+
+def core_run(rate: float, seconds: float, spin_us: int) -> dict[str, Any]:
+    import loadtower_core
+
+    core = loadtower_core.Core()
+    core.set_spin_us(spin_us)
+    before = cpu_s()
+    core.start_echo(rate, 0)
+    time.sleep(seconds)
+    core.stop(WAIT_S)
+    used = cpu_s() - before
+    hist, ops = new_hist(), 0
+    for _second, _op, sample in core.harvest(2**40, True):
+        hist.add(decode_v2(sample["lateness"]))
+        ops += sample["ops"]
+    return figures(hist, ops, used, seconds)
+
+
+def python_run(rate: float, seconds: float) -> dict[str, Any]:
+    lines: list[dict[str, Any]] = []
+    engine = Engine("bench/0", "bench", out=lines.append)
+    engine.start()
+    cfg = PhaseConfig(phase="run", mode="run", spec={}, contact_points=[], port=None,
+                      username=None, password=None, driver="auto", lane_rate=rate,
+                      max_in_flight=128)
+
+    async def noop() -> None:
+        return None
+
+    async def begin() -> None:
+        engine.ops = {"echo": noop}
+        engine.mix = OpMix({"echo": 1.0}, random.Random(1))
+        engine.begin_phase(cfg)
+
+    try:
+        engine.call(begin(), WAIT_S)
+        before = cpu_s()
+        engine.add_lane(1)
+        time.sleep(seconds)
+        engine.stop_lanes().result(WAIT_S)
+        used = cpu_s() - before
+    finally:
+        engine.shutdown(WAIT_S)
+    hist, ops = new_hist(), 0
+    for line in lines:
+        if line.get("type") == "interval":
+            for s in line["ops"].values():
+                ops += s["ops"]
+                if s.get("lateness_hist"):
+                    hist.add(decode(s["lateness_hist"]))
+    return figures(hist, ops, used, seconds)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--rate", type=float, default=1000.0)
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--spin-us", type=int, default=50, help="the core's spin before a deadline")
+    p.add_argument("--paths", default="core,python")
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args()
+    load = os.getloadavg()[0]
+    result: dict[str, Any] = {"rate": a.rate, "seconds": a.seconds, "spin_us": a.spin_us,
+                              "loadavg_1m": round(load, 2), "cores": os.cpu_count()}
+    for path in [x.strip() for x in a.paths.split(",") if x.strip()]:
+        if path == "core":
+            result["core"] = core_run(a.rate, a.seconds, a.spin_us)
+        elif path == "python":
+            result["python"] = python_run(a.rate, a.seconds)
+        else:
+            p.error(f"--paths: {path} (known: core, python)")
+    if a.json:
+        print(json.dumps(result))
+        return
+    print(f"open-model schedule at {a.rate:,.0f} ops/s for {a.seconds:g} s, no database "
+          f"(load average {load:.1f} on {os.cpu_count()} cores; core spin {a.spin_us} us)")
+    print(f"{'path':8} {'ops':>7} {'p50 us':>8} {'p99 us':>8} {'p99.9 us':>9} {'max us':>8} "
+          f"{'CPU %':>6}")
+    for path in ("core", "python"):
+        r = result.get(path)
+        if r:
+            print(f"{path:8} {r['ops']:>7} {r['lateness_p50_us']:>8} {r['lateness_p99_us']:>8} "
+                  f"{r['lateness_p999_us']:>9} {r['lateness_max_us']:>8} {r['cpu_pct']:>6}")
+
+
+if __name__ == "__main__":
+    main()
