@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import signal
+import secrets
 import socket
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from loadtower.protocol.link_secrets import KEY_ENV
 from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunOptions
 from loadtower.scenarios.orchestrator.headless_session import SignalCount
 from loadtower.scenarios.orchestrator.sinks import Sinks
@@ -101,8 +103,9 @@ def test_the_locust_master_ignores_a_terminals_sigint_and_obeys_its_orchestrator
     hang on it (the orchestrator stops the load through it)."""
     argv = [sys.executable, "-m", "loadtower", "agent", "master", "--bind",
             f"127.0.0.1:{free_port()}", "--expect-workers", "1"]
+    env = {**os.environ, KEY_ENV: secrets.token_hex(16)}  # the run's link key
     master = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+                              stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
     try:
         assert master.stdin is not None and master.stdout is not None
         for _ in range(2):  # serving (a first stop answered), then after a SIGINT
