@@ -1,0 +1,107 @@
+"""Run history on a real DuckDB store: figures, settings marks, change points, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loadtower.cli import main
+from loadtower.errors import LoadtowerError
+from loadtower.store import StoreReader, StoreWriter
+from loadtower.store.history import change_point_sentence, run_history
+from tests.store.synth import T0, make_lines
+
+SECONDS = 5
+SLOW = 2.0  # runs 6 .. 8 have every latency twice as long
+SETTINGS = {"name": "nightly", "phases": [{"type": "run", "rate": 500}]}
+
+
+def _run(writer: StoreWriter, n: int, scale: float, settings: dict, status: str = "completed",
+         scenario: str = "nightly") -> str:  # fmt: skip
+    start = T0 + 100 * n
+    lines, _raw = make_lines(seconds=SECONDS, agents=2, ops=("read", "update"), phase="main",
+                             start=start, scale=scale, seed=n, per_second=200)  # fmt: skip
+    run_id = writer.start_run(f"night {n}", scenario, "name = 'nightly'\n", "hosts = 1\n", {}, {},
+                              {"settings": settings}, run_id=f"run-{n:02d}",
+                              started=float(start))  # fmt: skip
+    writer.phase_started(run_id, 0, "main", "run", float(start), {"rate": 500})
+    for line in lines:
+        writer.add_interval(run_id, line)
+    writer.phase_ended(run_id, 0, float(start + SECONDS), {})
+    writer.end_run(run_id, status, None)
+    return run_id
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = Path(tmp_path_factory.mktemp("history")) / "s.duckdb"
+    with StoreWriter(path) as writer:
+        for n in range(1, 6):
+            _run(writer, n, 1.0, SETTINGS)
+        _run(writer, 50, 1.0, SETTINGS, status="failed")  # partial: not in the history
+        _run(writer, 51, 1.0, SETTINGS, scenario="other")
+        for n in range(6, 9):
+            _run(writer, n, SLOW, SETTINGS)
+        _run(writer, 9, SLOW, {**SETTINGS, "phases": [{"type": "run", "rate": 900}]})
+    return path
+
+
+def test_runs_in_time_order_with_phase_summary_figures(store: Path) -> None:
+    history = run_history(store, "nightly")
+    assert [r.id for r in history.runs] == [f"run-{n:02d}" for n in range(1, 10)]
+    assert history.phase == "main" and history.op is None and history.metric == "p99"
+    reader = StoreReader(store)
+    for r in history.runs:  # every op merged: the phase's own figure
+        assert r.value == reader.phase_totals(r.id)["main"]["p99_ms"]
+    reads = run_history(store, "nightly", op="read", metric="ops_per_s")
+    for r in reads.runs:
+        row = next(s for s in reader.phase_summary(r.id) if s["op"] == "read")
+        assert r.value == row["ops_per_s"]
+
+
+def test_the_slow_runs_start_a_regression_at_run_6(store: Path) -> None:
+    history = run_history(store, "nightly")
+    assert [(c.run_id, c.index, c.direction) for c in history.change_points] == [
+        ("run-06", 6, "regression")
+    ]
+    change = history.change_points[0]
+    assert 60.0 < change.change_pct < 140.0  # latencies doubled
+    assert change.after > change.before
+
+
+def test_different_settings_are_marked_and_can_be_left_out(store: Path) -> None:
+    history = run_history(store, "nightly")
+    assert [r.id for r in history.runs if r.differs] == ["run-09"]
+    assert len({r.settings for r in history.runs}) == 2
+    same = run_history(store, "nightly", same_settings=True)
+    assert [r.id for r in same.runs] == [f"run-{n:02d}" for n in range(1, 9)]
+    assert [c.run_id for c in same.change_points] == ["run-06"]
+
+
+def test_report_sentence(store: Path) -> None:
+    assert change_point_sentence(store, "run-03") is None
+    sentence = change_point_sentence(store, "run-07")
+    assert sentence is not None
+    assert sentence.startswith("this run sits after a change point at run run-06 (p99 +")
+
+
+def test_bad_names_are_one_line(store: Path) -> None:
+    with pytest.raises(LoadtowerError, match="no runs of scenario 'nope'.*nightly, other"):
+        run_history(store, "nope")
+    with pytest.raises(LoadtowerError, match="phase 'ghost'.*phases: main"):
+        run_history(store, "nightly", phase="ghost")
+
+
+def test_cli_table_and_json(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["history", "nightly", "--store", str(store), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["change_points"][0]["run_id"] == "run-06"
+    assert data["change_points"][0]["direction"] == "regression"
+    assert main(["history", "nightly", "--store", str(store), "--metric", "ops_per_s"]) == 0
+    out = capsys.readouterr().out
+    assert "run-09" in out and "ops_per_s" in out
+    assert main(["history", "nope", "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no runs of scenario 'nope'" in err
