@@ -21,8 +21,10 @@ examples:
   loadtower run quickstart --inventory .sandbox/inventory.toml --headless
   loadtower run ycsb-a -i inv.toml --headless --set phases[1].rate=5000 --scale 10
 
-exit status: 0 completed; 2 bad input or failed run (one-line reason on stderr);
-3 interrupted (Ctrl-C, or stopped from the TUI). Samples stay in the store either way."""
+exit status: 0 completed; 1 completed (or stopped by an abort threshold) with a
+[[thresholds]] target breached (one line per breach on stderr); 2 bad input or failed
+run (one-line reason on stderr); 3 interrupted (Ctrl-C, or stopped from the TUI).
+Samples stay in the store either way."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

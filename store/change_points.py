@@ -92,7 +92,8 @@ def energy_statistic(values: np.ndarray) -> np.ndarray:
     mean_left = np.divide(within_left, pairs1, out=np.zeros_like(n1), where=pairs1 > 0)
     mean_right = np.divide(within_right, pairs2, out=np.zeros_like(n2), where=pairs2 > 0)
     divergence = 2.0 * between / (n1 * n2) - mean_left - mean_right
-    return n1 * n2 / m * divergence
+    q: np.ndarray = n1 * n2 / m * divergence
+    return q
 
 
 def _split(

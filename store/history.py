@@ -18,8 +18,10 @@ from typing import Any
 
 from loadtower.errors import LoadtowerError
 from loadtower.store.change_points import MAX_P_VALUE, MIN_CHANGE_PCT, change_points
+from loadtower.store.connection import connect
 from loadtower.store.history_metrics import METRICS, direction
 from loadtower.store.reader import StoreReader
+
 
 @dataclass
 class HistoryRun:
@@ -68,6 +70,21 @@ def _settings(reader: StoreReader, run: dict[str, Any]) -> str:
         scenario = [run.get("scenario_text"), phases]
     text = json.dumps([scenario, run.get("inventory_text")], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def _run_rows(reader: StoreReader, run_ids: list[str]) -> list[dict[str, Any]]:
+    """The runs' rows (with ``extra`` parsed), in the order of `run_ids`, in one read."""
+    if not run_ids:
+        return []
+    with connect(reader.path, read_only=True, wait_s=reader.wait_s) as con:
+        cur = con.execute(
+            "SELECT id, name, started, status, extra, scenario_text, inventory_text FROM runs "
+            f"WHERE id IN ({', '.join('?' * len(run_ids))})", run_ids)
+        names = [d[0] for d in cur.description or []]
+        rows = {row[0]: dict(zip(names, row, strict=True)) for row in cur.fetchall()}
+    for row in rows.values():
+        row["extra"] = json.loads(row["extra"]) if isinstance(row["extra"], str) else {}
+    return [rows[run_id] for run_id in run_ids]
 
 
 def _most_common(digests: list[str]) -> str:
@@ -138,7 +155,7 @@ def run_history(
     runs = scenario_runs(reader, scenario)
     if phase is None and runs:
         phase = _default_phase(reader, runs[-1]["id"])
-    full = [reader.run(r["id"]) for r in runs]
+    full = _run_rows(reader, [r["id"] for r in runs])
     digests = [_settings(reader, r) for r in full]
     common = _most_common(digests)
     history = History(scenario, metric, unit, phase or "", op)

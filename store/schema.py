@@ -65,6 +65,13 @@ MIGRATIONS: list[list[str]] = [
         """CREATE TABLE node_stats (run_id VARCHAR, ts DOUBLE, host VARCHAR, engine VARCHAR,
             name VARCHAR, value DOUBLE)""",
     ],
+    # 6: a scenario's [[thresholds]] as each phase met or breached them (one row per
+    # threshold and phase it applies to; live = found by the live check that aborts)
+    [
+        """CREATE TABLE threshold_results (run_id VARCHAR, ts DOUBLE, phase VARCHAR,
+            op VARCHAR, metric VARCHAR, bound VARCHAR, threshold DOUBLE, measured DOUBLE,
+            passed BOOLEAN, live BOOLEAN, target VARCHAR)""",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -95,6 +102,7 @@ RUN_TABLES = {
     "op_phase": "run_id",
     "node_samples": "run_id",
     "node_stats": "run_id",
+    "threshold_results": "run_id",
     "agent_samples": "run_id",
     "events": "run_id",
     "logs": "run_id",

@@ -21,6 +21,7 @@ from loadtower.scenarios.orchestrator.headless_display import (
 from loadtower.scenarios.plan import Plan
 
 EXIT = {"completed": 0, "failed": 2, "interrupted": 3}
+THRESHOLD_BREACHED = 1  # the run ran, and a [[thresholds]] target was not met
 
 
 async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int:
@@ -58,8 +59,12 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
             loop.remove_signal_handler(sig)
     if state.run_id:
         _print_results(console, store, state.run_id, state.results)
-    if state.status != "completed":
+    if state.status != "completed" and orch.thresholds.aborted is None:
         print(f"loadtower run: run {state.run_id} {state.status}: {state.reason}", file=sys.stderr)
+    for line in state.breaches:  # [[thresholds]]: one line per breach, then exit 1
+        print(f"loadtower run: threshold breached: {line}", file=sys.stderr)
+    if state.breaches and (state.status == "completed" or orch.thresholds.aborted is not None):
+        return THRESHOLD_BREACHED
     return EXIT.get(state.status, 2)
 
 

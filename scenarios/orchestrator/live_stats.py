@@ -71,6 +71,7 @@ class WindowSummary:
     errors_by_class: dict[str, int] = field(default_factory=dict)
     # a phase's measured duration (phase_rate.measured_duration); None for a time window
     duration_s: float | None = None
+    p999_ms: float = 0.0
 
     @property
     def ops_per_s(self) -> float:
@@ -111,6 +112,7 @@ def _summary(
         merged.get_max_value() / 1000.0 if merged.get_total_count() else 0.0,
         classes,
         duration_s,
+        pct(99.9),
     )
 
 

@@ -41,7 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _num(value: float | None, unit: str) -> str:
     if value is None:
         return ""
-    return f"{value:.3f}" if unit in ("ms", "") else f"{value:.1f}"
+    if unit == "ms":
+        return f"{value:.2f}"  # as the result table, compare and the report print it
+    return f"{value:.4f}" if unit == "" else f"{value:,.1f}"
 
 
 def run(args: argparse.Namespace) -> int:
