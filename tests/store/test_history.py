@@ -9,43 +9,14 @@ import pytest
 
 from loadtower.cli import main
 from loadtower.errors import LoadtowerError
-from loadtower.store import StoreReader, StoreWriter
+from loadtower.store import StoreReader
 from loadtower.store.history import change_point_sentence, run_history
-from tests.store.synth import T0, make_lines
-
-SECONDS = 5
-SLOW = 2.0  # runs 6 .. 8 have every latency twice as long
-SETTINGS = {"name": "nightly", "phases": [{"type": "run", "rate": 500}]}
-
-
-def _run(writer: StoreWriter, n: int, scale: float, settings: dict, status: str = "completed",
-         scenario: str = "nightly") -> str:  # fmt: skip
-    start = T0 + 100 * n
-    lines, _raw = make_lines(seconds=SECONDS, agents=2, ops=("read", "update"), phase="main",
-                             start=start, scale=scale, seed=n, per_second=200)  # fmt: skip
-    run_id = writer.start_run(f"night {n}", scenario, "name = 'nightly'\n", "hosts = 1\n", {}, {},
-                              {"settings": settings}, run_id=f"run-{n:02d}",
-                              started=float(start))  # fmt: skip
-    writer.phase_started(run_id, 0, "main", "run", float(start), {"rate": 500})
-    for line in lines:
-        writer.add_interval(run_id, line)
-    writer.phase_ended(run_id, 0, float(start + SECONDS), {})
-    writer.end_run(run_id, status, None)
-    return run_id
+from tests.store.history_store import build_history_store
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = Path(tmp_path_factory.mktemp("history")) / "s.duckdb"
-    with StoreWriter(path) as writer:
-        for n in range(1, 6):
-            _run(writer, n, 1.0, SETTINGS)
-        _run(writer, 50, 1.0, SETTINGS, status="failed")  # partial: not in the history
-        _run(writer, 51, 1.0, SETTINGS, scenario="other")
-        for n in range(6, 9):
-            _run(writer, n, SLOW, SETTINGS)
-        _run(writer, 9, SLOW, {**SETTINGS, "phases": [{"type": "run", "rate": 900}]})
-    return path
+    return build_history_store(Path(tmp_path_factory.mktemp("history")) / "s.duckdb")
 
 
 def test_runs_in_time_order_with_phase_summary_figures(store: Path) -> None:
