@@ -71,6 +71,14 @@ def _engines(store: Path, run_id: str) -> str:
     return f"<h2>Engines (response time, ms)</h2>{_table(rows, ENGINE_COLUMNS)}"
 
 
+def history_note(store: Path, run_id: str) -> str | None:
+    """'this run sits after a change point at run X (p99 +N%)' when the run's scenario
+    history (store/history.py) has a change point at or before it, else None."""
+    from loadtower.store.history import change_point_sentence
+
+    return change_point_sentence(store, run_id)
+
+
 def render(reader: StoreReader, run_id: str) -> str:
     run = reader.run(run_id)
     phases = reader.phases(run_id)
@@ -104,6 +112,7 @@ def render(reader: StoreReader, run_id: str) -> str:
         f"{escape(run['name'] or '')}</h1><p>scenario {escape(run['scenario'] or '')}, "
         f"started {started}, status <b>{escape(run['status'] or '')}</b>"
         f"{': ' + escape(run['reason']) if run['reason'] else ''}</p><ul>{phase_rows}</ul>"
+        f"{f'<p><b>{escape(n)}</b></p>' if (n := history_note(reader.path, run_id)) else ''}"
         f"<h2>Results per phase and op</h2>{_table(summary, _columns(summary))}{engines}{ramp}"
         f"<h2>Charts</h2>{''.join(charts)}</body></html>"
     )

@@ -58,6 +58,16 @@ def test_report_sentence(store: Path) -> None:
     assert sentence.startswith("this run sits after a change point at run run-06 (p99 +")
 
 
+def test_the_report_says_it(store: Path, tmp_path: Path) -> None:
+    from loadtower.store.report_html import write_report
+
+    write_report(store, "run-07", tmp_path / "after.html")
+    assert "this run sits after a change point at run run-06 (p99 +" in (
+        tmp_path / "after.html").read_text()
+    write_report(store, "run-03", tmp_path / "before.html")
+    assert "change point" not in (tmp_path / "before.html").read_text()
+
+
 def test_bad_names_are_one_line(store: Path) -> None:
     with pytest.raises(LoadtowerError, match="no runs of scenario 'nope'.*nightly, other"):
         run_history(store, "nope")
