@@ -71,8 +71,8 @@ class RunsScreen(Screen):
         Binding("space", "mark", "Mark", tooltip="Mark or unmark the run (two to compare)"),
         Binding("c", "compare", "Compare", tooltip="The two marked runs side by side, or "
                 "the engines of one run with several targets"),
-        Binding("h", "history", "History", tooltip="The runs of the scenario of the run under "
-                "the cursor, in time order, with their change points"),
+        Binding("h", "history", "History", show=False, tooltip="The runs of the scenario of "
+                "the run under the cursor, in time order, with their change points"),
         Binding("slash", "filter", "Filter", tooltip="Show the runs whose name, scenario, "
                 "status or id holds a text"),
         Binding("o", "sort", "Sort", tooltip="Sort by the next key: started, name, status, "
