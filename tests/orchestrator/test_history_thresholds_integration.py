@@ -21,10 +21,11 @@ from tests.orchestrator.run_helpers import run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
-# short phases: a small load, then the run phase (ycsb-a) for a few seconds
-SHORT = ("dataset.records=1000", "phases[1].duration=6s", "phases[1].rate=300")
+# short phases: a small load, then the run phase (ycsb-a) for a few seconds, at a rate
+# a busy shared machine still keeps up with (300 ops/s was not, at a load average of 40)
+SHORT = ("dataset.records=1000", "phases[1].duration=6s", "phases[1].rate=60")
 BASELINE_RUNS = 3  # a new level after a single run needs a few runs before it to stand out
-CPU_QUOTA = 0.1  # of one CPU, for the slowed Cassandra node
+CPU_QUOTA = 0.02  # of one CPU, for the slowed Cassandra node (idle, it takes about 0.015)
 CPU_ROOT = Path("/sys/fs/cgroup/cpu")
 
 
