@@ -25,7 +25,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 # a busy shared machine still keeps up with (300 ops/s was not, at a load average of 40)
 SHORT = ("dataset.records=1000", "phases[1].duration=6s", "phases[1].rate=60")
 BASELINE_RUNS = 3  # a new level after a single run needs a few runs before it to stand out
-CPU_QUOTA = 0.02  # of one CPU, for the slowed Cassandra node (idle, it takes about 0.015)
+# the slowed Cassandra node: 10% of one CPU, given as 0.1 s in each 1 s period, so it
+# stalls up to 0.9 s at a time (every op waiting then is late) yet still takes new
+# connections (2% of a CPU in 0.1 s periods was too little to connect the agents)
+CPU_QUOTA, CPU_PERIOD_US = 0.1, 1_000_000
 CPU_ROOT = Path("/sys/fs/cgroup/cpu")
 
 
@@ -52,15 +55,16 @@ def _cpu_cgroup_of(pid: int) -> Path:
 
 
 @contextlib.contextmanager
-def cpu_capped(pid: int, share: float) -> Iterator[None]:
+def cpu_capped(pid: int, share: float, period_us: int) -> Iterator[None]:
     """`pid` (every thread of it) in a cgroup of its own whose CPU quota is `share` of
-    one CPU; moved back where it was, and the cgroup removed, however the block ends."""
+    one CPU in periods of `period_us`; moved back where it was, and the cgroup removed,
+    however the block ends."""
     home = _cpu_cgroup_of(pid)
     capped = CPU_ROOT / f"loadtower-test-slow-{os.getpid()}"
     capped.mkdir()
     try:
-        period = int((capped / "cpu.cfs_period_us").read_text())
-        (capped / "cpu.cfs_quota_us").write_text(str(int(period * share)))
+        (capped / "cpu.cfs_period_us").write_text(str(period_us))
+        (capped / "cpu.cfs_quota_us").write_text(str(int(period_us * share)))
         (capped / "cgroup.procs").write_text(str(pid))
         yield
     finally:
@@ -77,7 +81,7 @@ def history_runs(sandbox: dict, tmp_path_factory: pytest.TempPathFactory) -> dic
     for _ in range(BASELINE_RUNS):
         done = run_scenario("quickstart", inventory, store, *SHORT)
         assert done.returncode == 0, done.stderr[-3000:]
-    with cpu_capped(_cassandra_pid(sandbox), CPU_QUOTA):
+    with cpu_capped(_cassandra_pid(sandbox), CPU_QUOTA, CPU_PERIOD_US):
         done = run_scenario("quickstart", inventory, store, *SHORT)
     assert done.returncode == 0, done.stderr[-3000:]
     runs = [r["id"] for r in StoreReader(store).runs()]
