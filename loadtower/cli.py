@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "runs": ("loadtower.store.commands.runs", "store"),
     "sql": ("loadtower.store.commands.sql", "store"),
     "compare": ("loadtower.store.commands.compare", "store"),
+    "history": ("loadtower.store.commands.history", "store"),
     "export": ("loadtower.store.commands.export", "store"),
     "report": ("loadtower.store.commands.report", "store"),
     "repair": ("loadtower.store.commands.repair", "store"),  # the one write of a store

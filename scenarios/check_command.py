@@ -67,6 +67,14 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"workload {markup_safe(name)}: data set {markup_safe(dataset)} "
                           f"reads {markup_safe(path)} (allow_outside = true: outside the "
                           "workload file's folder)", soft_wrap=True)
+    from loadtower.scenarios.thresholds import threshold_lines
+
+    lines = threshold_lines(plan.scenario)
+    if lines:  # [[thresholds]]: what fails the run (exit 1 from a headless run)
+        console.print("thresholds (a breach fails a headless run, exit 1):", markup=False)
+        for line in lines:
+            console.print(f"  {visible(line, keep_newlines=False)}", markup=False,
+                          highlight=False)  # fmt: skip
     for warning in environment_warnings(plan):
         print(f"loadtower check: warning: {visible(warning, keep_newlines=False)}", file=sys.stderr)
     paths = f"{markup_safe(plan.scenario_path)} and {markup_safe(plan.inventory_path)}"

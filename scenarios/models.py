@@ -377,6 +377,41 @@ PHASE_TYPES = (
 )  # fmt: skip
 
 
+THRESHOLD_METRICS = ("p50", "p90", "p99", "p999", "max", "error_rate", "ops_per_s")
+MAX_THRESHOLDS = 1_000
+
+
+class Threshold(Strict):
+    """One of a scenario's ``[[thresholds]]``: a figure of a phase (every phase with ops
+    when ``phase`` is not given) and op (every op merged when not given) that must stay
+    at most ``max`` and/or at least ``min`` (latency in ms, error_rate a fraction of the
+    ops, ops_per_s the phase's rate); docs/formats.md, "Thresholds"."""
+
+    phase: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    op: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    metric: Literal[THRESHOLD_METRICS]  # type: ignore[valid-type]
+    max: Annotated[float, Field(ge=0)] | None = None
+    min: Annotated[float, Field(ge=0)] | None = None
+    abort: bool = False  # also checked live during the phase: a breach of max stops the run
+    abort_after: Duration = 5.0  # the live check starts this long into the phase
+
+    @model_validator(mode="after")
+    def _bounds(self) -> Threshold:
+        if self.max is None and self.min is None:
+            raise ValueError("a threshold needs 'max' or 'min' (or both)")
+        if self.max is not None and self.min is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min:g}) is above max ({self.max:g})")
+        if self.metric == "error_rate" and any(v is not None and v > 1 for v in (self.max,
+                                                                                  self.min)):
+            raise ValueError("error_rate is a fraction of the ops (0.001 is 0.1%): at most 1")
+        if self.abort and self.max is None:
+            raise ValueError("abort = true checks 'max' live: a 'min' can only be judged when "
+                             "the phase ends")
+        if "abort_after" in self.model_fields_set and not self.abort:
+            raise ValueError("abort_after is for abort = true")
+        return self
+
+
 class Scenario(Strict):
     """A scenario; with ``[targets.NAME]`` its phases run once per target, in order.
 
@@ -396,6 +431,9 @@ class Scenario(Strict):
         default_factory=lambda: {"main": Workload(preset="ycsb-a")}
     )
     phases: Annotated[list[Phase], Field(min_length=1, max_length=MAX_PHASES)]
+    thresholds: Annotated[list[Threshold], Field(max_length=MAX_THRESHOLDS)] = Field(
+        default_factory=list
+    )
 
     @model_validator(mode="before")
     @classmethod

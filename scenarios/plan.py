@@ -25,6 +25,7 @@ from loadtower.scenarios.models import (
     Scenario,
     SearchPhase,
 )
+from loadtower.scenarios.thresholds import check_thresholds
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.scenario_files import file_mix, load_scenario_workloads
 from loadtower.store.terminal_text import cell
@@ -57,6 +58,7 @@ def load_plan(
     sc, sc_text, notes = load_scenario_noted(scenario_path, overrides, scale)
     inv, inv_text = load_inventory(Path(inventory))
     check_references(sc, sc_text, str(scenario_path), inv, inv_text, str(inventory))
+    check_thresholds(sc, sc_text, str(scenario_path))
     workloads = load_scenario_workloads(sc, scenario_path, sc_text)
     return Plan(sc, scenario_path, sc_text, inv, Path(inventory), inv_text, workloads, notes)
 

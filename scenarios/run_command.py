@@ -24,10 +24,11 @@ examples:
   loadtower run ycsb-a -i inv.toml --headless --set phases[1].rate=5000 --scale 10
   loadtower run workloada -i inv.toml --headless   # a YCSB property file as it is
 
-exit status: 0 completed; 2 bad input or failed run (one-line reason on stderr);
-3 stopped from the TUI or the control socket; 130 Ctrl-C (SIGINT: the load stops at once,
-the run ends within seconds; a second Ctrl-C exits at once), 143 SIGTERM. Samples stay in
-the store either way."""
+exit status: 0 completed; 1 completed (or stopped by an abort threshold) with a
+[[thresholds]] target breached (one line per breach on stderr); 2 bad input or failed
+run (one-line reason on stderr); 3 stopped from the TUI or the control socket; 130 Ctrl-C
+(SIGINT: the load stops at once, the run ends within seconds; a second Ctrl-C exits at
+once), 143 SIGTERM. Samples stay in the store either way."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -20,7 +20,8 @@ TEXT_BATCH_ROWS = 16  # rows of free text (a log line, an event, a run's texts) 
 TEXT_TABLES = {"run", "phases", "events", "logs"}
 FLUSH_BYTES = 32 << 20
 # file name -> query (one parameter: the run id)
-SINCE = {"node_stats": "node_stats"}  # file -> table a store before its schema lacks
+# file -> table a store before its schema lacks
+SINCE = {"node_stats": "node_stats", "threshold_results": "threshold_results"}
 EXPORTS = {
     "run": "SELECT * FROM runs WHERE id = ?",
     "phases": "SELECT * FROM phases WHERE run_id = ? ORDER BY idx",
@@ -33,6 +34,7 @@ EXPORTS = {
     "node_stats": "SELECT * FROM node_stats WHERE run_id = ? ORDER BY ts, host, name",
     "agent_samples": "SELECT * FROM agent_samples WHERE run_id = ? ORDER BY ts, agent",
     "phase_summary": "SELECT * FROM phase_summary WHERE run_id = ? ORDER BY first_ts, op",
+    "threshold_results": "SELECT * FROM threshold_results WHERE run_id = ? ORDER BY ts, target",
 }
 
 

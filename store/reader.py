@@ -170,6 +170,18 @@ class StoreReader:
             sql, params = sql + " AND host = ?", params + [host]
         return self._query(sql + " ORDER BY ts, host, name", params, run_id)
 
+    def threshold_results(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's thresholds as its phases met or breached them, in order; none from a
+        store of schema 5 or older that no writer has migrated yet."""
+        if not self._query(
+            "SELECT 1 FROM duckdb_tables() WHERE table_name = 'threshold_results'"
+        ):
+            self._query("SELECT 1", run_id=run_id)  # an unknown run is still one clear line
+            return []
+        sql = ("SELECT ts, phase, op, metric, bound, threshold, measured, passed, live, target "
+               "FROM threshold_results WHERE run_id = ? ORDER BY ts, phase, target")  # fmt: skip
+        return self._query(sql, [run_id], run_id)
+
     def agent_samples(self, run_id: str) -> list[dict[str, Any]]:
         sql = "SELECT * FROM agent_samples WHERE run_id = ? ORDER BY ts, agent"
         return self._query(sql, [run_id], run_id)

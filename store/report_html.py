@@ -316,11 +316,20 @@ def _body(reader: StoreReader, run_id: str, figures: _Figures) -> str:
     )
 
 
+def history_note(store: Path, run_id: str) -> str | None:
+    """'this run sits after a change point at run X (p99 +N%)' when the run's scenario
+    history (store/history.py) has a change point at or before it, else None."""
+    from loadtower.store.history import change_point_sentence
+
+    return change_point_sentence(store, run_id)
+
+
 def render(reader: StoreReader, run_id: str) -> str:
     run = reader.run(run_id)
     return (
         _head(f"loadtower run {_fmt(run_id)}")
         + f"<h1>Run {_fmt(run_id)}: {_fmt(run['name'] or '')}</h1>"
+        + (f"<p><b>{escape(n)}</b></p>" if (n := history_note(reader.path, run_id)) else "")
         + _body(reader, run_id, _Figures())
         + "</main></body></html>"
     )

@@ -71,6 +71,13 @@ MIGRATIONS: list[list[str]] = [
     [f"ALTER TABLE {table} ADD COLUMN {column}"
      for table in ("op_second", "op_minute", "op_phase")
      for column in ("lateness_p50_ms DOUBLE", "lateness_p99_ms DOUBLE", "lateness_hist BLOB")],
+    # 7: a scenario's [[thresholds]] as each phase met or breached them (one row per
+    # threshold and phase it applies to; live = found by the live check that aborts)
+    [
+        """CREATE TABLE threshold_results (run_id VARCHAR, ts DOUBLE, phase VARCHAR,
+            op VARCHAR, metric VARCHAR, bound VARCHAR, threshold DOUBLE, measured DOUBLE,
+            passed BOOLEAN, live BOOLEAN, target VARCHAR)""",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 LATENESS_COLUMNS = "lateness_p50_ms, lateness_p99_ms"  # phase_summary's, from schema 6
@@ -105,6 +112,7 @@ RUN_TABLES = {
     "op_phase": "run_id",
     "node_samples": "run_id",
     "node_stats": "run_id",
+    "threshold_results": "run_id",
     "agent_samples": "run_id",
     "events": "run_id",
     "logs": "run_id",

@@ -44,6 +44,8 @@ _REFUSED = (duckdb.ConstraintException, duckdb.ConversionException,
             duckdb.InvalidInputException, duckdb.BinderException, duckdb.OutOfRangeException,
             duckdb.TypeMismatchException)  # fmt: skip
 HEARTBEAT_S = 5.0
+THRESHOLD_COLUMNS = ("phase", "op", "metric", "bound", "threshold", "measured", "passed", "live",
+                     "target")  # fmt: skip
 _COLUMNS = {
     "events": ["run_id", "ts", "kind", "message", "host", "phase", "data"],
     "logs": ["run_id", "ts", "host", "stream", "text"],
@@ -198,6 +200,14 @@ class StoreWriter:
     ) -> None:
         row = (run_id, ts, kind, self._mask(message), host, phase, self._mask_json(data))
         self._append("events", row)
+
+    def threshold_result(self, run_id: str, ts: float, result: dict[str, Any]) -> None:
+        """One threshold as a phase met or breached it (threshold_results; the keys are its
+        columns: phase, op, metric, bound, threshold, measured, passed, live, target)."""
+        columns = ["run_id", "ts", *THRESHOLD_COLUMNS]
+        params = [run_id, ts, *(result.get(c) for c in THRESHOLD_COLUMNS)]
+        self._queue_meta(f"INSERT INTO threshold_results ({', '.join(columns)}) VALUES "
+                         f"({', '.join('?' * len(columns))})", params, columns, run_id)  # fmt: skip
 
     def log(self, run_id: str, ts: float, host: str, stream: str, text: str) -> None:
         self._append("logs", (run_id, ts, host, stream, self._mask(text)))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.models import as_plain
 from loadtower.scenarios.orchestrator.agent_version import AgentVersions
 from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.control import (
@@ -31,6 +32,7 @@ from loadtower.scenarios.orchestrator.facts import HOST_FACTS_CMD, local_version
 from loadtower.scenarios.orchestrator.phases import HANDLERS
 from loadtower.scenarios.orchestrator.sinks import Sinks
 from loadtower.scenarios.orchestrator.targets import db_hosts
+from loadtower.scenarios.orchestrator.threshold_checks import ThresholdChecks
 from loadtower.scenarios.plan import Plan
 
 log = logging.getLogger("loadtower.run")
@@ -59,6 +61,7 @@ class RunState:
     status: str = "starting"
     reason: str | None = None
     results: dict[str, Any] = field(default_factory=dict)
+    breaches: list[str] = field(default_factory=list)  # one line per threshold breached
 
 
 class Orchestrator:
@@ -71,6 +74,7 @@ class Orchestrator:
         self.open_phase: int | None = None  # the stored index of the phase under way
         self.load: Any = None  # the load (load_controller.LocustLoad) once it exists
         self.control_path: Path | None = None
+        self.thresholds = ThresholdChecks(list(plan.scenario.thresholds))
 
     async def run(self) -> RunState:
         from loadtower.scenarios.orchestrator.load_controller import create_load
@@ -88,7 +92,8 @@ class Orchestrator:
             plan.inventory_text,
             local_versions(),
             {},
-            {"scenario_path": str(plan.scenario_path), "inventory_path": str(plan.inventory_path)},
+            {"scenario_path": str(plan.scenario_path), "inventory_path": str(plan.inventory_path),
+             "settings": as_plain(plan.scenario)},  # the scenario as it runs: run history
         )
         self.state.run_id = run_id
         self.state.status = "running"
@@ -133,7 +138,9 @@ class Orchestrator:
                 dataset_paths=dataset_paths,
             )
             await self._phases(ctx, writer, sinks)
-            if self.control.stop_requested.is_set():
+            if self.thresholds.aborted is not None:
+                self.state.status, self.state.reason = "failed", self.control.reason
+            elif self.control.stop_requested.is_set():
                 self.state.status, self.state.reason = "interrupted", self.control.reason
             else:
                 self.state.status = "completed"
@@ -225,7 +232,11 @@ class Orchestrator:
                 coordinators = PhaseCoordinators(ctx.actions, plan, standby)
                 try:
                     await coordinators.start()
-                    result = await HANDLERS[phase.type](ctx, index, phase)
+                    watch = self.thresholds.live(ctx, label, plan.scenario.phase_label(index))
+                    try:
+                        result = await HANDLERS[phase.type](ctx, index, phase)
+                    finally:
+                        await self.thresholds.stop(watch)
                 except BaseException as exc:  # the phase row ends too, with why
                     self.end_open_phase(writer, ctx.run_id, self._why_ended(exc))
                     raise
@@ -240,6 +251,11 @@ class Orchestrator:
                 # the phase's clock ends where its figures were read (ctx.figures): a
                 # phase without spans then has one duration live and stored
                 ended = ctx.phase_ended if ctx.phase_ended is not None else time.time()
+                verdicts = self.thresholds.phase_ended(
+                    ctx, label, plan.scenario.phase_label(index), (now, ended))
+                if verdicts:
+                    result["thresholds"] = [v.line() for v in verdicts]
+                self.state.breaches = [v.line() for v in self.thresholds.breaches]
                 writer.phase_ended(ctx.run_id, stored, ended, result)
                 self.open_phase = None
                 self.state.results[label] = result

@@ -22,6 +22,7 @@ from loadtower.scenarios.orchestrator.headless_display import (
 from loadtower.scenarios.plan import Plan
 
 EXIT = {"completed": 0, "failed": 2, "interrupted": 3}
+THRESHOLD_BREACHED = 1  # the run ran, and a [[thresholds]] target was not met
 
 
 async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int:
@@ -63,8 +64,10 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
             loop.remove_signal_handler(sig)
     if state.run_id and not signals.count:  # stopped by a signal: leave now, no table
         _print_results(console, store, state.run_id, state.results)
-    if state.status != "completed":
+    if state.status != "completed" and orch.thresholds.aborted is None:
         print(f"loadtower run: run {state.run_id} {state.status}: {state.reason}", file=sys.stderr)
+    for line in state.breaches:  # [[thresholds]]: one line per breach, then exit 1
+        print(f"loadtower run: threshold breached: {line}", file=sys.stderr)
     if state.status == "interrupted" and signals.count:
         if state.run_id:
             print(f"loadtower run: its figures: loadtower report {state.run_id} --out "
@@ -74,6 +77,8 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
         # the store is closed and every child process gone: skip the interpreter's
         # teardown (seconds on a loaded machine); 128 + the signal, as a shell says it
         os._exit(signals.exit_code())
+    if state.breaches and (state.status == "completed" or orch.thresholds.aborted is not None):
+        return THRESHOLD_BREACHED
     return EXIT.get(state.status, 2)
 
 

@@ -94,7 +94,7 @@ def test_a_schema_4_store_upgrades_and_keeps_its_rows(tmp_path: Path) -> None:
         writer.node_stats(run_id, 5.0, "db1", "mongodb", {"ops_per_s": 1.0})
         writer.end_run(run_id, "completed", None)
     con = duckdb.connect(str(path), read_only=True)
-    assert current_version(con) == SCHEMA_VERSION == 6
+    assert current_version(con) == SCHEMA_VERSION == 7
     con.close()
     reader = StoreReader(path)
     assert [r["id"] for r in reader.runs()] == ["20250101-000000-aaaa", run_id]

@@ -1,4 +1,5 @@
-"""Every run in the store: filter, sort, open (live or replay), mark two to compare, delete."""
+"""Every run in the store: filter, sort, open (live or replay), mark two to compare, delete,
+and the history of a run's scenario."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from loadtower.store.runs_list import RunListing, list_runs
 from loadtower.store.terminal_text import visible
+from loadtower.tui.screens.history import HistoryScreen
 from loadtower.tui.widgets.confirm import Confirm
 
 COLUMNS = ("name", "id", "scenario", "status", "started (UTC)", "length", "peak ops/s", "p99 ms")
@@ -69,6 +71,8 @@ class RunsScreen(Screen):
         Binding("space", "mark", "Mark", tooltip="Mark or unmark the run (two to compare)"),
         Binding("c", "compare", "Compare", tooltip="The two marked runs side by side, or "
                 "the engines of one run with several targets"),
+        Binding("h", "history", "History", show=False, tooltip="The runs of the scenario of "
+                "the run under the cursor, in time order, with their change points"),
         Binding("slash", "filter", "Filter", tooltip="Show the runs whose name, scenario, "
                 "status or id holds a text"),
         Binding("o", "sort", "Sort", tooltip="Sort by the next key: started, name, status, "
@@ -243,6 +247,14 @@ class RunsScreen(Screen):
         self.app.call_from_thread(
             self.notify, f"run {visible(run_id, False)} {what}: mark two runs with space to "
             "compare them", severity="warning", markup=False)
+
+    def action_history(self) -> None:
+        """The scenario's run history: its runs in time order, change points marked."""
+        run = self.selected()
+        if run is None or not run.scenario:
+            self.notify("no run under the cursor", severity="warning")
+            return
+        self.app.push_screen(HistoryScreen(self.store, run.scenario))
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
