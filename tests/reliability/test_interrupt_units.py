@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import secrets
+import signal
 import socket
 import subprocess
 import sys
