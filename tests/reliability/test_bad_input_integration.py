@@ -115,5 +115,9 @@ def test_the_store_disk_fills_up_during_a_run(sandbox: dict, tmp_path: Path) -> 
         assert rows[0][0] >= 6
         assert filler is not None
         filler.unlink()
+        named = cli("runs", "--store", store, "--json")  # a read names it, never writes
+        assert named.returncode == 0 and '"running"' in named.stdout
+        assert "loadtower repair" in named.stderr
+        assert cli("repair", "--store", store).returncode == 0  # the explicit write
         again = cli("runs", "--store", store, "--json")
         assert again.returncode == 0 and '"interrupted"' in again.stdout
