@@ -56,8 +56,8 @@ def check_private_dir(folder: Path) -> None:
         raise UnsafePath(f"{folder}: owned by uid {info.st_uid}, not by this user "
                          f"({os.getuid()}): refusing to use it (remove it)")
     if info.st_mode & 0o077:
-        raise UnsafePath(f"{folder}: mode {stat.S_IMODE(info.st_mode):04o} lets others in; "
-                         "expected 0700: refusing to use it (remove it)")
+        raise UnsafePath(f"{folder}: mode {stat.S_IMODE(info.st_mode):04o} lets others in, "
+                         "not 700: refusing to use it (remove it)")
 
 
 def _check_file(fd: int, path: Path) -> None:

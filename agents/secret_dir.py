@@ -24,6 +24,7 @@ import stat
 import sys
 from pathlib import Path
 
+from loadtower.agents.private_files import check_private_dir, private_dir
 from loadtower.errors import LoadtowerError
 from loadtower.protocol.link_secrets import LINK_KEY_FILE, valid_name
 
@@ -41,34 +42,19 @@ def run_dir(run_id: str, root_prefix: str = ROOT_PREFIX) -> Path:
 
 
 def check_private(path: Path) -> None:
-    """`path` is a real directory of ours that nobody else may enter, or LoadtowerError."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        raise LoadtowerError(f"{path}: the run's private directory is missing") from None
-    if not stat.S_ISDIR(info.st_mode):
-        raise LoadtowerError(f"{path}: not a directory (a symlink or a file): refused")
-    if info.st_uid != os.getuid():
-        raise LoadtowerError(f"{path}: owned by uid {info.st_uid}, not by this user "
-                             f"(uid {os.getuid()}): refused")
-    if info.st_mode & 0o077:
-        raise LoadtowerError(f"{path}: mode {stat.S_IMODE(info.st_mode):o}, not 700: refused")
-
-
-def _make_private(path: Path) -> None:
-    try:
-        path.mkdir(mode=0o700)
-    except FileExistsError:
-        pass
-    check_private(path)
+    """`path` is a real directory of ours that nobody else may enter (private_files'
+    check), or LoadtowerError."""
+    if not os.path.lexists(path):
+        raise LoadtowerError(f"{path}: the run's private directory is missing")
+    check_private_dir(path)
 
 
 def put(run_id: str, secrets: dict[str, str], root_prefix: str = ROOT_PREFIX) -> Path:
     """Write `secrets` ({file name: text}) as 0600 files in the run's private directory."""
     base = base_dir(root_prefix)
-    _make_private(base)
+    private_dir(base)
     directory = run_dir(run_id, root_prefix)
-    _make_private(directory)
+    private_dir(directory)
     for name, text in secrets.items():
         if name != LINK_KEY_FILE and not valid_name(name):
             raise LoadtowerError(f"{name!r}: not a secret file name")
