@@ -69,12 +69,13 @@ def lines(rows: list[Row], start: float, kind: str) -> Iterator[str]:
         blob = response if kind == "response" else service
         if blob is None:
             continue
-        top = max_ms if kind == "response" and max_ms is not None else _max_ms(blob)
-        yield f"{ts - start:.3f},1.000,{top:.3f},{hdr.standard(blob)}\n"
+        text = hdr.standard(blob)
+        top = max_ms if kind == "response" and max_ms is not None else _max_ms(text)
+        yield f"{ts - start:.3f},1.000,{top:.3f},{text}\n"
 
 
-def _max_ms(blob: bytes) -> float:
-    return float(hdr.decode(hdr.standard(blob)).get_max_value()) / MAX_RATIO
+def _max_ms(text: str) -> float:
+    return float(hdr.decode(text).get_max_value()) / MAX_RATIO
 
 
 def _write(rows: list[Row], start: float, kind: str, handle: BinaryIO) -> None:
