@@ -38,11 +38,13 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
+# Each half alone, on pytest-xdist as `make test` runs it (scripts/test_parts.sh)
+XDIST := --dist loadgroup --no-loadscope-reorder
 unit: $(STAMP)
-	$(VENV)/bin/pytest -m "not integration" -q
+	$(VENV)/bin/pytest -m "not integration" -q -n $${UNIT_WORKERS:-2} $(XDIST)
 
 integration: $(STAMP)
-	$(VENV)/bin/pytest -m integration -q
+	$(VENV)/bin/pytest -m integration -q -n $${INTEGRATION_WORKERS:-3} $(XDIST)
 
 sandbox-up: $(STAMP)
 	$(LT) sandbox up --dir $(SANDBOX) --cassandra-nodes $(NODES)

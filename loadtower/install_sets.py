@@ -50,6 +50,7 @@ FULL_EXTRAS: dict[str, tuple[str, ...]] = {
         "pytest>=8",
         "pytest-asyncio>=0.23",
         "pytest-timeout>=2.2",
+        "pytest-xdist>=3.5",  # the unit half on both cores, the integration half in groups
         "pytest-textual-snapshot>=1.0",
         "hypothesis>=6",
         "ruff>=0.5",

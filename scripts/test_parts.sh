@@ -23,7 +23,14 @@ summary() {
 trap summary EXIT
 part lint make --no-print-directory lint
 [ "$rc" = 0 ] || exit "$rc"
-part unit "$VENV/bin/pytest" -m "not integration" -q
+# Both halves on pytest-xdist, a whole file (tests/conftest.py: its xdist group) per worker
+# at a time: the unit half is CPU-bound (one worker per core); the integration half mostly
+# waits on services, so it runs more workers than cores, each with its own sandbox
+# (docs/testing.md). The 30 slowest tests of each half are printed.
+UNIT_WORKERS="${UNIT_WORKERS:-2}"
+INTEGRATION_WORKERS="${INTEGRATION_WORKERS:-3}"
+XDIST=(--dist loadgroup --no-loadscope-reorder --durations=30)
+part unit "$VENV/bin/pytest" -m "not integration" -q -n "$UNIT_WORKERS" "${XDIST[@]}"
 [ "$rc" = 0 ] || exit "$rc"
-part integration "$VENV/bin/pytest" -m integration -q
+part integration "$VENV/bin/pytest" -m integration -q -n "$INTEGRATION_WORKERS" "${XDIST[@]}"
 exit "$rc"

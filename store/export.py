@@ -106,9 +106,12 @@ def _write(batches: pa.RecordBatchReader, fmt: str, name: str, rows: list[int],
 
 
 def _standard_hists(table: pa.Table) -> pa.Table:
-    """The histogram BLOBs as hdrh's base64 text, which any HdrHistogram library decodes."""
-    for column in ("service_hist", "response_hist"):
+    """The histogram BLOBs (service, response and, from schema 6, lateness) as hdrh's base64
+    text, which any HdrHistogram library decodes, and which a CSV can hold."""
+    for column in ("service_hist", "response_hist", "lateness_hist"):
         at = table.schema.get_field_index(column)
+        if at < 0:  # a store before schema 6 has no lateness_hist
+            continue
         text = [None if b is None else hdr.standard(b) for b in table.column(at).to_pylist()]
         table = table.set_column(at, column, pa.array(text, pa.string()))
     return table

@@ -12,6 +12,14 @@ Set LOADTOWER_TEST_SANDBOX=DIR to reuse a sandbox you brought up yourself
 (`loadtower sandbox up --dir DIR`); its `loadtower sandbox status --dir DIR --json`
 is then the fixture's value, and it is left running.
 
+In parallel (pytest-xdist, `make test`: `-n N --dist loadgroup`), each worker that needs
+the sandbox brings up its own, on loopback addresses of its own (worker_address():
+gw0 127.0.0.1, gwN 127.0.{20+N}.1, so no two share a port or a keyspace), and the
+tests are dealt out a whole file at a time (a module fixture is made once), the cluster
+package and the namespace-host tests together as one (they make the same ltc-* names),
+the longest groups first (LONG_GROUPS) so the last worker does not start the longest
+file at the end. See docs/testing.md.
+
 `mongodb`: that sandbox's MongoDB host (FerretDB, `info()["mongodb"]`). The sandbox runs
 it when FerretDB is built (`loadtower sandbox fetch` with Go on PATH); without it the
 tests that need it skip with the reason, except under LOADTOWER_REQUIRE_MONGODB=1 (CI:
@@ -21,6 +29,8 @@ FerretDB fails the session instead of skipping tests silently.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -66,9 +76,12 @@ def loadtower_command() -> list[str]:
 
 
 def run_cli(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*loadtower_command(), *args], capture_output=True, text=True, timeout=timeout
-    )
+    """`loadtower ARGS`; a loopback `sandbox up` under one_up_at_a_time()."""
+    loopback_up = args[:2] == ["sandbox", "up"] and "--cluster" not in args
+    with one_up_at_a_time() if loopback_up else contextlib.nullcontext():
+        return subprocess.run(
+            [*loadtower_command(), *args], capture_output=True, text=True, timeout=timeout
+        )
 
 
 def parse_info(proc: subprocess.CompletedProcess[str]) -> dict:
@@ -100,9 +113,47 @@ def sandbox_down(directory: Path, what: str = "the sandbox") -> None:
     assert left == [], f"{what} left processes running: {left}"
 
 
+# Groups in the order xdist should start them: the ones that take longest first
+# (measured: docs/testing.md), every other file after them in collection order.
+LONG_GROUPS = (
+    "netns",
+    "tests/orchestrator/test_dataset_load_integration.py",
+    "tests/orchestrator/test_search_integration.py",
+    "tests/agents/test_hung_node_integration.py",
+    "tests/sandbox/test_sandbox_integration.py",
+    "tests/orchestrator/test_history_thresholds_integration.py",
+    "tests/sandbox/test_tls_integration.py",
+)
+NETNS_GROUP = ("tests/cluster/", "tests/sandbox/test_netns_hosts.py")
+
+
+def xdist_group_of(nodeid: str) -> str:
+    """A test's xdist group: its file, or "netns" for the tests that make ltc-* hosts."""
+    path = nodeid.split("::", 1)[0]
+    return "netns" if path.startswith(NETNS_GROUP) else path
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.nodeid)))
+    rank = {group: i for i, group in enumerate(LONG_GROUPS)}
+    items.sort(key=lambda item: rank.get(xdist_group_of(item.nodeid), len(rank)))
+
+
+def worker_address() -> str:
+    """The first loopback address of this xdist worker's sandbox (127.0.0.1 outside
+    xdist and on gw0; 127.0.{20+N}.1 on gwN: no test's own sandbox uses those)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    return "127.0.0.1" if index == 0 else f"127.0.{20 + index}.1"
+
+
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     reuse = os.environ.get("LOADTOWER_TEST_SANDBOX")
+    if reuse and os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        pytest.fail("LOADTOWER_TEST_SANDBOX is for one process: run without -n")
     if reuse:
         status = run_cli(["sandbox", "status", "--dir", reuse, "--json"], timeout=60)
         if status.returncode != 0:
@@ -110,7 +161,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         yield parse_info(status)
         return
     directory = tmp_path_factory.mktemp("sandbox").resolve()
-    up = ["sandbox", "up", "--dir", str(directory), "--cassandra-nodes", "1", "--standby", "1"]
+    up = ["sandbox", "up", "--dir", str(directory), "--cassandra-nodes", "1", "--standby", "1",
+          "--first-address", worker_address()]
     if REQUIRE_MONGODB:
         up.append("--mongodb")  # FerretDB not built: `up` fails with the reason
     try:
@@ -119,13 +171,30 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         sandbox_down(directory)
 
 
-@pytest.fixture(scope="session")
-def mongodb(sandbox: dict) -> dict:
-    """The sandbox's MongoDB host (FerretDB): url, port, username, password, ... ."""
-    info = sandbox.get("mongodb") or {}
-    if not info.get("enabled"):
-        reason = info.get("reason") or "the sandbox runs no MongoDB host"
-        if REQUIRE_MONGODB:
-            pytest.fail(f"LOADTOWER_REQUIRE_MONGODB=1 but {reason}")
-        pytest.skip(reason)
-    return info
+_LOCKS: dict[str, Path] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_lock_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The folder every xdist worker's temporary folders share (.../pytest-N), for
+    one_up_at_a_time's lock file (pytest removes it with the rest of its old folders)."""
+    base = tmp_path_factory.getbasetemp()
+    _LOCKS["folder"] = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def one_up_at_a_time() -> Iterator[None]:
+    """Held while a loopback sandbox comes up, across xdist workers: `up` picks its free
+    ports (Prometheus, node_exporter, ClickHouse, FerretDB, JMX) before its services bind
+    them, so two at once could pick the same one. Not taken for the cluster sandbox (its
+    up takes minutes; its hosts' ports are in namespaces of their own)."""
+    folder = _LOCKS.get("folder")
+    if folder is None or not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    fd = os.open(folder / "sandbox-up.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock

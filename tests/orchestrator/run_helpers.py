@@ -36,8 +36,9 @@ def phase_bounds(reader: StoreReader, run_id: str, name: str) -> tuple[int, int]
 
 
 def remove_shipped(sandbox: dict, files: dict[str, Path]) -> None:
-    """Remove the copies of `files` a run put on the sandbox's agent hosts (this machine),
-    and the directories the run made for them when they are left empty."""
+    """Remove the copies of `files` a run put on the sandbox's agent hosts (this machine).
+    The folder they were in stays: under xdist another worker's run may be putting its own
+    copy there at this moment (every sandbox's agent host shares ~/.loadtower)."""
     from loadtower.scenarios.loader import load_inventory
     from loadtower.scenarios.orchestrator.dataset_upload import DATASETS_DIR, sha256_of
 
@@ -46,6 +47,3 @@ def remove_shipped(sandbox: dict, files: dict[str, Path]) -> None:
         directory = Path(str(host.bootstrap_dir)).expanduser() / DATASETS_DIR
         for path in files.values():
             (directory / f"{sha256_of(path)[:16]}-{path.name}").unlink(missing_ok=True)
-        for made in (directory, directory.parent):  # the run made them when missing
-            if made.is_dir() and not any(made.iterdir()):
-                made.rmdir()

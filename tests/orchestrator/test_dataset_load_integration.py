@@ -165,19 +165,28 @@ def test_a_million_rows_as_csv_and_parquet_reach_both_engines(sandbox: dict, cle
         remove_shipped(sandbox, files)
 
 
-def _count(session, table: str, tries: int = 5) -> int:  # noqa: ANN001
-    """count(*) of a million-row table: the node's own range timeout (10 s) can cut a full
-    scan while it still compacts what was just loaded; that is retried, a few times."""
-    from cassandra import OperationTimedOut, ReadTimeout
+def _count(session, table: str, slices: int = 32, tries: int = 5) -> int:  # noqa: ANN001
+    """count(*) of a million-row table, one token slice at a time: a single full-scan count
+    can be cut by the node's own range timeout, or fail outright ("Replica(s) failed to
+    execute read", seen on CI) while it still compacts what was just loaded; a slice is
+    small enough to finish, and one that fails is retried, a few times."""
+    from cassandra import OperationTimedOut, ReadFailure, ReadTimeout
 
-    for attempt in range(tries):
-        try:
-            return int(session.execute(f"SELECT count(*) FROM {table}", timeout=300).one()[0])
-        except (ReadTimeout, OperationTimedOut):
-            if attempt == tries - 1:
-                raise
-            time.sleep(5)
-    raise AssertionError("unreachable")
+    low, high = -(2**63), 2**63 - 1
+    edges = [low + (high - low) * i // slices for i in range(slices)] + [high]
+    total = 0  # (-2**63, 2**63 - 1] is every token: Murmur3 never gives a key -2**63
+    for start, end in zip(edges, edges[1:], strict=False):
+        for attempt in range(tries):
+            try:
+                total += int(session.execute(
+                    f"SELECT count(*) FROM {table} WHERE token(id) > %s AND token(id) <= %s",
+                    [start, end], timeout=120).one()[0])
+                break
+            except (ReadTimeout, OperationTimedOut, ReadFailure):
+                if attempt == tries - 1:
+                    raise
+                time.sleep(5)
+    return total
 
 
 def _load_and_check(sandbox: dict, tmp_path: Path, files: dict[str, Path]) -> None:

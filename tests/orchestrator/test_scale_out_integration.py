@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from loadtower.store import StoreReader
-from tests.conftest import live_pids
+from tests.conftest import live_pids, one_up_at_a_time
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -77,7 +77,9 @@ def small_cluster(tmp_path: Path) -> Iterator[dict]:
         return
     box = Sandbox(tmp_path / "box", cassandra_nodes=1, standby=1, first_address="127.0.2.1")
     try:
-        yield box.up(timeout=240)
+        with one_up_at_a_time():
+            info = box.up(timeout=240)
+        yield info
     finally:
         info = box.info()
         box.down()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import live_pids
+from tests.conftest import live_pids, one_up_at_a_time
 
 pytestmark = pytest.mark.integration
 
@@ -153,7 +153,8 @@ def test_two_node_sandbox_forms_one_ring_and_down_leaves_nothing(tmp_path: Path)
 
     box = Sandbox(tmp_path / "ring", cassandra_nodes=2, standby=0, first_address="127.0.1.1")
     try:
-        info = box.up(timeout=240)
+        with one_up_at_a_time():
+            info = box.up(timeout=240)
         assert info["up"] and info["cassandra"]["contact_points"] == ["127.0.1.1", "127.0.1.2"]
         started = live_pids(info)
         clickhouse = info["clickhouse"]  # on when chdb is importable, on node 1's address

@@ -5,6 +5,8 @@ a real child process."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -47,9 +49,15 @@ def test_plan_lines_of_a_bad_scenario_name_the_file_and_key(
 
 
 def test_control_path_is_per_store_and_run(tmp_path: Path) -> None:
-    store = tmp_path / "results.duckdb"
-    path = control_api.control_path(store, "run-1")
-    assert path == Path(f"{store.resolve()}.d") / "control" / "run-1.sock"
+    # a short folder of its own: pytest's tmp_path (longer under xdist's popen-gwN/) can
+    # already be too long for the socket to sit beside the store
+    short = Path(tempfile.mkdtemp(prefix="lt-ctl-", dir="/tmp"))
+    try:
+        store = short / "results.duckdb"
+        path = control_api.control_path(store, "run-1")
+        assert path == Path(f"{store.resolve()}.d") / "control" / "run-1.sock"
+    finally:
+        shutil.rmtree(short)
     assert control_api.control_path(store, "run-2") != path
     deep = tmp_path.joinpath(*["d" * 30] * 4) / "results.duckdb"
     long_path = control_api.control_path(deep, "run-1")

@@ -73,3 +73,32 @@ def test_a_bad_lateness_histogram_is_left_out_and_said(tmp_path: Path) -> None:
     assert row["ops"] == 10 and row["lateness_p50_ms"] is None
     said = [e["message"] for e in reader.events(run_id) if e["kind"] == "bad_sample"]
     assert any("lateness histogram was left out" in m for m in said), said
+
+
+def test_lateness_histograms_export_as_hdrh_text_in_csv_and_parquet(tmp_path: Path) -> None:
+    """A CSV cannot hold raw BLOB bytes: every histogram column of op_second_hists, the
+    lateness one too, is written as hdrh's base64 text that decodes to what was stored."""
+    import csv
+
+    import pyarrow.parquet as pq
+    from hdrh.histogram import HdrHistogram
+
+    from loadtower.store.export import export_run
+
+    path = tmp_path / "store.duckdb"
+    with StoreWriter(path) as writer:
+        run_id = writer.start_run("late", "scn", "", "", {}, {}, {})
+        writer.add_interval(run_id, _line("a1/0", 100, "read", [900] * 100, [10] * 50 + [7000] * 50))
+        writer.add_interval(run_id, _line("a1/0", 101, "read", [900] * 10, None))
+        writer.end_run(run_id, "completed", None)
+    csv_counts = export_run(path, run_id, "csv", tmp_path / "csv")
+    pq_counts = export_run(path, run_id, "parquet", tmp_path / "pq")
+    assert csv_counts["op_second_hists"] == pq_counts["op_second_hists"] == 2
+    with open(tmp_path / "csv" / "op_second_hists.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    texts = pq.read_table(tmp_path / "pq" / "op_second_hists.parquet").column(
+        "lateness_hist").to_pylist()
+    assert [r["lateness_hist"] for r in rows][0] == texts[0]
+    assert texts[1] is None and rows[1]["lateness_hist"] == ""
+    late = HdrHistogram.decode(texts[0])
+    assert late.get_total_count() == 100 and late.get_max_value() >= 7000
