@@ -118,8 +118,9 @@ async def test_agents_hottest_first_with_a_summary(live_store: Path) -> None:
             assert table.border_subtitle == "6 over 90% CPU"
             hot = table.latest[0][1]
             assert "yellow" in str(hot.style)  # the warning style
-            text = screen_text(pilot)
-            assert "6 over 90% CPU" in text and "loader11/0" in text
+            # the table holds it; the frame that draws it may come a tick later
+            await wait_for(pilot, lambda: "6 over 90% CPU" in screen_text(pilot)
+                           and "loader11/0" in screen_text(pilot), "the agents panel drawn")
     finally:
         writer.close()
 
