@@ -23,14 +23,17 @@ pub struct Entered<'a>(&'a Gate);
 impl Gate {
     /// Wait (with the GIL released) until no other call holds the gate, then hold it.
     pub fn enter(&self, py: Python<'_>) -> Entered<'_> {
-        py.allow_threads(|| {
-            let mut busy = self.busy.lock().unwrap_or_else(PoisonError::into_inner);
-            while *busy {
-                busy = self.free.wait(busy).unwrap_or_else(PoisonError::into_inner);
-            }
-            *busy = true;
-        });
+        py.allow_threads(|| self.take());
         Entered(self)
+    }
+
+    /// Wait until the gate is free and take it (the GIL, if any, released by the caller).
+    fn take(&self) {
+        let mut busy = self.busy.lock().unwrap_or_else(PoisonError::into_inner);
+        while *busy {
+            busy = self.free.wait(busy).unwrap_or_else(PoisonError::into_inner);
+        }
+        *busy = true;
     }
 }
 
@@ -43,13 +46,15 @@ impl Drop for Entered<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::Gate;
+    use super::{Entered, Gate};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
+    /// Without Python (a test binary cannot link libpython under `extension-module`): the
+    /// wait `enter` makes with the GIL released; tests/agents/test_core_threads_units.py
+    /// calls the core from Python threads.
     #[test]
     fn one_holder_at_a_time() {
-        pyo3::prepare_freethreaded_python();
         let gate = Arc::new(Gate::default());
         let inside = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
@@ -58,14 +63,12 @@ mod tests {
                 let (gate, inside, most) = (gate.clone(), inside.clone(), most.clone());
                 std::thread::spawn(move || {
                     for _ in 0..200 {
-                        pyo3::Python::with_gil(|py| {
-                            let _held = gate.enter(py);
-                            let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
-                            most.fetch_max(now, Ordering::SeqCst);
-                            // as a stop does: the GIL released while holding the gate
-                            py.allow_threads(std::thread::yield_now);
-                            inside.fetch_sub(1, Ordering::SeqCst);
-                        });
+                        gate.take();
+                        let _held = Entered(&gate);
+                        let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::yield_now(); // as a stop waiting for its ops
+                        inside.fetch_sub(1, Ordering::SeqCst);
                     }
                 })
             })
