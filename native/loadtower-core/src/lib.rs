@@ -10,6 +10,7 @@ mod clock;
 mod closed;
 mod echo;
 mod errors;
+mod gate;
 pub mod generators;
 mod prepare;
 pub mod keys;
@@ -20,7 +21,7 @@ mod tls;
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -37,6 +38,7 @@ use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
 use binder::FileWorkload;
+use gate::Gate;
 use sched::{Shared, Target};
 
 const DRIVER: &str = "scylla-rust-driver";
@@ -66,9 +68,23 @@ fn opt_str(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<String>> {
     }
 }
 
-#[pyclass(module = "loadtower_core")]
+/// One per agent process. Frozen: every method takes `&self`, so no Python thread ever
+/// meets PyO3's borrow check ("Already mutably borrowed") while another call waits with
+/// the GIL released (a stop on `asyncio.to_thread` while the agent's loop harvests).
+/// What changes lives in `state`, locked only for moments with the GIL held and never
+/// across a release of it or a call into Python (so no two threads ever wait on it for
+/// long); the calls that change what runs also pass `control` one at a time (gate.rs).
+/// The schedule and the ops never touch either: they share `Shared` (atomics, the
+/// recorder's lock) as before.
+#[pyclass(module = "loadtower_core", frozen)]
 struct Core {
     rt: Runtime,
+    control: Gate,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
     shared: Option<Arc<Shared>>,
     session: Option<Arc<Session>>,
     prepared: HashMap<String, Arc<PreparedStatement>>,
@@ -109,7 +125,7 @@ impl Connection {
     }
 }
 
-impl Core {
+impl State {
     fn set_ops(&mut self, ops: FileWorkload, per_node_in_flight: usize, keyspace: String,
                table: String) -> PyResult<()> {
         self.op_names = ops.names.clone();
@@ -149,7 +165,8 @@ impl Core {
         }))
     }
 
-    fn spawn_closed(&mut self, state: closed::State, loops: usize, think_s: f64) -> PyResult<()> {
+    fn spawn_closed(&mut self, rt: &Runtime, state: closed::State, loops: usize, think_s: f64)
+        -> PyResult<()> {
         let shared = self.shared()?.clone();
         let target = match self.target(&state.ops) {
             Ok(t) => t,
@@ -159,10 +176,10 @@ impl Core {
             }
         };
         shared.loops.store(loops, Ordering::Relaxed);
-        self.set_think(think_s)?;
+        shared.think_ns.store(think_ns(think_s), Ordering::Relaxed);
         shared.exhausted.store(false, Ordering::Release);
         shared.running.store(true, Ordering::Release);
-        self.task = Some(self.rt.spawn(async move { Some(closed::run(shared, target, state).await) }));
+        self.task = Some(rt.spawn(async move { Some(closed::run(shared, target, state).await) }));
         Ok(())
     }
 
@@ -170,8 +187,64 @@ impl Core {
         self.shared.as_ref().ok_or_else(|| PyRuntimeError::new_err("the core is not connected"))
     }
 
+    /// The shared state, made (no connection) for the echo hook and the clock's settings.
+    fn shared_or_new(&mut self) -> Arc<Shared> {
+        self.shared
+            .get_or_insert_with(|| Arc::new(Shared::new(Duration::from_secs(12), None)))
+            .clone()
+    }
+
     fn session(&self) -> PyResult<Arc<Session>> {
         self.session.clone().ok_or_else(|| PyRuntimeError::new_err("the core is not connected"))
+    }
+}
+
+fn think_ns(think_s: f64) -> u64 {
+    (think_s.max(0.0) * 1e9) as u64
+}
+
+impl Core {
+    /// The state, for a moment: never held across `allow_threads` nor a call into Python.
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn shared_opt(&self) -> Option<Arc<Shared>> {
+        self.state().shared.clone()
+    }
+
+    fn shared(&self) -> PyResult<Arc<Shared>> {
+        self.state().shared().cloned()
+    }
+
+    /// `stop` with the gate held (close holds it too).
+    fn stop_entered(&self, py: Python<'_>, timeout_s: f64) -> PyResult<u64> {
+        let (shared, task) = {
+            let mut state = self.state();
+            let Some(shared) = state.shared.clone() else { return Ok(0) };
+            shared.running.store(false, Ordering::Release);
+            (shared, state.task.take())
+        };
+        let deadline = Instant::now() + Duration::from_secs_f64(timeout_s.max(0.0));
+        let workload = py.allow_threads(|| {
+            self.rt.block_on(async {
+                let w = match task {
+                    Some(t) => t.await.ok().flatten(),
+                    None => None,
+                };
+                while shared.recorder.lock().unwrap().in_flight > 0 && Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                w
+            })
+        });
+        if workload.is_some() {
+            self.state().workload = workload; // the next start goes on with its keys and RNG
+        }
+        let mut rec = shared.recorder.lock().unwrap();
+        let next = shared.seq.load(Ordering::Acquire);
+        shared.discard_below.store(next, Ordering::Release);
+        Ok(rec.abandon(next))
     }
 }
 
@@ -186,20 +259,7 @@ impl Core {
             .enable_all()
             .build()
             .map_err(|e| PyRuntimeError::new_err(format!("tokio runtime: {e}")))?;
-        Ok(Core {
-            rt,
-            shared: None,
-            session: None,
-            prepared: HashMap::new(),
-            workload: None,
-            op_names: Vec::new(),
-            keyspace: String::new(),
-            table: String::new(),
-            task: None,
-            tls: false,
-            local_dc: None,
-            settings: None,
-        })
+        Ok(Core { rt, control: Gate::default(), state: Mutex::new(State::default()) })
     }
 
     /// Connect a session (token-aware; with `local_dc`: that DC only). Raises
@@ -208,7 +268,7 @@ impl Core {
     #[pyo3(signature = (contact_points, port, username, password, consistency_name, tls = None,
                         local_dc = None, request_timeout_ms = 12_000, connect_timeout_ms = 10_000))]
     #[allow(clippy::too_many_arguments)]
-    fn connect(&mut self, py: Python<'_>, contact_points: Vec<String>, port: u16,
+    fn connect(&self, py: Python<'_>, contact_points: Vec<String>, port: u16,
                username: Option<String>, password: Option<String>, consistency_name: &str,
                tls: Option<&Bound<'_, PyDict>>, local_dc: Option<String>,
                request_timeout_ms: u64, connect_timeout_ms: u64) -> PyResult<()> {
@@ -225,7 +285,8 @@ impl Core {
             }),
             _ => None,
         };
-        self.tls = tls_pem.is_some();
+        let _control = self.control.enter(py);
+        self.state().tls = tls_pem.is_some();
         let mut policy = DefaultPolicy::builder().token_aware(true);
         if let Some(dc) = &local_dc {
             policy = policy.prefer_datacenter(dc.clone()).permit_dc_failover(false);
@@ -263,26 +324,30 @@ impl Core {
                 return Err(pyo3::exceptions::PyConnectionError::new_err(line));
             }
         };
-        self.session = Some(Arc::new(session));
-        self.shared = Some(Arc::new(Shared::new(request_timeout, local_dc.clone())));
-        self.local_dc = local_dc;
-        self.settings = Some(settings);
+        let mut state = self.state();
+        state.session = Some(Arc::new(session));
+        state.shared = Some(Arc::new(Shared::new(request_timeout, local_dc.clone())));
+        state.local_dc = local_dc;
+        state.settings = Some(settings);
         Ok(())
     }
 
     /// Prepare statements (name -> CQL) through the driver, which prepares on every node it
     /// reaches and re-prepares on UNPREPARED. Each waits at most `timeout_s`.
     #[pyo3(signature = (statements, timeout_s = 30.0))]
-    fn prepare(&mut self, py: Python<'_>, statements: HashMap<String, String>, timeout_s: f64)
+    fn prepare(&self, py: Python<'_>, statements: HashMap<String, String>, timeout_s: f64)
         -> PyResult<()> {
-        let session = self.session()?;
+        let _control = self.control.enter(py);
+        let (session, settings) = {
+            let state = self.state();
+            (state.session()?, state.settings.clone().expect("connected"))
+        };
         let limit = Duration::from_secs_f64(timeout_s.max(0.1));
-        let settings = self.settings.clone().expect("connected");
         let make = move || settings.builder().expect("the TLS settings built before");
         let prepared = py
             .allow_threads(|| self.rt.block_on(prepare::prepare_all(&session, make, &statements, limit)))
             .map_err(PyRuntimeError::new_err)?;
-        self.prepared = prepared;
+        self.state().prepared = prepared;
         Ok(())
     }
 
@@ -297,31 +362,41 @@ impl Core {
     /// prepared as `OP/I` (the I-th statement of op OP); `records`: the data set's keys
     /// (a run phase's sequences come shifted past them: file_ops.interleaved).
     #[pyo3(signature = (spec, seed, records, per_node_in_flight, keyspace, table))]
-    fn configure_file(&mut self, spec: &str, seed: u64, records: u64,
+    fn configure_file(&self, py: Python<'_>, spec: &str, seed: u64, records: u64,
                       per_node_in_flight: usize, keyspace: String, table: String) -> PyResult<()> {
-        if self.task.is_some() {
+        let mut w = binder::FileWorkload::new(spec, seed, records).map_err(PyValueError::new_err)?;
+        let _control = self.control.enter(py);
+        let mut state = self.state();
+        if state.task.is_some() {
             return Err(PyRuntimeError::new_err("configure while running: stop first"));
         }
-        let mut w = binder::FileWorkload::new(spec, seed, records).map_err(PyValueError::new_err)?;
         for (name, _) in w.statement_params() {
-            if let Some(p) = self.prepared.get(&name) {
+            if let Some(p) = state.prepared.get(&name) {
                 let columns: Vec<Option<generators::Kind>> = p.get_variable_col_specs().as_slice()
                     .iter().map(|c| generators::Kind::of_column(c.typ())).collect();
                 w.set_columns(&name, &columns);
             }
         }
-        self.set_ops(w, per_node_in_flight, keyspace, table)
+        state.set_ops(w, per_node_in_flight, keyspace, table)
     }
 
     /// Start the open-model schedule at `rate_ops_s` (its clock on a thread of the
     /// runtime's blocking pool: clock.rs).
-    fn start(&mut self, rate_ops_s: f64) -> PyResult<()> {
-        let shared = self.shared()?.clone();
-        let workload = self.take_workload()?;
-        let target = self.target(&workload)?;
+    fn start(&self, py: Python<'_>, rate_ops_s: f64) -> PyResult<()> {
+        let _control = self.control.enter(py);
+        let mut state = self.state();
+        let shared = state.shared()?.clone();
+        let workload = state.take_workload()?;
+        let target = match state.target(&workload) {
+            Ok(t) => t,
+            Err(e) => {
+                state.workload = Some(workload);
+                return Err(e);
+            }
+        };
         shared.set_rate(rate_ops_s);
         shared.running.store(true, Ordering::Release);
-        self.task = Some(self.rt.spawn_blocking(move || Some(sched::run(shared, target, workload))));
+        state.task = Some(self.rt.spawn_blocking(move || Some(sched::run(shared, target, workload))));
         Ok(())
     }
 
@@ -329,19 +404,18 @@ impl Core {
     /// `echo`; echo.rs), each holding the runtime's worker `hold_us` (a slow send makes
     /// the schedule fall behind); no connection needed. Stop, harvest, counts as usual.
     #[pyo3(signature = (rate_ops_s, hold_us = 0))]
-    fn start_echo(&mut self, rate_ops_s: f64, hold_us: u64) -> PyResult<()> {
-        if self.task.is_some() {
+    fn start_echo(&self, py: Python<'_>, rate_ops_s: f64, hold_us: u64) -> PyResult<()> {
+        let _control = self.control.enter(py);
+        let mut state = self.state();
+        if state.task.is_some() {
             return Err(PyRuntimeError::new_err("already started"));
         }
-        let shared = self
-            .shared
-            .get_or_insert_with(|| Arc::new(Shared::new(Duration::from_secs(12), None)))
-            .clone();
-        self.op_names = vec!["echo".to_string()];
+        let shared = state.shared_or_new();
+        state.op_names = vec!["echo".to_string()];
         shared.set_rate(rate_ops_s);
         shared.running.store(true, Ordering::Release);
         let hold = Duration::from_micros(hold_us);
-        self.task = Some(self.rt.spawn_blocking(move || {
+        state.task = Some(self.rt.spawn_blocking(move || {
             echo::run(shared, hold);
             None
         }));
@@ -350,40 +424,51 @@ impl Core {
 
     /// The open model's clock spins this long before each deadline (the rest of its wait
     /// sleeps; clock.rs). Default 50 us.
-    fn set_spin_us(&mut self, spin_us: u64) -> PyResult<()> {
-        let shared = self
-            .shared
-            .get_or_insert_with(|| Arc::new(Shared::new(Duration::from_secs(12), None)));
+    fn set_spin_us(&self, spin_us: u64) -> PyResult<()> {
+        let shared = self.state().shared_or_new();
         shared.spin_ns.store(spin_us * 1000, Ordering::Relaxed);
         Ok(())
     }
 
     /// Start the closed model: `loops` concurrent loops, each an op of the mix (intended
     /// = sent), then `think_s` of sleep.
-    fn start_closed(&mut self, loops: usize, think_s: f64) -> PyResult<()> {
-        let ops = self.take_workload()?;
-        self.spawn_closed(closed::State { ops, source: closed::Source::Mix }, loops, think_s)
+    fn start_closed(&self, py: Python<'_>, loops: usize, think_s: f64) -> PyResult<()> {
+        let _control = self.control.enter(py);
+        let mut state = self.state();
+        let ops = state.take_workload()?;
+        state.spawn_closed(&self.rt, closed::State { ops, source: closed::Source::Mix }, loops,
+                           think_s)
     }
 
     /// Start the load of a workload file: its load op `op` over key numbers `start..end`
     /// (the worker's slice), `rows` per op (an UNLOGGED BATCH, or the op's `:[...]`
     /// list), by `loops` concurrent loops; `load_done` says when every key is recorded,
     /// `load_failed` how many rows failed.
-    fn start_load(&mut self, op: &str, start: i64, end: i64, rows: usize, loops: usize)
-        -> PyResult<()> {
-        let ops = self.take_workload()?;
+    #[allow(clippy::too_many_arguments)]
+    fn start_load(&self, py: Python<'_>, op: &str, start: i64, end: i64, rows: usize,
+                  loops: usize) -> PyResult<()> {
+        let _control = self.control.enter(py);
+        let mut state = self.state();
+        let ops = state.take_workload()?;
         let index = match ops.load_op(op) {
             Ok(i) => i,
             Err(e) => {
-                self.workload = Some(ops);
+                state.workload = Some(ops);
                 return Err(PyValueError::new_err(e));
             }
         };
-        self.op_names = vec![op.to_string()];
-        self.shared()?.failed_rows.store(0, Ordering::Release);
+        let shared = match state.shared() {
+            Ok(s) => s.clone(),
+            Err(e) => {
+                state.workload = Some(ops);
+                return Err(e);
+            }
+        };
+        state.op_names = vec![op.to_string()];
+        shared.failed_rows.store(0, Ordering::Release);
         let source = closed::Source::Keys { op: index, next: start, end: end.max(start),
                                             rows: rows.max(1) as i64 };
-        self.spawn_closed(closed::State { ops, source }, loops, 0.0)
+        state.spawn_closed(&self.rt, closed::State { ops, source }, loops, 0.0)
     }
 
     /// Closed model and load: how many loops run (while running too).
@@ -394,19 +479,18 @@ impl Core {
 
     /// Closed model: the think time after each op.
     fn set_think(&self, think_s: f64) -> PyResult<()> {
-        let ns = (think_s.max(0.0) * 1e9) as u64;
-        self.shared()?.think_ns.store(ns, Ordering::Relaxed);
+        self.shared()?.think_ns.store(think_ns(think_s), Ordering::Relaxed);
         Ok(())
     }
 
     /// The load started by `start_load` has sent every key and recorded every op.
     fn load_done(&self) -> bool {
-        self.shared.as_ref().map(|s| s.exhausted.load(Ordering::Acquire)).unwrap_or(false)
+        self.shared_opt().map(|s| s.exhausted.load(Ordering::Acquire)).unwrap_or(false)
     }
 
     /// Rows of the last load whose op failed.
     fn load_failed(&self) -> u64 {
-        self.shared.as_ref().map(|s| s.failed_rows.load(Ordering::Acquire)).unwrap_or(0)
+        self.shared_opt().map(|s| s.failed_rows.load(Ordering::Acquire)).unwrap_or(0)
     }
 
     fn set_rate(&self, rate_ops_s: f64) -> PyResult<()> {
@@ -417,46 +501,28 @@ impl Core {
     /// Stop scheduling; wait up to `timeout_s` for the ops in flight; give up on the rest
     /// (never recorded afterwards): how many they are.
     #[pyo3(signature = (timeout_s = 30.0))]
-    fn stop(&mut self, py: Python<'_>, timeout_s: f64) -> PyResult<u64> {
-        let Some(shared) = self.shared.clone() else { return Ok(0) };
-        shared.running.store(false, Ordering::Release);
-        let task = self.task.take();
-        let deadline = Instant::now() + Duration::from_secs_f64(timeout_s.max(0.0));
-        let workload = py.allow_threads(|| {
-            self.rt.block_on(async {
-                let w = match task {
-                    Some(t) => t.await.ok().flatten(),
-                    None => None,
-                };
-                while shared.recorder.lock().unwrap().in_flight > 0 && Instant::now() < deadline {
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-                w
-            })
-        });
-        if workload.is_some() {
-            self.workload = workload; // the next start goes on with its keys and RNG
-        }
-        let mut rec = shared.recorder.lock().unwrap();
-        let next = shared.seq.load(Ordering::Acquire);
-        shared.discard_below.store(next, Ordering::Release);
-        Ok(rec.abandon(next))
+    fn stop(&self, py: Python<'_>, timeout_s: f64) -> PyResult<u64> {
+        let _control = self.control.enter(py);
+        self.stop_entered(py, timeout_s)
     }
 
     /// Ops scheduled and not yet counted (waiting for a slot or sent).
     fn in_flight(&self) -> u64 {
-        self.shared.as_ref().map(|s| s.recorder.lock().unwrap().in_flight).unwrap_or(0)
+        self.shared_opt().map(|s| s.recorder.lock().unwrap().in_flight).unwrap_or(0)
     }
 
     /// {node address: slots taken} now (`?` for ops whose replica is not known).
     fn in_flight_per_node(&self) -> PyResult<HashMap<String, usize>> {
-        let shared = self.shared()?;
-        let state = self.session()?.get_cluster_state();
+        let (shared, session) = {
+            let state = self.state();
+            (state.shared()?.clone(), state.session()?)
+        };
+        let cluster = session.get_cluster_state();
         Ok(shared
             .taken()
             .into_iter()
             .map(|(id, n)| {
-                let name = state
+                let name = cluster
                     .get_nodes_info()
                     .iter()
                     .find(|node| node.host_id == id)
@@ -469,8 +535,7 @@ impl Core {
 
     /// (intended, recorded): ops scheduled and ops counted so far.
     fn counts(&self) -> (u64, u64) {
-        self.shared
-            .as_ref()
+        self.shared_opt()
             .map(|s| {
                 let r = s.recorder.lock().unwrap();
                 (r.intended, r.recorded)
@@ -485,7 +550,11 @@ impl Core {
     fn harvest<'py>(&self, py: Python<'py>, upto: i64, final_: bool) -> PyResult<Bound<'py, PyList>> {
         let _ = final_; // every second up to `upto` is handed over whether final or not
         let out = PyList::empty(py);
-        let Some(shared) = &self.shared else { return Ok(out) };
+        let (shared, op_names) = {
+            let state = self.state();
+            (state.shared.clone(), state.op_names.clone())
+        };
+        let Some(shared) = shared else { return Ok(out) };
         let seconds = shared.recorder.lock().unwrap().harvest(upto);
         for ((second, op), stats) in seconds {
             let sample = PyDict::new(py);
@@ -501,7 +570,7 @@ impl Core {
             sample.set_item("service", PyBytes::new(py, &record::encode(&stats.service)))?;
             sample.set_item("response", PyBytes::new(py, &record::encode(&stats.response)))?;
             sample.set_item("lateness", PyBytes::new(py, &record::encode(&stats.lateness)))?;
-            let name = self.op_names.get(op).cloned().unwrap_or_else(|| format!("op{op}"));
+            let name = op_names.get(op).cloned().unwrap_or_else(|| format!("op{op}"));
             out.append((second, name, sample))?;
         }
         Ok(out)
@@ -509,23 +578,33 @@ impl Core {
 
     /// What sends: driver, version, protocol, TLS, local DC, per-node in-flight limit.
     fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (tls, local_dc, per_node) = {
+            let state = self.state();
+            (state.tls, state.local_dc.clone(),
+             state.shared.as_ref().map(|s| s.per_node.load(Ordering::Relaxed)))
+        };
         let d = PyDict::new(py);
         d.set_item("driver", DRIVER)?;
         d.set_item("driver_version", DRIVER_VERSION)?;
         d.set_item("core_version", env!("CARGO_PKG_VERSION"))?;
         d.set_item("protocol", PROTOCOL)?;
-        d.set_item("tls", self.tls)?;
-        d.set_item("local_dc", self.local_dc.clone())?;
-        d.set_item("per_node_in_flight", self.shared.as_ref().map(|s| s.per_node.load(Ordering::Relaxed)))?;
+        d.set_item("tls", tls)?;
+        d.set_item("local_dc", local_dc)?;
+        d.set_item("per_node_in_flight", per_node)?;
         d.set_item("routing", "token-aware, per-node in-flight slots")?;
         Ok(d)
     }
 
     /// Stop (abandoning what is in flight) and drop the session.
-    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.stop(py, 0.0)?;
-        self.prepared.clear();
-        if let Some(session) = self.session.take() {
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let _control = self.control.enter(py);
+        self.stop_entered(py, 0.0)?;
+        let session = {
+            let mut state = self.state();
+            state.prepared.clear();
+            state.session.take()
+        };
+        if let Some(session) = session {
             py.allow_threads(|| self.rt.block_on(async move { drop(session) }));
         }
         Ok(())
@@ -536,7 +615,8 @@ impl Drop for Core {
     /// The open model's clock runs on the blocking pool until `running` is cleared: a
     /// Core dropped without `stop` clears it, so the runtime's drop does not wait forever.
     fn drop(&mut self) {
-        if let Some(shared) = &self.shared {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some(shared) = &state.shared {
             shared.running.store(false, Ordering::Release);
         }
     }
