@@ -14,10 +14,12 @@ effective sample size (docs/statistics.md):
   SS / (n - 1) is biased low when samples are correlated);
 - rates: the mean of the per-second ops; percentiles: the percentile of the MERGED
   histograms, with Woodruff's interval: the standard error of the merged CDF at the
-  percentile comes from the per-second share of ops at or below it (a mean, so the
-  same n_eff applies; phi is the larger of that share's and the median share's, whose
-  memory shows through far less sampling noise) and is mapped back through the merged
-  histogram's quantiles;
+  percentile comes from the per-second share of ops at or below it, a mean of two
+  variance components: the per-second binomial sampling of the ops (known from the
+  counts, independent across seconds) and the level's variation beyond it, which alone
+  carries memory (phi the larger of that share's and the median share's, whose memory
+  shows through far less sampling noise); n_eff is the seconds the mean is worth, and it
+  is mapped back through the merged histogram's quantiles;
 - the change is the log ratio B / A, its interval log ratio +- t(df) * se with Welch's
   degrees of freedom from each side's n_eff - 1, shown in percent; the verdict is a
   regression or an improvement when the whole interval is on one side of 0.
@@ -291,6 +293,13 @@ class SecondHists:
         return np.bincount(rows, weights=cnt, minlength=self.seconds)
 
 
+def _level_variance(ss: float, n: int, sampling: float, n_eff_level: float) -> float:
+    """The level's share of a series' variance, unbiased under AR(1) memory: the sum of
+    squares holds (n - 1) times the sampling variance and (n - n / n_eff_level) times the
+    level's (its mean absorbs the rest); never below 0."""
+    return max(ss - (n - 1) * sampling, 0.0) / max(n - n / n_eff_level, 1.0)
+
+
 def percentile_estimate(hists: SecondHists, pct: float
                         ) -> tuple[float, float, float, int, int] | None:
     """The percentile of the merged histogram, the variance of its log (Woodruff), n_eff,
@@ -309,17 +318,24 @@ def percentile_estimate(hists: SecondHists, pct: float
     share = at_or_below.sum() / total
     # the merged CDF at q is a ratio of sums: its linearised per-second terms
     z = (at_or_below - per_second * share) / per_second.mean()
-    # the median's share shows the level's memory through less sampling noise
+    n = z.size
+    # variance components of z: per-second binomial sampling of the ops at or below q
+    # (independent across seconds, known from the counts) and the level's variation beyond
+    # it, which alone carries memory (phi: the larger of z's and the median share's, which
+    # shows the level's memory through far less sampling noise)
+    sampling = share * (1.0 - share) / float(per_second.mean())
     median = float(_quantile(cum, total, values, np.asarray([0.5]))[0])
     z50 = hists.per_second(values[hists.col] <= median)[with_ops] / per_second
     phi = np.maximum(ar1_phi(z[None, :]), ar1_phi(z50[None, :]))
-    n_eff = float(effective_size(z.size, phi)[0])
+    n_eff_level = float(effective_size(n, phi)[0])
     d = z - z.mean()
-    var_share = float((d * d).sum()) / max(z.size - z.size / n_eff, 1.0) / n_eff
+    level = _level_variance(float((d * d).sum()), n, sampling, n_eff_level)
+    var_share = sampling / n + level / n_eff_level
+    n_eff = float((sampling + level) / var_share) if var_share > 0 else float(n)
     probe = 2.576 * math.sqrt(var_share)  # a normal 99% half-width
     lo_q, hi_q = _quantile(cum, total, values, np.asarray([p - probe, p + probe]))
     se_log = (math.log(hi_q) - math.log(lo_q)) / (2 * 2.576)
-    return q, se_log**2, n_eff, int(round(total - share * total)), int(z.size)
+    return q, se_log**2, n_eff, int(round(total - share * total)), n
 
 
 def percentile_change(hists_a: SecondHists, hists_b: SecondHists, pct: float = 99.0,
