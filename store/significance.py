@@ -178,7 +178,8 @@ def level_phi(x: np.ndarray, sampling: np.ndarray | float) -> np.ndarray:
     r = lag1(x)
     r = r + (1.0 + 3.0 * r) / n
     r = r + BIAS_MARGIN * np.sqrt(np.clip(1.0 - r * r, 0.0, 1.0) / n)
-    v = x.var(axis=-1, ddof=1)
+    d = x - x.mean(axis=-1, keepdims=True)
+    v = (d * d).sum(axis=-1) / max(n - 1, 1)
     share = np.where(v > sampling, (v - sampling) / np.where(v > 0, v, 1.0), 1.0)
     return np.asarray(np.clip(r / share, 0.0, MAX_PHI), dtype=float)
 

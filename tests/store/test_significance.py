@@ -11,6 +11,7 @@ true change. Deterministic (seeded); bench/significance.py prints the table.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -168,3 +169,13 @@ def test_sampling_noise_is_not_charged_the_medians_memory() -> None:
     bumped, _, values = counts_pair(idx, idx)
     est_bump = percentile_estimate(SecondHists.from_dense(bumped, values), 99.0)
     assert est_bump is not None and est_bump[2] < MIN_EFFECTIVE, est_bump
+
+
+def test_a_one_second_phase_is_too_short_without_warnings() -> None:
+    rng = np.random.default_rng(13)
+    a, b, values = counts_pair(histograms(rng, 1, 0.0), histograms(rng, 1, 0.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        change = percentile_change(SecondHists.from_dense(a, values),
+                                   SecondHists.from_dense(b, values))
+    assert change.verdict == TOO_SHORT
