@@ -5,7 +5,9 @@ compared (A/A: every "significant" is false), then pairs whose B is the same pro
 shifted by --shift (power: the share found, in the right direction). "old" is Welch's
 t-test over the raw samples at p < 0.01 (compare before issue 32); "new" is
 store/significance.py's 99% interval of the change. With --p99, the same for the p99 of
-synthetic per-second HDR histograms (slower: one pair at a time).
+synthetic per-second HDR histograms (slower: one pair at a time), and for issue 32's
+case: a median drifting with memory phi 0.9 and a tail sampled at ~0.5 ops beyond p99 a
+second (30 and 60 s; B's tail 10% or 100x slower).
 
     python bench/significance.py                # 400 pairs, cv 5%, shift 10%
     python bench/significance.py --cv 0.10 --pairs 2000
@@ -54,6 +56,22 @@ def main() -> None:
         found = sum(v == "regression" for *_, v in slower) / n
         holds = sum(ci is not None and ci[0] <= t <= ci[1] for t, ci, _ in slower) / n
         print(f"| {phi} | {false:.1%} | {short:.1%} | {found:.1%} | {holds:.1%} |")
+    print(f"\np99, drifting median (AR(1) phi 0.9, log-level sd 25%) and a sampled tail "
+          f"(3% of 50 ops/s around 4 ms): {args.pairs} pairs")
+    print("| seconds | A/A: false change | A/A: too short | tail +10%: found "
+          "| tail 100x: found |")
+    print("|---|---|---|---|---|")
+    for seconds in (30, 60):
+        same = percentile_trials(0.9, args.pairs, 1.0, seconds, seed=8, drifting=True)
+        slower = percentile_trials(0.9, args.pairs, 1.0 + args.shift, seconds, seed=9,
+                                   drifting=True)
+        much = percentile_trials(0.9, args.pairs, 100.0, seconds, seed=10, drifting=True)
+        n = len(same)
+        false = sum(v in ("regression", "improvement") for *_, v in same) / n
+        short = sum(v == "too short to tell" for *_, v in same) / n
+        found = sum(v == "regression" for *_, v in slower) / n
+        found_100 = sum(v == "regression" for *_, v in much) / n
+        print(f"| {seconds} | {false:.1%} | {short:.1%} | {found:.1%} | {found_100:.1%} |")
 
 
 if __name__ == "__main__":

@@ -14,9 +14,13 @@ effective sample size (docs/statistics.md):
   SS / (n - 1) is biased low when samples are correlated);
 - rates: the mean of the per-second ops; percentiles: the percentile of the MERGED
   histograms, with Woodruff's interval: the standard error of the merged CDF at the
-  percentile comes from the per-second share of ops at or below it (a mean, so the
-  same n_eff applies; phi is the larger of that share's and the median share's, whose
-  memory shows through far less sampling noise) and is mapped back through the merged
+  percentile comes from the per-second share of ops at or below it, a mean of two
+  variance components: the per-second binomial sampling of the ops (known from the
+  counts, independent across seconds) and the level's variation beyond it (raised by
+  LEVEL_MARGIN standard errors of the sampling), which alone carries memory (phi the
+  larger of that share's and the median share's, whose memory shows through far less
+  sampling noise, undiluted of it); or, when smaller, phi charged to the whole
+  variance; n_eff is the seconds the mean is worth; mapped back through the merged
   histogram's quantiles;
 - the change is the log ratio B / A, its interval log ratio +- t(df) * se with Welch's
   degrees of freedom from each side's n_eff - 1, shown in percent; the verdict is a
@@ -43,6 +47,7 @@ MIN_EFFECTIVE = 5.0  # effective samples per side
 MIN_TAIL_OPS = 10  # ops beyond the percentile, per side: fewer cannot place it
 MAX_PHI = 0.98
 BIAS_MARGIN = 0.5  # standard errors of r added to the bias-corrected lag-1 autocorrelation
+LEVEL_MARGIN = 1.0  # standard errors of the sampling's sum of squares added to the level's
 
 REGRESSION, IMPROVEMENT, NO_CHANGE, TOO_SHORT = (
     "regression", "improvement", "no change", "too short to tell")  # fmt: skip
@@ -161,6 +166,22 @@ def ar1_phi(x: np.ndarray) -> np.ndarray:
     r = r + (1.0 + 3.0 * r) / n
     r = r + BIAS_MARGIN * np.sqrt(np.clip(1.0 - r * r, 0.0, 1.0) / n)
     return np.asarray(np.clip(r, 0.0, MAX_PHI), dtype=float)
+
+
+def level_phi(x: np.ndarray, sampling: np.ndarray | float) -> np.ndarray:
+    """ar1_phi of the level under a series whose per-second variance also holds
+    `sampling` of independent noise: that noise has no memory and dilutes the lag-1
+    autocorrelation by the level's share of the variance, so the cautious estimate is
+    divided by that share (where the variance shows no level beyond the noise, the
+    series' own)."""
+    n = x.shape[-1]
+    r = lag1(x)
+    r = r + (1.0 + 3.0 * r) / n
+    r = r + BIAS_MARGIN * np.sqrt(np.clip(1.0 - r * r, 0.0, 1.0) / n)
+    d = x - x.mean(axis=-1, keepdims=True)
+    v = (d * d).sum(axis=-1) / max(n - 1, 1)
+    share = np.where(v > sampling, (v - sampling) / np.where(v > 0, v, 1.0), 1.0)
+    return np.asarray(np.clip(r / share, 0.0, MAX_PHI), dtype=float)
 
 
 def effective_size(n: int, phi: np.ndarray) -> np.ndarray:
@@ -291,6 +312,17 @@ class SecondHists:
         return np.bincount(rows, weights=cnt, minlength=self.seconds)
 
 
+def _level_variance(ss: float, n: int, sampling: float, sd_ss: float, n_eff_level: float
+                    ) -> float:
+    """The level's part of a series' per-second variance, cautious: the sum of squares
+    holds (n - 1) times the sampling variance and (n - n / n_eff_level) times the level's
+    (its mean absorbs the rest); what is beyond the sampling's share, raised by
+    LEVEL_MARGIN of the sampling's own standard error `sd_ss` (that noise alone can hide a
+    level as large), never below 0."""
+    excess = ss - (n - 1) * sampling + LEVEL_MARGIN * sd_ss
+    return max(excess, 0.0) / max(n - n / n_eff_level, 1.0)
+
+
 def percentile_estimate(hists: SecondHists, pct: float
                         ) -> tuple[float, float, float, int, int] | None:
     """The percentile of the merged histogram, the variance of its log (Woodruff), n_eff,
@@ -309,17 +341,39 @@ def percentile_estimate(hists: SecondHists, pct: float
     share = at_or_below.sum() / total
     # the merged CDF at q is a ratio of sums: its linearised per-second terms
     z = (at_or_below - per_second * share) / per_second.mean()
-    # the median's share shows the level's memory through less sampling noise
+    n = z.size
+    # variance components of z (docs/statistics.md): per-second binomial sampling of the
+    # ops at or below q (independent across seconds, known from the counts) and the
+    # level's variation beyond it, which alone carries memory (phi: the larger of z's and
+    # the median share's, which shows the level's memory through far less sampling noise)
+    nbar = float(per_second.mean())
+    lam = per_second * share * (1.0 - share)  # binomial variance of each second's count
+    sampling = float(lam.sum()) / z.size / nbar**2
+    # the standard error of the sampling's sum of squares: a binomial count's centred
+    # square has variance lam + 2 lam^2 (its fourth moment, large N)
+    sd_ss = math.sqrt(float((lam + 2.0 * lam * lam).sum())) / nbar**2
     median = float(_quantile(cum, total, values, np.asarray([0.5]))[0])
     z50 = hists.per_second(values[hists.col] <= median)[with_ops] / per_second
-    phi = np.maximum(ar1_phi(z[None, :]), ar1_phi(z50[None, :]))
-    n_eff = float(effective_size(z.size, phi)[0])
+    p50 = float(z50 @ per_second) / total
+    phi_z = ar1_phi(z[None, :])
+    phi = np.maximum(phi_z, level_phi(z50[None, :],
+                                      float(np.mean(p50 * (1.0 - p50) / per_second))))
+    n_eff_level = float(effective_size(n, phi)[0])
     d = z - z.mean()
-    var_share = float((d * d).sum()) / max(z.size - z.size / n_eff, 1.0) / n_eff
+    ss = float((d * d).sum())
+    level = _level_variance(ss, n, sampling, sd_ss, n_eff_level)
+    var_share = sampling / n + level / n_eff_level
+    n_eff = float((sampling + level) / var_share) if var_share > 0 else float(n)
+    # phi (the median's undiluted) charged to the WHOLE variance is the other cautious
+    # bound (it charges memory to noise that has none): the smaller holds
+    n_eff_all = float(effective_size(n, np.maximum(phi_z, ar1_phi(z50[None, :])))[0])
+    var_all = ss / max(n - n / n_eff_all, 1.0) / n_eff_all
+    if var_all < var_share:
+        var_share, n_eff = var_all, n_eff_all
     probe = 2.576 * math.sqrt(var_share)  # a normal 99% half-width
     lo_q, hi_q = _quantile(cum, total, values, np.asarray([p - probe, p + probe]))
     se_log = (math.log(hi_q) - math.log(lo_q)) / (2 * 2.576)
-    return q, se_log**2, n_eff, int(round(total - share * total)), int(z.size)
+    return q, se_log**2, n_eff, int(round(total - share * total)), n
 
 
 def percentile_change(hists_a: SecondHists, hists_b: SecondHists, pct: float = 99.0,

@@ -103,6 +103,22 @@ def histograms(rng: np.random.Generator, n: int, phi: float, per_second: int = 4
     return np.searchsorted(hdr.HIGH_VALUES, np.clip(lat_us, 1, hdr.HIGHEST).astype(np.int64))
 
 
+def drifting_histograms(rng: np.random.Generator, n: int, phi: float = 0.9,
+                        per_second: int = 50, level_sd: float = 0.25, tail_share: float = 0.03,
+                        tail_scale: float = 1.0) -> np.ndarray:
+    """Per-second latency HDR bucket indices (n, per_second) with a drifting median and a
+    sampled tail (issue 32's case): a body around 1 ms whose log-level follows an AR(1)
+    with `level_sd` (so the median drifts, as a cache warming or a compaction make it) and,
+    drawn independently in every second, a `tail_share` of ops around 4 ms (times
+    `tail_scale`). At 50 ops/s about 0.5 ops a second are beyond the p99: the tail share's
+    per-second variation is binomial sampling noise, without the median's memory."""
+    level = level_sd * ar1(rng, 1, n, phi)[0]
+    body = np.exp(rng.normal(math.log(1000.0), 0.3, (n, per_second)) + level[:, None])
+    tail = np.exp(rng.normal(math.log(4000.0), 0.5, (n, per_second))) * tail_scale
+    lat_us = np.where(rng.random((n, per_second)) < tail_share, tail, body)
+    return np.searchsorted(hdr.HIGH_VALUES, np.clip(lat_us, 1, hdr.HIGHEST).astype(np.int64))
+
+
 def counts_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Two runs' bucket indices as per-second count matrices over the buckets either uses,
     with those buckets' values in ms."""
@@ -118,13 +134,21 @@ def counts_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
 
 
 def percentile_trials(phi: float, pairs: int, scale_b: float, n: int = SECONDS,
-                      seed: int = 7) -> list[tuple[float, tuple[float, float] | None, str]]:
+                      seed: int = 7, drifting: bool = False
+                      ) -> list[tuple[float, tuple[float, float] | None, str]]:
     """Per pair: the true change of p99 in percent (B's latencies are A's process times
-    `scale_b`), the interval of the change and the verdict."""
+    `scale_b`), the interval of the change and the verdict. `drifting`: the histograms
+    are drifting_histograms' (the median's level with memory phi, a sampled tail; B's
+    tail times `scale_b`), else histograms' (the whole distribution's level)."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(pairs):
-        a, b, values = counts_pair(histograms(rng, n, phi), histograms(rng, n, phi, scale=scale_b))
+        if drifting:
+            a_idx = drifting_histograms(rng, n, phi)
+            b_idx = drifting_histograms(rng, n, phi, tail_scale=scale_b)
+        else:
+            a_idx, b_idx = histograms(rng, n, phi), histograms(rng, n, phi, scale=scale_b)
+        a, b, values = counts_pair(a_idx, b_idx)
         change = percentile_change(SecondHists.from_dense(a, values),
                                    SecondHists.from_dense(b, values))
         out.append((100.0 * (scale_b - 1.0), change.ci_pct, change.verdict))

@@ -11,11 +11,14 @@ true change. Deterministic (seeded); bench/significance.py prints the table.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
+from loadtower.store import hdr
 from loadtower.store.significance import (
+    MIN_EFFECTIVE,
     MIN_SECONDS,
     NO_CHANGE,
     REGRESSION,
@@ -23,6 +26,7 @@ from loadtower.store.significance import (
     SecondHists,
     effective_size,
     percentile_change,
+    percentile_estimate,
     rate_change,
     t_critical,
     welch_p_value,
@@ -31,6 +35,7 @@ from tests.store.significance_harness import (
     PHIS,
     ar1,
     counts_pair,
+    drifting_histograms,
     histograms,
     percentile_trials,
     rate_table,
@@ -123,8 +128,6 @@ def test_p99_is_the_merged_histograms_percentile() -> None:
     p99_a = values[np.searchsorted(merged, rank)]
     per_second_mean = np.mean([values[np.searchsorted(np.cumsum(r), max(int(.99 * r.sum() + .5), 1))]
                                for r in a])
-    from loadtower.store.significance import percentile_estimate
-
     est = percentile_estimate(SecondHists.from_dense(a, values), 99.0)
     assert est is not None and est[0] == p99_a != per_second_mean
     assert change.verdict in (NO_CHANGE, REGRESSION, "improvement")
@@ -137,3 +140,42 @@ def test_too_few_ops_beyond_p99_is_too_short() -> None:
     change = percentile_change(SecondHists.from_dense(a, values),
                                SecondHists.from_dense(b, values))
     assert change.verdict == TOO_SHORT  # 600 ops: 6 beyond p99
+
+
+def test_p99_with_a_drifting_median_and_a_sampled_tail() -> None:
+    """Issue 32: the median drifts with memory (phi 0.9) while the ops beyond p99 (about
+    0.5 a second) are per-second sampling noise. The median's memory is charged to the
+    tail share's level variation only, not to its sampling noise: over 120 s a 100x
+    slower tail is a regression in (nearly) every pair (the former method: too short to
+    tell in most), and identical pairs are (nearly) never a change."""
+    same = percentile_trials(0.9, 60, 1.0, 120, seed=21, drifting=True)
+    assert sum(v not in (NO_CHANGE, TOO_SHORT) for *_, v in same) <= 1
+    assert sum(v == TOO_SHORT for *_, v in same) <= 6
+    much = percentile_trials(0.9, 60, 100.0, 120, seed=10, drifting=True)
+    assert sum(v == REGRESSION for *_, v in much) >= 54
+
+
+def test_sampling_noise_is_not_charged_the_medians_memory() -> None:
+    """Where the tail share's variation is sampling noise, n_eff stays above the gate
+    although the median's own share has strong memory (the former method gave ~3)."""
+    rng = np.random.default_rng(12)
+    a, _b, values = counts_pair(drifting_histograms(rng, 60), drifting_histograms(rng, 60))
+    est = percentile_estimate(SecondHists.from_dense(a, values), 99.0)
+    assert est is not None and est[2] > MIN_EFFECTIVE, est
+    # a tail that moves with the level keeps its memory: fewer effective seconds
+    level = np.repeat([0.0, 1.5, 0.0], 20)  # a 20-second bump, as in issue 32's run
+    lat = np.exp(rng.normal(0.0, 0.5, (60, 50)) + level[:, None]) * 1000.0
+    idx = np.searchsorted(hdr.HIGH_VALUES, lat.astype(np.int64))
+    bumped, _, values = counts_pair(idx, idx)
+    est_bump = percentile_estimate(SecondHists.from_dense(bumped, values), 99.0)
+    assert est_bump is not None and est_bump[2] < MIN_EFFECTIVE, est_bump
+
+
+def test_a_one_second_phase_is_too_short_without_warnings() -> None:
+    rng = np.random.default_rng(13)
+    a, b, values = counts_pair(histograms(rng, 1, 0.0), histograms(rng, 1, 0.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        change = percentile_change(SecondHists.from_dense(a, values),
+                                   SecondHists.from_dense(b, values))
+    assert change.verdict == TOO_SHORT
