@@ -38,13 +38,14 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
-# Each half alone, on pytest-xdist as `make test` runs it (scripts/test_parts.sh)
+# Each half alone, as `make test` runs it (scripts/test_parts.sh): the unit half on
+# pytest-xdist; the integration half in one process unless INTEGRATION_WORKERS=N
 XDIST := --dist loadgroup --no-loadscope-reorder
 unit: $(STAMP)
 	$(VENV)/bin/pytest -m "not integration" -q -n $${UNIT_WORKERS:-2} $(XDIST)
 
 integration: $(STAMP)
-	$(VENV)/bin/pytest -m integration -q -n $${INTEGRATION_WORKERS:-3} $(XDIST)
+	$(VENV)/bin/pytest -m integration -q $$( [ "$${INTEGRATION_WORKERS:-0}" -gt 0 ] && echo "-n $${INTEGRATION_WORKERS} $(XDIST)" )
 
 sandbox-up: $(STAMP)
 	$(LT) sandbox up --dir $(SANDBOX) --cassandra-nodes $(NODES)

@@ -118,11 +118,22 @@ def sandbox_down(directory: Path, what: str = "the sandbox") -> None:
 LONG_GROUPS = (
     "netns",
     "tests/orchestrator/test_dataset_load_integration.py",
+    "tests/orchestrator/test_scale_out_integration.py",
     "tests/orchestrator/test_search_integration.py",
     "tests/agents/test_hung_node_integration.py",
     "tests/sandbox/test_sandbox_integration.py",
     "tests/orchestrator/test_history_thresholds_integration.py",
     "tests/sandbox/test_tls_integration.py",
+    # the unit half's longest files
+    "tests/store/test_fuzz_hostile_text.py",
+    "tests/tui/test_phase_scales.py",
+    "tests/tui/test_fuzz_text.py",
+    "tests/scenarios/test_check_fuzz.py",
+    "tests/tui/test_dashboard_replay.py",
+    "tests/store/test_report.py",
+    "tests/tui/test_hostile_text.py",
+    "tests/tui/test_secrets_on_screen.py",
+    "tests/tui/test_tmux_tui.py",
 )
 NETNS_GROUP = ("tests/cluster/", "tests/sandbox/test_netns_hosts.py")
 
@@ -135,6 +146,8 @@ def xdist_group_of(nodeid: str) -> str:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process: the files' own order
     for item in items:
         item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.nodeid)))
     rank = {group: i for i, group in enumerate(LONG_GROUPS)}
