@@ -12,8 +12,9 @@ Set LOADTOWER_TEST_SANDBOX=DIR to reuse a sandbox you brought up yourself
 (`loadtower sandbox up --dir DIR`); its `loadtower sandbox status --dir DIR --json`
 is then the fixture's value, and it is left running.
 
-In parallel (pytest-xdist, `make test`: `-n N --dist loadgroup`), each worker that needs
-the sandbox brings up its own, on loopback addresses of its own (worker_address():
+In parallel (pytest-xdist: `make test` runs the unit half with `-n 2 --dist loadgroup`,
+the integration half too with INTEGRATION_WORKERS=N), each worker that needs the sandbox
+brings up its own, on loopback addresses of its own (worker_address():
 gw0 127.0.0.1, gwN 127.0.{20+N}.1, so no two share a port or a keyspace), and the
 tests are dealt out a whole file at a time (a module fixture is made once), the cluster
 package and the namespace-host tests together as one (they make the same ltc-* names),
