@@ -39,10 +39,12 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 # Each half alone, as `make test` runs it (scripts/test_parts.sh): the unit half on
-# pytest-xdist; the integration half in one process unless INTEGRATION_WORKERS=N
+# pytest-xdist (tests/tui after it, in one process); the integration half in one process
+# unless INTEGRATION_WORKERS=N
 XDIST := --dist loadgroup --no-loadscope-reorder
 unit: $(STAMP)
-	$(VENV)/bin/pytest -m "not integration" -q -n $${UNIT_WORKERS:-2} $(XDIST)
+	$(VENV)/bin/pytest -m "not integration" -q -n $${UNIT_WORKERS:-2} $(XDIST) --ignore=tests/tui
+	$(VENV)/bin/pytest -m "not integration" -q tests/tui
 
 integration: $(STAMP)
 	$(VENV)/bin/pytest -m integration -q $$( [ "$${INTEGRATION_WORKERS:-0}" -gt 0 ] && echo "-n $${INTEGRATION_WORKERS} $(XDIST)" )

@@ -119,8 +119,11 @@ async def test_agents_hottest_first_with_a_summary(live_store: Path) -> None:
             hot = table.latest[0][1]
             assert "yellow" in str(hot.style)  # the warning style
             # the table holds it; the frame that draws it may come a tick later
-            await wait_for(pilot, lambda: "6 over 90% CPU" in screen_text(pilot)
-                           and "loader11/0" in screen_text(pilot), "the agents panel drawn")
+            try:
+                await wait_for(pilot, lambda: "6 over 90% CPU" in screen_text(pilot)
+                               and "loader11/0" in screen_text(pilot), "the agents panel drawn")
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; the screen:\n{screen_text(pilot)}") from None
     finally:
         writer.close()
 
