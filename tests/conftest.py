@@ -212,3 +212,15 @@ def one_up_at_a_time() -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+@pytest.fixture(scope="session")
+def mongodb(sandbox: dict) -> dict:
+    """The sandbox's MongoDB host (FerretDB): url, port, username, password, ... ."""
+    info = sandbox.get("mongodb") or {}
+    if not info.get("enabled"):
+        reason = info.get("reason") or "the sandbox runs no MongoDB host"
+        if REQUIRE_MONGODB:
+            pytest.fail(f"LOADTOWER_REQUIRE_MONGODB=1 but {reason}")
+        pytest.skip(reason)
+    return info
