@@ -158,30 +158,34 @@ def lag1(x: np.ndarray) -> np.ndarray:
     return np.where(ss > 0, cross / np.where(ss > 0, ss, 1.0), 0.0)
 
 
-def ar1_phi(x: np.ndarray) -> np.ndarray:
-    """A cautious AR(1) coefficient of each series (last axis): the lag-1 autocorrelation,
-    bias-corrected, plus BIAS_MARGIN of its standard error, in [0, MAX_PHI]."""
+def cautious_lag1(x: np.ndarray) -> np.ndarray:
+    """Each series' (last axis) lag-1 autocorrelation, bias-corrected, plus BIAS_MARGIN of
+    its standard error; not yet clipped."""
     n = x.shape[-1]
     r = lag1(x)
     r = r + (1.0 + 3.0 * r) / n
-    r = r + BIAS_MARGIN * np.sqrt(np.clip(1.0 - r * r, 0.0, 1.0) / n)
+    return np.asarray(r + BIAS_MARGIN * np.sqrt(np.clip(1.0 - r * r, 0.0, 1.0) / n), dtype=float)
+
+
+def _phi(r: np.ndarray) -> np.ndarray:
     return np.asarray(np.clip(r, 0.0, MAX_PHI), dtype=float)
 
 
-def level_phi(x: np.ndarray, sampling: np.ndarray | float) -> np.ndarray:
-    """ar1_phi of the level under a series whose per-second variance also holds
-    `sampling` of independent noise: that noise has no memory and dilutes the lag-1
-    autocorrelation by the level's share of the variance, so the cautious estimate is
-    divided by that share (where the variance shows no level beyond the noise, the
-    series' own)."""
+def ar1_phi(x: np.ndarray) -> np.ndarray:
+    """A cautious AR(1) coefficient of each series (last axis): cautious_lag1 in
+    [0, MAX_PHI]."""
+    return _phi(cautious_lag1(x))
+
+
+def level_share(x: np.ndarray, sampling: np.ndarray | float) -> np.ndarray:
+    """The level's share of each series' per-second variance when that variance also holds
+    `sampling` of independent noise (1 where the variance shows no level beyond it). The
+    noise has no memory and dilutes the lag-1 autocorrelation by this share, so the
+    level's own phi is cautious_lag1 divided by it."""
     n = x.shape[-1]
-    r = lag1(x)
-    r = r + (1.0 + 3.0 * r) / n
-    r = r + BIAS_MARGIN * np.sqrt(np.clip(1.0 - r * r, 0.0, 1.0) / n)
     d = x - x.mean(axis=-1, keepdims=True)
     v = (d * d).sum(axis=-1) / max(n - 1, 1)
-    share = np.where(v > sampling, (v - sampling) / np.where(v > 0, v, 1.0), 1.0)
-    return np.asarray(np.clip(r / share, 0.0, MAX_PHI), dtype=float)
+    return np.where(v > sampling, (v - sampling) / np.where(v > 0, v, 1.0), 1.0)
 
 
 def effective_size(n: int, phi: np.ndarray) -> np.ndarray:
@@ -348,7 +352,7 @@ def percentile_estimate(hists: SecondHists, pct: float
     # the median share's, which shows the level's memory through far less sampling noise)
     nbar = float(per_second.mean())
     lam = per_second * share * (1.0 - share)  # binomial variance of each second's count
-    sampling = float(lam.sum()) / z.size / nbar**2
+    sampling = float(lam.sum()) / n / nbar**2
     # the standard error of the sampling's sum of squares: a binomial count's centred
     # square has variance lam + 2 lam^2 (its fourth moment, large N)
     sd_ss = math.sqrt(float((lam + 2.0 * lam * lam).sum())) / nbar**2
@@ -356,8 +360,9 @@ def percentile_estimate(hists: SecondHists, pct: float
     z50 = hists.per_second(values[hists.col] <= median)[with_ops] / per_second
     p50 = float(z50 @ per_second) / total
     phi_z = ar1_phi(z[None, :])
-    phi = np.maximum(phi_z, level_phi(z50[None, :],
-                                      float(np.mean(p50 * (1.0 - p50) / per_second))))
+    r50 = cautious_lag1(z50[None, :])  # once: divided by its level share, and as it is
+    share50 = level_share(z50[None, :], float(np.mean(p50 * (1.0 - p50) / per_second)))
+    phi = np.maximum(phi_z, _phi(r50 / share50))
     n_eff_level = float(effective_size(n, phi)[0])
     d = z - z.mean()
     ss = float((d * d).sum())
@@ -366,7 +371,7 @@ def percentile_estimate(hists: SecondHists, pct: float
     n_eff = float((sampling + level) / var_share) if var_share > 0 else float(n)
     # phi (the median's undiluted) charged to the WHOLE variance is the other cautious
     # bound (it charges memory to noise that has none): the smaller holds
-    n_eff_all = float(effective_size(n, np.maximum(phi_z, ar1_phi(z50[None, :])))[0])
+    n_eff_all = float(effective_size(n, np.maximum(phi_z, _phi(r50)))[0])
     var_all = ss / max(n - n / n_eff_all, 1.0) / n_eff_all
     if var_all < var_share:
         var_share, n_eff = var_all, n_eff_all
