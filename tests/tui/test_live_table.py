@@ -97,3 +97,25 @@ async def test_a_new_style_alone_is_written() -> None:
         await pilot.pause()
         shown = table.get_cell("0", table.ordered_columns[1].key)
         assert isinstance(shown, Text) and str(shown.style) == "bold yellow"
+
+
+class FixedTableApp(TableApp):
+    """The table in a panel of fixed size (the dashboard's): new rows never resize it."""
+
+    CSS = "LiveTable { height: 8; width: 40; }"
+
+
+async def test_a_row_drawn_before_its_columns_were_measured_is_drawn_again() -> None:
+    """A DataTable measures new cells when it next idles and caches each drawn cell
+    without its width: a frame drawn in between (a busy machine) cut "loader11/0" to the
+    header's "agent" and kept it so until the data changed. The table redraws once the
+    widths change."""
+    app = FixedTableApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(LiveTable)
+        table.show({"a": ("loader11/0", "123,456")})
+        table.render_line(1)  # a frame drawn before the table idled: cells at header width
+        await pilot.pause()
+        assert table.ordered_columns[0].content_width == len("loader11/0")
+        line = table.render_line(1).text
+        assert "loader11/0" in line and "123,456" in line, line

@@ -7,16 +7,22 @@ agent first, say), rows are added or removed only at the end when the count chan
 written only for rows in view; the rest are written when they scroll into view. A
 table of 256 agents thus costs a few cell updates a second, not 1,280.
 
+A cell drawn before the table measured it is drawn again: DataTable measures new cells
+when it next idles and caches drawn cells without their column's width, so a frame drawn
+in between (a busy machine) would keep "loader11/0" cut to the header's "agent" until
+the data changed. Once the widths change, the table drops those cached cells.
+
 Cells are Rich Text, never markup: an error class or host named "[x]" or "[/x]"
 shows as written, and control characters in them are spelled out (terminal_text).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import CellKey, RowKey
 
 from loadtower.store.terminal_text import visible
 
@@ -80,3 +86,21 @@ class LiveTable(DataTable):
 
     def on_resize(self) -> None:
         self._write_visible()
+
+    def _widths(self) -> list[int]:
+        return [column.content_width for column in self.ordered_columns]
+
+    def _redraw_if_changed(self, before: list[int]) -> None:
+        if self._widths() != before:
+            self._update_count += 1  # part of every cached cell's and line's key
+            self.refresh()
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        before = self._widths()
+        super()._update_dimensions(new_rows)
+        self._redraw_if_changed(before)
+
+    def _update_column_widths(self, updated_cells: set[CellKey]) -> None:
+        before = self._widths()
+        super()._update_column_widths(updated_cells)
+        self._redraw_if_changed(before)
