@@ -28,7 +28,9 @@ def op_bind_spec(checked: Checked, op: str) -> OpBindSpec:
         "bind": {param: _bound(checked, gen) for param, gen in model.bind.items()},
         "types": dict(checked.param_types[op]),
         "groups": table.groups(),
-        "batch": model.batch,
+        # a batch by engine is one number once rendered for a target (target_spec's
+        # batches_on); before that (check's example row) an op binds one row
+        "batch": model.batch if isinstance(model.batch, int) else 1,
     }
     if model.key is not None:
         spec["key"] = _plain(model.key)

@@ -183,10 +183,10 @@ def _check_op(model: WorkloadFile, name: str, op: Op, out: Checked, fail: _Fail)
             used.setdefault(param)
         for param, context_column in _contexts(items, groups, columns):
             cols.setdefault(param, context_column)
-        if op.batch > 1 and engine == "clickhouse":
+        if op.rows(engine) > 1 and engine == "clickhouse":
             _check_clickhouse_batch(items, (*where, engine), fail)
     if op.mongodb is not None:
-        bad = mongodb_slot.problem(op.mongodb, model.tables, groups, op.batch)
+        bad = mongodb_slot.problem(op.mongodb, model.tables, groups, op.rows("mongodb"))
         if bad:
             raise fail((*where, "mongodb"), bad)
         mongo = mongodb_slot.op_params(op.mongodb, groups)

@@ -19,6 +19,7 @@ from loadtower.agents.workload.generators import Context
 from loadtower.scenarios.models import CQL_ENGINES, Scenario, Target
 from loadtower.scenarios.workloads.bind_spec import bind_specs
 from loadtower.scenarios.workloads.checks import Checked
+from loadtower.scenarios.workloads.models import Op
 from loadtower.scenarios.workloads.target_spec import RUN_ENGINES, render_for_target
 from loadtower.store.terminal_text import cell
 
@@ -86,6 +87,15 @@ def example_rows(checked: Checked, records: int) -> dict[str, tuple[dict[str, An
     return {op: (binder(op).row(missing), binder(op).key()) for op in specs}
 
 
+def batch_text(op: Op) -> str:
+    """" x100 rows", " x100 rows on cassandra, x10000 on clickhouse", or nothing."""
+    if isinstance(op.batch, int):
+        return f" x{op.batch} rows" if op.batch > 1 else ""
+    each = [f"x{rows}" + (" rows" if i == 0 else "") + f" on {engine}"
+            for i, (engine, rows) in enumerate(op.batch.items())]
+    return " " + ", ".join(each)
+
+
 def engines_of(scenario: Scenario) -> list[str]:
     engines = [t.engine for t in scenario.targets.values()] or [scenario.engine]
     out = ["cassandra" if e in CQL_ENGINES else e for e in engines]
@@ -116,7 +126,7 @@ def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
         else:
             ddl.add_row(cell(engine), cell("(workload files on this engine: later)"))
     for op_name, op in model.ops.items():
-        weight = f"{op.weight / total:.0%}" + (f" x{op.batch} rows" if op.batch > 1 else "")
+        weight = f"{op.weight / total:.0%}" + batch_text(op)
         if op.steps:
             ops.add_row(*map(cell, (op_name, weight, "all", "steps: " + " then ".join(op.steps)
                                     + " (one key)")))

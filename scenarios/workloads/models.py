@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from loadtower.scenarios.models import MAX_BATCH, MAX_FIELDS, Name, Strict, Weight
 from loadtower.scenarios.workloads.generators import Generator, KeyDraw
@@ -23,6 +23,14 @@ OPTION_KEY = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 OptionKey = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
 Option = OptionValue | dict[OptionKey, OptionValue]
 Statement = Annotated[str, Field(min_length=1, max_length=100_000)]
+Rows = Annotated[int, Field(gt=0, le=MAX_BATCH)]
+Slot = Literal["cassandra", "clickhouse", "mongodb"]  # the engines a file has statements for
+SLOTS: tuple[Slot, ...] = ("cassandra", "clickhouse", "mongodb")  # Op's statement fields' order
+# a number, or a table by engine (its own errors, not "expected an integer" for a table)
+Batch = Annotated[
+    Annotated[Rows, Tag("rows")] | Annotated[dict[Slot, Rows], Tag("by engine")],
+    Discriminator(lambda v: "by engine" if isinstance(v, dict) else "rows"),
+]
 MAX_OPS = 1_000
 
 
@@ -126,7 +134,9 @@ class MongodbOp(Strict):
 
 class Op(Strict):
     weight: Weight = 1.0
-    batch: Annotated[int, Field(gt=0, le=MAX_BATCH)] = 1  # rows per op
+    # rows per op, or per engine: { cassandra = 100, clickhouse = 10000 } (a CQL batch
+    # over ~50 kB is refused; ClickHouse wants inserts of thousands of rows)
+    batch: Batch = 1
     # "rows": a read that must find a row (an empty result is a miss, counted as an
     # error); "any": a write, or a read that may miss
     expect: Literal["any", "rows"] = "any"
@@ -145,7 +155,23 @@ class Op(Strict):
             raise ValueError("an op with 'steps' runs other ops: it has no statement of its own")
         if self.steps is None and all(s is None for s in statements):
             raise ValueError("an op needs a statement (cassandra, clickhouse or mongodb) or steps")
+        if isinstance(self.batch, dict):
+            engines = [e for e, s in zip(SLOTS, statements, strict=True) if s is not None]
+            stray = [e for e in self.batch if e not in engines]
+            if stray:
+                raise ValueError(f"batch gives rows for {', '.join(stray)}, which this op has "
+                                 "no statement for")
+            missing = [e for e in engines if e not in self.batch]
+            if missing:
+                raise ValueError(f"batch gives no rows for {', '.join(missing)} (a batch by "
+                                 "engine names every engine the op has a statement for)")
         return self
+
+    def rows(self, engine: str) -> int:
+        """Rows per op on `engine` (a file's engine slot)."""
+        if isinstance(self.batch, int):
+            return self.batch
+        return next((rows for slot, rows in self.batch.items() if slot == engine), 1)
 
 
 class DataSet(Strict):

@@ -5,13 +5,15 @@ For the target's engine: the DDL (the target's keyspace and replication, the wor
 table rename, a ClickHouse target's table_engine / order_by / skip_indexes; MongoDB's
 collections and indexes), the file's tables as qualified names, each op's statements
 with the driver's markers and their parameters in order (MongoDB: the call with its
-parameters' marks, ``render_mongodb.py``), its batch, expect and weight, ops made of
+parameters' marks, ``render_mongodb.py``), its batch (a batch by engine: the target's),
+expect and weight, ops made of
 steps, and the op a load phase runs. Agents take this as it is: they never import a
 workload file's model.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from loadtower.agents.clickhouse.schemas import sql_name
@@ -98,7 +100,7 @@ def rendered_statements(checked: Checked, engine: str, names: Names
     return out
 
 
-def run_ops(checked: Checked, statements: dict[str, list[StatementSpec]]
+def run_ops(checked: Checked, statements: dict[str, list[StatementSpec]], slot: str
             ) -> dict[str, OpRunSpec]:
     """Each op that runs on the engine (ops with steps: when each step does)."""
     out: dict[str, OpRunSpec] = {}
@@ -109,15 +111,24 @@ def run_ops(checked: Checked, statements: dict[str, list[StatementSpec]]
                              "expect": "any"}
         elif name in statements:
             out[name] = {"statements": statements[name],
-                         "batch": op.batch, "expect": op.expect, "weight": float(op.weight)}
+                         "batch": op.rows(slot), "expect": op.expect, "weight": float(op.weight)}
     return out
+
+
+def batches_on(checked: Checked, slot: str) -> Checked:
+    """`checked` with each op's batch as the one number of rows it has on `slot`."""
+    ops = checked.model.ops
+    if all(isinstance(op.batch, int) for op in ops.values()):
+        return checked
+    one = {name: op.model_copy(update={"batch": op.rows(slot)}) for name, op in ops.items()}
+    return dataclasses.replace(checked, model=checked.model.model_copy(update={"ops": one}))
 
 
 def render_for_target(checked: Checked, workload: Workload, engine: str, target: Target
                       ) -> WorkloadFileSpec:
     """The file as the agents of a target of `engine` run it (see the module docstring)."""
     slot = file_engine(engine)
-    checked = for_target(checked, slot, target)
+    checked = batches_on(for_target(checked, slot, target), slot)
     names = engine_names(checked, target.keyspace, table_renames(checked, workload, target),
                          target.table_engine)
     spec = workload_file_spec(checked)
@@ -126,7 +137,7 @@ def render_for_target(checked: Checked, workload: Workload, engine: str, target:
         "engine": slot,
         "ddl": target_ddl(checked, slot, target, names),
         "tables": [_qualified(slot, names, t) for t in checked.model.tables],
-        "run": run_ops(checked, statements),
+        "run": run_ops(checked, statements, slot),
         "load": builtin_load_op(workload, slot, checked.load_op),
     })
     return spec

@@ -144,6 +144,17 @@ def test_data_set_column_of_another_type(write) -> None:
          "ops.get.cassandra", "is not a table"),
         ('[ops.get]\n', '[ops.get]\nbatch = 10\nclickhouse = "SELECT 1 WHERE :user_id"\n',
          "SELECT 1", "ops.get.clickhouse", "a batch op's ClickHouse statement must be"),
+        ('[ops.insert]\n', '[ops.insert]\nbatch = { cassandra = 100, mongodb = 5 }\n',
+         "[ops.insert]", "ops.insert", "batch gives rows for mongodb, which this op has no "
+         "statement for"),
+        ('[ops.insert]\n', '[ops.insert]\nbatch = { cassandra = 100 }\n', "[ops.insert]",
+         "ops.insert", "batch gives no rows for clickhouse"),
+        ('[ops.insert]\n', '[ops.insert]\nbatch = { cassandra = 100, clickhouse = 0 }\n',
+         "batch = {", "ops.insert.batch.clickhouse", "greater than 0"),
+        ('[ops.insert]\n', '[ops.insert]\nbatch = { cassandra = 100, redis = 5 }\n',
+         "batch = {", "ops.insert.batch.redis", "cassandra"),
+        ('[ops.insert]\n', '[ops.insert]\nbatch = 0\n', "batch = 0", "ops.insert.batch",
+         "greater than 0"),
     ],
 )
 def test_bad_file(write, old, new, needle, key, problem) -> None:

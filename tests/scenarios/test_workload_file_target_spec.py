@@ -188,3 +188,23 @@ def test_run_refuses_a_load_op_the_target_cannot_run(write) -> None:
         check_runnable(plan)
     write("w.toml", FILE)
     check_runnable(load_plan(write("s.toml", STUDY), write("inv.toml", INVENTORY)))
+
+
+def test_a_batch_by_engine_is_each_targets_own(write) -> None:
+    """`batch = { cassandra = 40, clickhouse = 5000 }`: each target's spec carries its
+    engine's rows everywhere an op's batch is read (the run op, the bind spec, the model
+    the agents get), and `check` shows both."""
+    by_engine = FILE.replace("batch = 4\n", "batch = { cassandra = 40, clickhouse = 5000 }\n", 1)
+    checked = load_workload_text(by_engine, "w.toml")
+    for engine, rows in (("scylla", 40), ("clickhouse", 5000)):
+        spec = render_for_target(checked, Workload(file="w.toml"), engine, Target(keyspace="ks"))
+        assert spec["run"]["put"]["batch"] == rows
+        assert spec["ops"]["put"]["batch"] == rows
+        assert spec["model"]["ops"]["put"]["batch"] == rows
+        assert spec["run"]["gone"]["batch"] == 3  # a plain number is every engine's
+        assert json.loads(json.dumps(spec)) == spec
+    write("w.toml", by_engine)
+    plan = load_plan(write("s.toml", STUDY), write("inv.toml", INVENTORY))
+    console = Console(width=400, record=True)
+    console.print(describe("w", plan.workloads["w"], plan.scenario))
+    assert "x40 rows on cassandra, x5000 on clickhouse" in console.export_text()
