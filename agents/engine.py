@@ -133,6 +133,7 @@ class Engine:
         self._load_block: Callable[[int, int], Awaitable[Any]] = self._no_load
         self._slots: asyncio.Semaphore | None = None
         self._ticker: asyncio.Task | None = None
+        self._tick_warned: set[str] = set()
         self.total_ops = 0
         self.run: PhaseRun | None = None
         self.inflight = InFlight()
@@ -474,13 +475,19 @@ class Engine:
         self._stop_all()
         started = time.monotonic()
         deadline = started + bound
-        waiting = self.inflight.count(run.name) + self.rust.in_flight()
-        await self.inflight.wait(run.name, bound)
+        waiting = self.inflight.count(run.name)
         abandoned = 0
         self.rust.phase_counts = None
+        # nothing here may raise: a drain that failed would fail every later configure
+        # (they await the same drain), and the phase's lines and event go out anyway
+        try:
+            waiting += self.rust.in_flight()
+            await self.inflight.wait(run.name, bound)
+        except Exception as exc:  # noqa: BLE001
+            self._warn(f"phase {run.name}: waiting for its ops: {type(exc).__name__}: {exc}")
         try:
             abandoned += await self.rust.drain(deadline)
-        except Exception as exc:  # noqa: BLE001 - the phase's lines and event go out anyway
+        except Exception as exc:  # noqa: BLE001
             self._warn(f"phase {run.name}: stopping the Rust core: {type(exc).__name__}: {exc}")
         done = time.monotonic()
         for ticket in self.inflight.abandon(run.name):
@@ -516,11 +523,24 @@ class Engine:
             # a few ms past the second: the Rust core's last ops of it are recorded
             await asyncio.sleep(int(now) + 1 - now + 0.005)
             before = int(time.time())
-            self.rust.harvest(before - 1)
+            try:
+                self.rust.harvest(before - 1)
+            except Exception as exc:  # noqa: BLE001 - the Python side's lines go out anyway
+                self._tick_failed("reading the Rust core's ops", exc)
             run = self.run
             alive = bool(self.lanes) and run is not None and not run.drained
-            for line in self.recorder.finished(before, keep_alive=alive):
-                self.out(line)
+            try:
+                for line in self.recorder.finished(before, keep_alive=alive):
+                    self.out(line)
+            except Exception as exc:  # noqa: BLE001 - the ticker lives on: later seconds
+                self._tick_failed("sending a second's lines", exc)
+
+    def _tick_failed(self, doing: str, exc: Exception) -> None:
+        """One warning per distinct failure of the ticker (not one every second)."""
+        message = f"per-second lines: {doing}: {type(exc).__name__}: {exc}"
+        if message not in self._tick_warned:
+            self._tick_warned.add(message)
+            self._warn(message)
 
     async def _close(self) -> None:
         with contextlib.suppress(Exception):
