@@ -9,6 +9,7 @@ headless `loadtower run` can be watched while it runs.
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,10 @@ class PhaseRow:
     type: str
     started: float | None
     ended: float | None
+    # the phase's planned length (s) as the orchestrator stored it, and whether it is
+    # exact (False: a floor, e.g. a scale-out's fixed waits); None: not known (a load)
+    planned: float | None = None
+    planned_exact: bool = True
 
 
 @dataclass(frozen=True)
@@ -168,6 +173,19 @@ def run_bounds(store: Path, run_id: str) -> tuple[dict[str, Any], float, float]:
         return _bounds(con, run_id)
 
 
+def _planned(params: str | None) -> tuple[float | None, bool]:
+    """The planned length a phase row's params carry (``planned_s``, ``planned_exact``)."""
+    try:
+        stored = json.loads(params or "{}")
+        planned = stored.get("planned_s")
+        if isinstance(planned, int | float) and not isinstance(planned, bool) \
+                and math.isfinite(planned) and planned > 0:
+            return float(planned), bool(stored.get("planned_exact", True))
+    except (ValueError, AttributeError):  # not JSON, or not an object: no plan shown
+        pass
+    return None, True
+
+
 def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Snapshot:
     """The run as it was at `cursor` (None: the newest stored second). One short-lived
     read-only connection, so a writer in another process is held up only briefly.
@@ -179,10 +197,10 @@ def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Sna
         span = [run_id, int(lo), int(at)]
         phases = [PhaseRow(int(idx), str(name), str(kind),
                            None if started is None else float(started),
-                           None if ended is None else float(ended))
-                  for idx, name, kind, started, ended in con.execute(
-            "SELECT idx, name, type, started, ended FROM phases WHERE run_id = ? ORDER BY idx",
-            [run_id]).fetchall()]
+                           None if ended is None else float(ended), *_planned(params))
+                  for idx, name, kind, started, ended, params in con.execute(
+            "SELECT idx, name, type, started, ended, params FROM phases WHERE run_id = ? "
+            "ORDER BY idx", [run_id]).fetchall()]
         op_rows = con.execute(
             "SELECT ts, op, ops, errors, p50_ms, p90_ms, p99_ms, phase FROM op_seconds "
             "WHERE run_id = ? AND ts >= ? AND ts < ? ORDER BY op, ts",

@@ -30,6 +30,7 @@ from loadtower.scenarios.orchestrator.control import (
 from loadtower.scenarios.orchestrator.dataset_upload import ship_plan_datasets
 from loadtower.scenarios.orchestrator.facts import HOST_FACTS_CMD, local_versions, parse_host_facts
 from loadtower.scenarios.orchestrator.phases import HANDLERS
+from loadtower.scenarios.orchestrator.plan_duration import planned_seconds
 from loadtower.scenarios.orchestrator.sinks import Sinks
 from loadtower.scenarios.orchestrator.targets import db_hosts
 from loadtower.scenarios.orchestrator.threshold_checks import ThresholdChecks
@@ -221,7 +222,9 @@ class Orchestrator:
                 self.state.phase, self.state.phase_index = label, index
                 self.state.phase_started = now
                 self.state.step = number * count + index
-                params = phase.model_dump(mode="json") | {"engine": plan.scenario.engine}
+                planned, exact = planned_seconds(phase)  # the live header's phase length
+                params = phase.model_dump(mode="json") | {
+                    "engine": plan.scenario.engine, "planned_s": planned, "planned_exact": exact}
                 if target:
                     params["target"] = target
                 stored = number * count + index

@@ -27,7 +27,7 @@ class LiveRun:
 
     def __init__(self, store: Path, agents: dict[str, str] | None = None,
                  errors: dict[str, int] | None = None, phase: str = "steady",
-                 kind: str = "run") -> None:
+                 kind: str = "run", planned: float | None = None) -> None:
         self.writer = StoreWriter(store, flush_every_s=3600)  # commits when told to
         self.rng = random.Random(5)
         self.agents = agents or {"loader1/0": "loader1"}  # agent -> host
@@ -36,7 +36,10 @@ class LiveRun:
         self.phase, self.index = phase, 0
         self.writer.start_run("live", "live", None, None, {}, {}, {}, run_id=LIVE_RUN,
                               started=START)
-        self.writer.phase_started(LIVE_RUN, 0, phase, kind, START, {"type": kind})
+        # the orchestrator stores each phase's planned length with it (the live header's)
+        params = {"type": kind} | ({} if planned is None else {"planned_s": planned,
+                                                               "planned_exact": True})
+        self.writer.phase_started(LIVE_RUN, 0, phase, kind, START, params)
         self.writer.event(LIVE_RUN, START, "phase_start", f"phase {phase} ({kind}) started",
                           phase=phase)
         self.writer.flush()

@@ -30,7 +30,7 @@ def live_store(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def run(live_store: Path) -> Iterator[LiveRun]:
-    writer = LiveRun(live_store)
+    writer = LiveRun(live_store, planned=60.0)
     try:
         yield writer
     finally:
@@ -61,7 +61,9 @@ async def test_follows_new_seconds_then_shows_the_end(live_store: Path, run: Liv
             assert screen.snap is not None and screen.snap.cursor == run.ts
             agents = screen.query_one("#agents", LiveTable)
             assert agents.row_texts()[0][2] == f"{ops:,}"  # the agent's own ops/s
-        assert "t+4s/4s" in screen_text(pilot)
+        # live: the time since the start, and the phase's seconds of its planned length
+        assert "phase steady 4s/60s" in status_row(pilot), status_row(pilot)
+        assert "t+4s " in status_row(pilot) and "t+4s/" not in status_row(pilot)
         assert "ENDED" not in screen_text(pilot)
 
         await asyncio.to_thread(run.end, "completed")

@@ -9,9 +9,15 @@ from pathlib import Path
 from rich.text import Text
 
 from loadtower.store import StoreWriter
-from loadtower.store.live_feed import PhaseRow, Snapshot, store_version
+from loadtower.store.live_feed import PhaseRow, Snapshot, snapshot, store_version
 from loadtower.tui.widgets.chart import Band, LineChart, Series, human, legend_runs, render_canvas
-from loadtower.tui.widgets.panels import TOP_NODES, _continues, agent_table, node_series
+from loadtower.tui.widgets.panels import (
+    TOP_NODES,
+    _continues,
+    agent_table,
+    node_series,
+    phase_progress,
+)
 from loadtower.tui.widgets.seek import parse_seek
 from loadtower.tui.widgets.status_line import fit
 from loadtower.tui.widgets.timeline import Phase, TimelineData, legend, timeline_rows
@@ -197,6 +203,38 @@ def snap_at(first: float, last: float, cursor: float) -> Snapshot:
     return Snapshot(run={"name": "r", "status": "completed"}, cursor=cursor, first_ts=first,
                     last_ts=last, window=60,
                     phases=[PhaseRow(0, "warm-up", "run", first, last)])
+
+
+def test_phase_progress_of_its_planned_length() -> None:
+    """The live header's phase part: seconds into the phase at the cursor, of its plan."""
+    def at(cursor: float, *rows: PhaseRow) -> str:
+        return phase_progress(Snapshot(run={"name": "r", "status": "running"}, cursor=cursor,
+                                       first_ts=100, last_ts=cursor, window=60,
+                                       phases=list(rows)))
+
+    load = PhaseRow(0, "load", "load", 100.0, 130.0)  # as long as its inserts: no plan
+    steady = PhaseRow(1, "steady", "run", 130.5, None, 60.0, True)
+    scale = PhaseRow(2, "grow", "scale_out", 200.0, None, 10.0, False)
+    assert at(110, load, steady) == " 10s"
+    assert at(142, load, steady) == " 12s/60s"
+    assert at(250, load, steady, scale) == " 50s/10s+"  # a floor: it lasts as long as its work
+    assert at(99, load) == ""  # before the first phase
+
+
+def test_a_phase_rows_planned_length_from_its_stored_params(tmp_path: Path) -> None:
+    store = tmp_path / "p.duckdb"
+    writer = StoreWriter(store)
+    writer.start_run("r", "r", None, None, {}, {}, {}, run_id="r1", started=100.0)
+    plans: list[dict[str, object]] = [{"planned_s": 60.0, "planned_exact": True},
+                                       {"planned_s": 8, "planned_exact": False}, {},
+                                       {"planned_s": "60"}, {"planned_s": float("nan")}]
+    for i, params in enumerate(plans):
+        writer.phase_started("r1", i, f"p{i}", "run", 100.0 + i, {"type": "run"} | params)
+    writer.event("r1", 101.0, "run", "x")
+    writer.close()
+    snap = snapshot(store, "r1", None, 0)
+    assert [(p.planned, p.planned_exact) for p in snap.phases] == [
+        (60.0, True), (8.0, False), (None, True), (None, True), (None, True)]
 
 
 def test_seek_by_clock_time_offset_and_phase() -> None:

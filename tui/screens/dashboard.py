@@ -309,12 +309,18 @@ class RunDashboard(Screen):
             phase.append(visible(step, False), style="bold")
         if self.phase_paused:
             phase.append(" (paused)")
+        running = self.live and status == "running"
+        if running:  # how far into the phase, of its planned length
+            phase.append(panels.phase_progress(snap))
         parts += [
             (3, Text(visible(snap.run["name"], False), style="bold")),
             (4, Text(visible(self.run_id, False))),
             (1, phase),
             (2, Text(panels.clock(snap.cursor))),
-            (1, Text(f"t+{snap.cursor - snap.first_ts:,.0f}s/{snap.last_ts - snap.first_ts:,.0f}s")),
+            # live: the time since the start (the end is not known: the phase says its
+            # planned length); a replay or an ended run: where the cursor is, of the run
+            (1, Text(f"t+{snap.cursor - snap.first_ts:,.0f}s" + (
+                "" if running else f"/{snap.last_ts - snap.first_ts:,.0f}s"))),
             (0, Text(f"{ops:,.0f} ops/s" + (" (phase)" if figures is not None else ""),
                      style="green")),
             (0, Text(f"p99 {p99:.2f} ms", style="yellow")),

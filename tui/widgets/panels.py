@@ -31,6 +31,19 @@ def clock(ts: float) -> str:
 PERCENTILE_SETS = (("p99",), ("p90",), ("p50",), ("p50", "p90", "p99"))
 
 
+def phase_progress(snap: Snapshot) -> str:
+    """" 12s/60s": seconds into the phase at the cursor, of its planned length ("/8s+": a
+    floor, the phase lasts as long as its work); " 12s" with no plan (a load)."""
+    row = next((p for p in reversed(snap.phases)
+                if p.started is not None and p.started <= snap.cursor), None)
+    if row is None or row.started is None:
+        return ""
+    into = f" {max(0.0, snap.cursor - row.started):,.0f}s"
+    if row.planned is None:
+        return into
+    return into + f"/{row.planned:,.0f}s" + ("" if row.planned_exact else "+")
+
+
 def node_series(nodes: dict[str, list[tuple[int, float, float]]], column: int,
                 what: str = "nodes") -> tuple[list[Series], Band | None]:
     """One line per node while they are few. Many: a band from the lowest to the highest
