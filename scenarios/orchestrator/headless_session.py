@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from loadtower.errors import LoadtowerError
 from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunOptions
 from loadtower.scenarios.orchestrator.headless_display import (
     phase_notes,
@@ -98,7 +99,16 @@ def serve_metrics(plan: Plan, args: argparse.Namespace, orch: Orchestrator,
                              plan.inventory.metrics.serve, str(plan.inventory_path))
     if address is None:
         return None
-    return serve_run(address, lambda: orch.sinks, loop)
+    try:
+        return serve_run(address, lambda: orch.sinks, loop)
+    except LoadtowerError as exc:
+        if getattr(args, "metrics_address", None):  # asked for by name: no run without it
+            raise
+        # the inventory's default (every run on a sandbox has one): a second run at the
+        # same time runs too, without serving; the first keeps the port
+        print(f"loadtower run: warning: {exc.args[0].replace('; or run with --no-metrics', '')}"
+              "; the run goes on without serving them", file=sys.stderr)
+        return None
 
 
 class SignalCount:
