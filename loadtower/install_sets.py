@@ -32,13 +32,18 @@ ORCHESTRATOR_REQUIRES: tuple[str, ...] = (
     "asyncssh>=2.14",
     "cryptography>=42",  # the sandbox's TLS certificates (sandbox/tls_certs.py)
     "prometheus-api-client>=0.5",
+    # a run's live figures served for Prometheus; start_http_server returns (server, thread)
+    # from 0.20 on (scenarios/orchestrator/metrics_endpoint.py)
+    "prometheus-client>=0.20",
     "pydantic>=2.5",
     "pyarrow>=14",
     "numba>=0.60",  # the store's HDR merge loops (store/hdr_kernels.py)
     "plotly>=5",  # the report's charts: its plotly.js bundle, inlined (store/plotly_inline.py)
 )
 # Import names that must never be importable from the agent set alone.
-NOT_ON_AGENTS: tuple[str, ...] = ("pyarrow", "pandas", "textual", "asyncssh", "rich")
+NOT_ON_AGENTS: tuple[str, ...] = (
+    "pyarrow", "pandas", "textual", "asyncssh", "rich", "prometheus_client",
+)
 
 FULL_REQUIRES: tuple[str, ...] = AGENT_REQUIRES + ORCHESTRATOR_REQUIRES
 FULL_EXTRAS: dict[str, tuple[str, ...]] = {

@@ -182,6 +182,9 @@ def _print_info(info: dict) -> None:
             f"  prometheus     {info['prometheus']['url']}  "
             f"{'up' if info['prometheus']['up'] else 'down'}"
         )
+        if info["prometheus"].get("run_target"):  # scraped as job loadtower (docs/prometheus.md)
+            print(f"  run metrics    {info['prometheus']['run_target']}  served by "
+                  "`loadtower run` while a run on this inventory runs")
         print(
             f"  node_exporter  {info['node_exporter']['instance']}  "
             f"{'up' if info['node_exporter']['up'] else 'down'}"

@@ -19,6 +19,7 @@ from pathlib import Path
 from loadtower.sandbox import clickhouse_service as ch
 from loadtower.sandbox import mongodb_service as mongo
 from loadtower.sandbox.auth import USERNAME, password_file
+from loadtower.sandbox.metrics_services import run_metrics_target
 from loadtower.sandbox.state import SandboxState
 
 NODE_ACTIONS = ("start", "stop", "kill", "pause", "resume", "flush", "compact", "status")
@@ -134,6 +135,16 @@ def tls_lines(directory: Path, state: SandboxState) -> list[str]:
     ]
 
 
+def serve_lines(state: SandboxState) -> list[str]:
+    """``serve``: where `loadtower run` serves its live figures, which the sandbox's
+    Prometheus scrapes (job ``loadtower``)."""
+    target = run_metrics_target(state)
+    if target is None:
+        return []
+    return ["# `loadtower run` serves its live figures here; the sandbox's Prometheus "
+            "scrapes them", f"serve = {q(target)}"]
+
+
 def render(directory: Path, state: SandboxState) -> str:
     ssh = state.ssh
     lines = [
@@ -146,6 +157,7 @@ def render(directory: Path, state: SandboxState) -> str:
         "",
         "[metrics]",
         f"prometheus_url = {q('http://127.0.0.1:' + str(state.ports['prometheus']))}",
+        *serve_lines(state),
         "",
         "[cassandra]",
         f"port = {state.ports['native']}",

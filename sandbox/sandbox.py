@@ -127,6 +127,10 @@ class Sandbox:
             "prometheus": pick("prometheus", ["127.0.0.1"], 9090),
             "node_exporter": pick("node_exporter", ["127.0.0.1"], 9100),
             "ssh": pick("ssh", ["127.0.0.1"], None),
+            # `loadtower run`'s live figures, which this sandbox's Prometheus scrapes
+            metrics_services.RUN_METRICS: pick(
+                metrics_services.RUN_METRICS, addresses[:1], metrics_services.RUN_METRICS_PORT
+            ),
         }
         if clickhouse:
             state.ports["clickhouse"] = pick("clickhouse", addresses[:1], ch.PREFERRED_PORT)
@@ -312,7 +316,8 @@ class Sandbox:
         commands = {
             "node_exporter": metrics_services.node_exporter_command(ports["node_exporter"]),
             "prometheus": metrics_services.prometheus_command(
-                self.dir / "prometheus", ports["prometheus"], ports["node_exporter"]
+                self.dir / "prometheus", ports["prometheus"], ports["node_exporter"],
+                metrics_services.run_metrics_target(state),
             ),
             "sshd": ssh_server.command(state.ssh["config"]),
         }
@@ -417,6 +422,8 @@ class Sandbox:
             "prometheus": {
                 "url": f"http://127.0.0.1:{ports['prometheus']}",
                 "up": services["prometheus"],
+                # where `loadtower run` serves its figures for it (the inventory's serve)
+                "run_target": metrics_services.run_metrics_target(state),
             },
             "node_exporter": {
                 "instance": f"127.0.0.1:{ports['node_exporter']}",

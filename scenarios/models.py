@@ -24,6 +24,7 @@ from loadtower.scenarios.identifiers import (
     name_problem,
 )
 from loadtower.scenarios.presets import OPS, PRESETS, SCHEMAS
+from loadtower.scenarios.serve_address import serve_address_problem
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Engine = Literal["cassandra", "scylla", "clickhouse", "mongodb"]
@@ -517,6 +518,9 @@ class SshDefaults(Strict):
 class Metrics(Strict):
     prometheus_url: str | None = None
     interval: Duration = 1.0
+    # where `loadtower run` serves its live figures for Prometheus ([HOST:]PORT;
+    # docs/prometheus.md); None: not served unless --metrics-address says so
+    serve: Annotated[str, _checked(serve_address_problem)] | None = None
 
 
 class Credentials(Strict):

@@ -23,6 +23,7 @@ examples:
   loadtower run quickstart --inventory .sandbox/inventory.toml --headless
   loadtower run ycsb-a -i inv.toml --headless --set phases[1].rate=5000 --scale 10
   loadtower run workloada -i inv.toml --headless   # a YCSB property file as it is
+  loadtower run quickstart -i inv.toml --headless --metrics-address 9464   # for Prometheus
 
 exit status: 0 completed; 1 completed (or stopped by an abort threshold) with a
 [[thresholds]] target breached (one line per breach on stderr); 2 bad input or failed
@@ -64,6 +65,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="install this loadtower into a venv on agent hosts that run another version",
     )
+    served = parser.add_mutually_exclusive_group()
+    served.add_argument(
+        "--metrics-address",
+        metavar="[HOST:]PORT",
+        default=None,
+        help="serve the run's live figures for Prometheus at http://HOST:PORT/metrics "
+        "(HOST 127.0.0.1 if left out; default: the inventory's [metrics] serve, else not "
+        "served; docs/prometheus.md)",
+    )
+    served.add_argument(
+        "--no-metrics",
+        action="store_true",
+        help="do not serve them, whatever the inventory's [metrics] serve says",
+    )
     parser.add_argument(
         "--control",
         type=Path,
@@ -86,6 +101,9 @@ def run(args: argparse.Namespace, live: LiveRun | None = None) -> int:
     from loadtower.scenarios.plan import load_plan
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
+    from loadtower.scenarios.serve_address import chosen_address
+
+    chosen_address(getattr(args, "metrics_address", None), False, None, "")  # bad: one line now
     for note in plan.notes:  # a YCSB property file or workload file run as it is
         print(f"loadtower run: default: {visible(note, keep_newlines=False)}", file=sys.stderr)
     from loadtower.scenarios.workloads.target_spec import check_runnable

@@ -33,6 +33,10 @@ def _extra(args: argparse.Namespace) -> list[str]:
         extra.append("--accept-new-host-keys")
     if getattr(args, "bootstrap_agents", False):
         extra.append("--bootstrap-agents")
+    if getattr(args, "metrics_address", None):
+        extra += ["--metrics-address", args.metrics_address]
+    if getattr(args, "no_metrics", False):
+        extra.append("--no-metrics")
     return extra
 
 

@@ -47,6 +47,7 @@ class RunOptions:
     control_path: Path | None = None
     name: str | None = None
     bootstrap_agents: bool = False
+    metrics_url: str | None = None  # where the run's live figures are served (Prometheus)
 
 
 @dataclass
@@ -113,6 +114,8 @@ class Orchestrator:
         try:
             await server.start()
             sinks.event("run", f"run {run_id} started: scenario {plan.scenario.name}")
+            if self.options.metrics_url:
+                sinks.event("metrics", f"live figures for Prometheus at {self.options.metrics_url}")
             await unless_stopped(pool.connect_all())
             await unless_stopped(self._host_facts(pool, sinks, writer, run_id))
             db_hosts_up = db_hosts(plan)

@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from loadtower.errors import LoadtowerError
 from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunOptions
 from loadtower.scenarios.orchestrator.headless_display import (
     phase_notes,
@@ -19,7 +20,9 @@ from loadtower.scenarios.orchestrator.headless_display import (
     result_table,
     show_progress,
 )
+from loadtower.scenarios.orchestrator.metrics_endpoint import MetricsEndpoint, serve_run
 from loadtower.scenarios.plan import Plan
+from loadtower.scenarios.serve_address import chosen_address
 
 EXIT = {"completed": 0, "failed": 2, "interrupted": 3}
 THRESHOLD_BREACHED = 1  # the run ran, and a [[thresholds]] target was not met
@@ -34,8 +37,11 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
         bootstrap_agents=getattr(args, "bootstrap_agents", False),
     )
     orch = Orchestrator(plan, options)
-    console = Console(stderr=False)
     loop = asyncio.get_running_loop()
+    endpoint = serve_metrics(plan, args, orch, loop)  # before the run: a taken port ends it
+    if endpoint is not None:
+        options.metrics_url = endpoint.url
+    console = Console(stderr=False)
     task = asyncio.create_task(orch.run())
     signals = SignalCount()
 
@@ -62,6 +68,8 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
         await progress
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        if endpoint is not None:
+            await asyncio.to_thread(endpoint.close)
     if state.run_id and not signals.count:  # stopped by a signal: leave now, no table
         _print_results(console, store, state.run_id, state.results)
     if state.status != "completed" and orch.thresholds.aborted is None:
@@ -80,6 +88,27 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
     if state.breaches and (state.status == "completed" or orch.thresholds.aborted is not None):
         return THRESHOLD_BREACHED
     return EXIT.get(state.status, 2)
+
+
+def serve_metrics(plan: Plan, args: argparse.Namespace, orch: Orchestrator,
+                  loop: asyncio.AbstractEventLoop) -> MetricsEndpoint | None:
+    """The run's live figures served for Prometheus (``--metrics-address``, else the
+    inventory's ``[metrics] serve``; docs/prometheus.md), or None."""
+    address = chosen_address(getattr(args, "metrics_address", None),
+                             getattr(args, "no_metrics", False),
+                             plan.inventory.metrics.serve, str(plan.inventory_path))
+    if address is None:
+        return None
+    try:
+        return serve_run(address, lambda: orch.sinks, loop)
+    except LoadtowerError as exc:
+        if getattr(args, "metrics_address", None):  # asked for by name: no run without it
+            raise
+        # the inventory's default (every run on a sandbox has one): a second run at the
+        # same time runs too, without serving; the first keeps the port
+        print(f"loadtower run: warning: {exc.args[0].replace('; or run with --no-metrics', '')}"
+              "; the run goes on without serving them", file=sys.stderr)
+        return None
 
 
 class SignalCount:

@@ -25,6 +25,8 @@ from loadtower.store.hdr import decode
 from loadtower.store.phase_rate import line_span
 
 LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3
+# a completion second counts as complete this long after its end, whatever the agents sent
+SETTLE_S = 2.0
 
 
 def new_histogram() -> HdrHistogram:
@@ -32,11 +34,26 @@ def new_histogram() -> HdrHistogram:
 
 
 @dataclass
-class SecondStats:
+class Counts:
+    """Ops, errors (by class) and late ops of one line's op sample, or added up."""
+
     ops: int = 0
     errors: int = 0
     late: int = 0
     errors_by_class: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def count(self, sample: dict) -> None:
+        """Add one op's sample of an interval line."""
+        by_class = sample.get("errors") or {}
+        self.ops += int(sample.get("ops", 0))
+        self.errors += int(sum(by_class.values()))
+        self.late += int(sample.get("late", 0))
+        for name, count in by_class.items():
+            self.errors_by_class[name] += int(count)
+
+
+@dataclass
+class SecondStats(Counts):
     hist: HdrHistogram = field(default_factory=new_histogram)
 
 
@@ -126,11 +143,16 @@ class LiveStats:
         self.cells: dict[tuple[str, int, str], SecondStats] = defaultdict(SecondStats)
         self.spans: dict[str, PhaseSpan] = defaultdict(PhaseSpan)
         self.agent_cpu: dict[str, float] = {}
+        # (phase label, op) -> every op of the run so far (the store's op_phase counts)
+        self.totals: dict[tuple[str, str], Counts] = defaultdict(Counts)
+        self.agent_newest: dict[str, int] = {}  # agent -> its newest line's second
 
     def add(self, line: dict) -> None:
         ts = int(line["ts"])
         phase = str(line.get("phase") or "")
-        self.agent_cpu[str(line.get("agent", "?"))] = float(line.get("cpu_pct", 0.0))
+        agent = str(line.get("agent", "?"))
+        self.agent_cpu[agent] = float(line.get("cpu_pct", 0.0))
+        self.agent_newest[agent] = max(ts, self.agent_newest.get(agent, ts))
         total = self.seconds[ts]
         ops_of_line = line.get("ops") or {}
         if ops_of_line:
@@ -138,15 +160,12 @@ class LiveStats:
         for op, sample in ops_of_line.items():
             encoded = sample.get(self.kind) or sample.get("service_hist")
             hist = decode(encoded) if encoded else None
-            errors = int(sum((sample.get("errors") or {}).values()))
-            for stats in (total, self.cells[(phase, ts, str(op))]):
-                stats.ops += int(sample.get("ops", 0))
-                stats.errors += errors
-                stats.late += int(sample.get("late", 0))
-                for name, count in (sample.get("errors") or {}).items():
-                    stats.errors_by_class[name] += int(count)
-                if hist is not None:
-                    stats.hist.add(hist)
+            cell = self.cells[(phase, ts, str(op))]
+            for counts in (total, cell, self.totals[(phase, str(op))]):
+                counts.count(sample)
+            if hist is not None:
+                total.hist.add(hist)
+                cell.hist.add(hist)
 
     def window(
         self,
@@ -203,3 +222,24 @@ class LiveStats:
 
     def ops_in(self, op: str, t0: float, t1: float) -> int:
         return sum(s.ops for (_p, ts, o), s in self.cells.items() if o == op and t0 <= ts < t1)
+
+    def last_complete_second(self, now: float, settle_s: float = SETTLE_S) -> int | None:
+        """The newest completion second whose lines are all in: every agent has sent a
+        line of a later second, or `settle_s` has passed since the second's end (an
+        agent whose load ended sends no later line). None before any line."""
+        if not self.agent_newest:
+            return None
+        newest = max(self.agent_newest.values())
+        by_agents = min(self.agent_newest.values()) - 1
+        by_clock = int(now - settle_s) - 1
+        return min(newest, max(by_agents, by_clock))
+
+    def second_cells(self, ts: int) -> dict[tuple[str, str], WindowSummary]:
+        """Completion second `ts` per (phase label, op) that has a line in it: every
+        agent's histograms merged (the store's op_seconds row of that second)."""
+        found = {}
+        for phase, op in self.totals:
+            cell = self.cells.get((phase, ts, op))
+            if cell is not None:
+                found[(phase, op)] = _summary([cell], 1)
+        return found

@@ -31,6 +31,8 @@ class Sinks:
         self.lines_received = 0
         self.duplicates = 0
         self.seen = SeenSeqs()  # (agent, seq) of the lines stored: live and backfilled
+        # host -> its newest node sample's cpu_pct, mem_used_bytes, mem_total_bytes
+        self.node_latest: dict[str, dict[str, float]] = {}
         from loadtower.scenarios.orchestrator.secrets import known_secrets
 
         self.secrets = known_secrets(plan)
@@ -218,6 +220,9 @@ class Sinks:
 
     def node_sample(self, sample: Any) -> None:
         s = sample if isinstance(sample, dict) else sample.__dict__
+        self.node_latest[str(s["host"])] = {
+            key: float(s[key]) for key in ("cpu_pct", "mem_used_bytes", "mem_total_bytes")
+        }
         self.writer.add_node_sample(
             self.run_id,
             float(s["ts"]),

@@ -9,6 +9,15 @@ from pathlib import Path
 from loadtower.store import StoreReader
 
 
+def scenario_argv(scenario: str | Path, inventory: Path, store: Path, *overrides: str) -> list[str]:
+    """`loadtower run SCENARIO --inventory INV --headless --store STORE --set ...`."""
+    argv = [sys.executable, "-m", "loadtower", "run", str(scenario), "--inventory", str(inventory)]
+    argv += ["--headless", "--store", str(store)]
+    for item in overrides:
+        argv += ["--set", item]
+    return argv
+
+
 def run_scenario(
     scenario: str | Path,
     inventory: Path,
@@ -16,10 +25,7 @@ def run_scenario(
     *overrides: str,
     timeout: float = 400,
 ) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "loadtower", "run", str(scenario), "--inventory", str(inventory)]
-    argv += ["--headless", "--store", str(store)]
-    for item in overrides:
-        argv += ["--set", item]
+    argv = scenario_argv(scenario, inventory, store, *overrides)
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 
 
