@@ -104,5 +104,6 @@ def test_the_sandboxs_prometheus_scrapes_the_runs_ops_per_second(
     compared = {key: (rate, stored.get(key, 0)) for key, rate in scraped.items()
                 if rate or stored.get(key, 0)}  # the seconds with ops (not a phase's 0 tail)
     close = {key for key, (rate, ops) in compared.items() if abs(rate - ops) <= 0.01 * ops}
+    print(f"{len(close)} of {len(compared)} (second, op) figures within 1% of the store's")
     assert len({second for second, _op in close}) >= 5, compared
     assert len(close) >= 0.8 * len(compared), {k: v for k, v in compared.items() if k not in close}
