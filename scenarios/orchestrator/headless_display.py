@@ -19,6 +19,7 @@ from rich.text import Text
 from loadtower.scenarios.durations import format_duration
 from loadtower.scenarios.orchestrator.benchmark import Orchestrator
 from loadtower.scenarios.orchestrator.phases.impact import p99_text
+from loadtower.scenarios.orchestrator.phases.search import within_text
 from loadtower.scenarios.orchestrator.plan_duration import clock, expected_total
 from loadtower.store.terminal_text import cell, visible
 
@@ -266,8 +267,8 @@ def phase_notes(results: dict[str, dict[str, Any]]) -> list[str]:
                     f"no rate met {result.get('target')} ({result.get('stop_reason')})"
                     if found is None else
                     f"highest rate meeting {result.get('target')}: {found:,.1f} ops/s, "
-                    f"bracket [{low:,.1f}, {'-' if high is None else f'{high:,.1f}'}] within "
-                    f"{result.get('resolution')}, "
+                    f"bracket [{low:,.1f}, {'-' if high is None else f'{high:,.1f}'}] "
+                    f"{within_text(result)} {result.get('resolution')}, "
                     + ("confirmed" if result.get("confirmed")
                        else f"NOT confirmed ({result.get('stop_reason')})")
                 )

@@ -5,7 +5,12 @@ run, whose two curves and rates at target `compare` prints.
 
 The answers depend on this shared machine's load: the tests check the search's
 structure (bracket within the resolution, the confirmation at R passed, the step at
-R_fail failed, the store's and compare's figures equal), never a rate.
+R_fail failed, the store's and compare's figures equal), never a rate. Near the knee
+this machine's p99 is noisy (seen: 44.8 ms at 1,600 ops/s, 21.3 ms at 3,200), so a
+confirmation can fail by noise and a search end unconfirmed, as it then says; such a
+search's structure is checked too (every confirmation it ran failed, its bracket said
+"wider than" the resolution when it is), and the test runs up to MAX_SEARCHES searches
+for the two confirmed ones it compares.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from tests.orchestrator.run_helpers import only_run, run_scenario
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 RESOLUTION_PCT = 20
+MAX_SEARCHES = 4  # for two confirmed searches (see the module docstring)
+MAX_CONFIRMATIONS = 3
 SCENARIO = f"""
 name = "search-test"
 [target]
@@ -48,7 +55,7 @@ growth = 2.0
 resolution_pct = {RESOLUTION_PCT}
 step_duration = "4s"
 max_steps = 16
-max_confirmations = 3
+max_confirmations = {MAX_CONFIRMATIONS}
 """
 
 
@@ -71,20 +78,27 @@ def _search_once(sandbox: dict, tmp_path: Path, name: str) -> tuple[dict, dict, 
     result = phase["result"]
     low, high = result["bracket"]
     steps = result["steps"]
-    # a bracket [R, R_fail] within the stated resolution
     assert result["found"] == low and low is not None and high is not None, result
-    assert high - low <= low * RESOLUTION_PCT / 100 + 1e-6, result
-    # the confirmation step at R passed; a step at R_fail failed
-    assert result["confirmed"] is True, result
-    last = steps[-1]
-    assert last["stage"] == "confirm" and last["level"] == low and last["passed"], last
-    assert any(s["level"] == high and not s["passed"] for s in steps), steps
+    assert any(s["level"] == high and not s["passed"] for s in steps), steps  # R_fail failed
+    assert any(s["level"] == low and s["passed"] for s in steps), steps  # R passed
+    within = high - low <= low * RESOLUTION_PCT / 100 + 1e-6
+    assert result["within_resolution"] is within, result
+    confirms = [s for s in steps if s["stage"] == "confirm"]
+    if result["confirmed"]:  # a bracket [R, R_fail] within the resolution, R confirmed
+        assert within, result
+        last = steps[-1]
+        assert last["stage"] == "confirm" and last["level"] == low and last["passed"], last
+    else:  # ended by noise: every confirmation it ran failed (or its step budget went)
+        assert not any(s["passed"] for s in confirms), confirms
+        assert result["stop_reason"] in (f"{MAX_CONFIRMATIONS} confirmation steps failed",
+                                         "step budget (16 steps) spent"), result
+        assert len(confirms) == MAX_CONFIRMATIONS or len(steps) == 16, steps
     # one phase_summary row per step and op; the store's search_result row agrees
     summary = reader.phase_summary(run["id"])
     assert {s["label"] for s in steps} == {r["phase"] for r in summary if "@" in r["phase"]}
     [row] = reader.search_results(run["id"])
     assert (row["found_ops_per_s"], row["bracket_low"], row["bracket_high"]) == (low, low, high)
-    assert row["confirmed"] is True and row["steps"] == len(steps)
+    assert row["confirmed"] is result["confirmed"] and row["steps"] == len(steps)
     assert row["target_p99_ms"] == 50 and row["resolution"] == f"{RESOLUTION_PCT}%"
     # the steps stream as events as they end, as a ramp's do
     events = [e for e in reader.events(run["id"]) if e["kind"] == "search_step"]
@@ -98,8 +112,16 @@ def _search_once(sandbox: dict, tmp_path: Path, name: str) -> tuple[dict, dict, 
 
 
 def test_search_finds_the_rate_at_p99_50ms_twice(sandbox: dict, tmp_path: Path) -> None:
-    first, row1, took1 = _search_once(sandbox, tmp_path, "first")
-    second, row2, took2 = _search_once(sandbox, tmp_path, "second")
+    confirmed, unconfirmed = [], []
+    for attempt in range(MAX_SEARCHES):
+        if len(confirmed) == 2:
+            break
+        found = _search_once(sandbox, tmp_path, f"search{attempt}")
+        (confirmed if found[0]["confirmed"] else unconfirmed).append(found)
+    assert len(confirmed) == 2, (
+        f"{len(unconfirmed)} of {MAX_SEARCHES} searches ended unconfirmed: "
+        f"{[r['bracket'] for r, _row, _t in unconfirmed]}")
+    (first, row1, took1), (second, row2, took2) = confirmed
     a, b = first["found"], second["found"]
     spread = abs(a - b) / max(a, b)
     # the note's repeatability figure (printed with -s)
@@ -107,7 +129,8 @@ def test_search_finds_the_rate_at_p99_50ms_twice(sandbox: dict, tmp_path: Path) 
         f"\nsearch p99<=50ms on 1-node Cassandra: run 1 {a:g} ops/s bracket {first['bracket']} "
         f"({len(first['steps'])} steps, {row1['duration_s']:.0f} s, run {took1:.0f} s); "
         f"run 2 {b:g} ops/s bracket {second['bracket']} ({len(second['steps'])} steps, "
-        f"{row2['duration_s']:.0f} s, run {took2:.0f} s); apart by {spread:.1%}"
+        f"{row2['duration_s']:.0f} s, run {took2:.0f} s); apart by {spread:.1%}; "
+        f"{len(unconfirmed)} unconfirmed search(es) before them"
     )
 
 

@@ -202,6 +202,30 @@ def test_the_phase_finds_the_knee_with_a_label_per_step(tmp_path: Path) -> None:
     assert table.row_count == len(steps) and str(table.title).startswith("Search find")
 
 
+def test_a_search_ended_by_failed_confirmations_says_how_wide_its_bracket_is(
+        tmp_path: Path) -> None:
+    """Every rate asked a second time fails (noise past the target, as on a busy
+    machine): the search ends unconfirmed, and its event and note say "wider than" the
+    resolution when the bracket is (each failed confirmation lowered its top), never
+    "within" it."""
+    asked: dict[float, int] = {}
+
+    def second(level: float, offset: int) -> Second:
+        if offset == 0:
+            asked[level] = asked.get(level, 0) + 1
+        passes = level <= KNEE and asked[level] == 1
+        return int(level), (4000 if passes else 120_000), 0
+
+    result, _starts, events = _run(tmp_path, _scenario(), second)
+    low, high = result["bracket"]
+    assert result["confirmed"] is False and "confirmation steps failed" in result["stop_reason"]
+    assert high - low > 25 and result["within_resolution"] is False, result["bracket"]
+    [done] = [e for e in events if e["kind"] == "search_result"]
+    assert "] wider than 25 ops/s, NOT confirmed" in done["message"], done["message"]
+    [note] = phase_notes({"find": result})
+    assert "] wider than 25 ops/s, NOT confirmed" in note, note
+
+
 def test_a_step_that_cannot_keep_up_fails(tmp_path: Path) -> None:
     def capped(level: float, offset: int) -> Second:
         return min(int(level), 500), 3000, 0  # good latency, but at most 500 ops/s

@@ -105,6 +105,10 @@ async def run_phase(ctx: PhaseContext, index: int, phase: SearchPhase) -> dict[s
         "found_ops_per_s": at_found[-1]["ops_per_s"] if at_found else None,
         "bracket": search.bracket,
         "resolution": bounds.resolution_text(),
+        # False when it ended wider (failed confirmations lowered its top, none confirmed
+        # its bottom): the summary then says "wider than", never "within"
+        "within_resolution": search.low is not None and search.high is not None
+        and bounds.close_enough(search.low, search.high),
         "confirmed": search.confirmed,
         "stop_reason": search.stop_reason,
         "search_s": round(ctx.clock() - began, 1),
@@ -115,12 +119,18 @@ async def run_phase(ctx: PhaseContext, index: int, phase: SearchPhase) -> dict[s
         message = (
             f"search: highest rate meeting {summary['target']}: {found:g} ops/s "
             f"({_rate(summary['found_ops_per_s'])} achieved), bracket [{_rate(search.low)}, "
-            f"{_rate(search.high)}] within {summary['resolution']}, "
+            f"{_rate(search.high)}] {within_text(summary)} {summary['resolution']}, "
             + ("confirmed" if search.confirmed else "NOT confirmed")
             + f" ({search.stop_reason}; {len(results)} steps)"
         )
     ctx.event("search_result", message, data=summary)
     return summary
+
+
+def within_text(result: dict[str, Any]) -> str:
+    """How a search's bracket stands to its resolution, in words (stored results from
+    before ``within_resolution`` say "within", as they did)."""
+    return "within" if result.get("within_resolution", True) else "wider than"
 
 
 def _rate(value: float | None) -> str:
