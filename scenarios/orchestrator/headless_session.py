@@ -12,7 +12,6 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from loadtower.errors import LoadtowerError
 from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunOptions
 from loadtower.scenarios.orchestrator.headless_display import (
     phase_notes,
@@ -20,7 +19,11 @@ from loadtower.scenarios.orchestrator.headless_display import (
     result_table,
     show_progress,
 )
-from loadtower.scenarios.orchestrator.metrics_endpoint import MetricsEndpoint, serve_run
+from loadtower.scenarios.orchestrator.metrics_endpoint import (
+    MetricsEndpoint,
+    ServeError,
+    serve_run,
+)
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.serve_address import chosen_address
 
@@ -101,13 +104,13 @@ def serve_metrics(plan: Plan, args: argparse.Namespace, orch: Orchestrator,
         return None
     try:
         return serve_run(address, lambda: orch.sinks, loop)
-    except LoadtowerError as exc:
+    except ServeError as exc:
         if getattr(args, "metrics_address", None):  # asked for by name: no run without it
             raise
         # the inventory's default (every run on a sandbox has one): a second run at the
         # same time runs too, without serving; the first keeps the port
-        print(f"loadtower run: warning: {exc.args[0].replace('; or run with --no-metrics', '')}"
-              "; the run goes on without serving them", file=sys.stderr)
+        print(f"loadtower run: warning: {exc.problem}; the run goes on without serving them",
+              file=sys.stderr)
         return None
 
 

@@ -36,7 +36,7 @@ T = TypeVar("T")
 
 class MetricsEndpoint:
     """Serves `source()`'s snapshots on `address` from the moment it is made (the port
-    is bound here: LoadtowerError, one line naming the address, when it cannot be)."""
+    is bound here: ServeError, one line naming the address, when it cannot be)."""
 
     def __init__(self, address: ServeAddress,
                  source: Callable[[], MetricsSnapshot | None]) -> None:
@@ -46,7 +46,7 @@ class MetricsEndpoint:
             self.server, self.thread = start_http_server(
                 address.port, address.host, registry=self.registry)
         except OSError as exc:
-            raise LoadtowerError(bind_problem(address, exc)) from None
+            raise ServeError(bind_problem(address, exc)) from None
         self.host = address.host
         self.closed = False
 
@@ -112,6 +112,14 @@ def on_loop(loop: asyncio.AbstractEventLoop, read: Callable[[], T | None],
         return None
 
 
+class ServeError(LoadtowerError):
+    """The address cannot be served: `problem` says why; the message adds what to do."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(f"{problem}; or run with --no-metrics")
+        self.problem = problem
+
+
 def bind_problem(address: ServeAddress, exc: OSError) -> str:
     """One line saying why the metrics address cannot be served."""
     where = f"cannot serve metrics on {address.host}:{address.port} ({address.source})"
@@ -125,4 +133,4 @@ def bind_problem(address: ServeAddress, exc: OSError) -> str:
         why = "permission denied (a port below 1024 needs root)"
     else:
         why = exc.strerror or str(exc)
-    return f"{where}: {why}; or run with --no-metrics"
+    return f"{where}: {why}"
