@@ -363,13 +363,32 @@ class Engine:
         finally:
             self.total_ops += 1
 
+    async def set_lane_rate(self, phase: str, lane_rate: float) -> None:
+        """The running open-model phase's new rate per lane (the operator steered it):
+        every lane's schedule goes on from its next intended start at the new interval,
+        so no intended op is dropped or counted twice. Another phase's (one this process
+        has drained already) is ignored."""
+        cfg = self.config
+        if cfg is None or cfg.phase != phase or not cfg.lane_rate or lane_rate <= 0:
+            return
+        if self.run is None or self.run.drained:
+            return
+        cfg.lane_rate = lane_rate
+        if self.rust_on:
+            self.rust.set_lane_rate(lane_rate)
+
     async def _open_lane(self, lane: Lane, phase: str, rate: float) -> None:
+        cfg = self.config
+        assert cfg is not None
         interval = 1.0 / rate
         slots = self._slots
         assert slots is not None and self.mix is not None
         next_t = time.monotonic() + random.random() * interval
         choose = self.mix.next
         while lane.running:
+            if cfg.lane_rate and cfg.lane_rate != rate:  # steered: the next op on
+                rate = cfg.lane_rate
+                interval = 1.0 / rate
             if next_t > time.monotonic():
                 await wait_until(next_t)
                 if not lane.running:

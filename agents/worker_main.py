@@ -170,7 +170,15 @@ def run_worker(
         engine.submit(engine.stop_phase(data.get("id"),
                                         float(drain_s) if drain_s is not None else None))
 
-    runner = _connect(env, host, int(port), {"lt_phase": on_phase, "lt_stop": on_stop}, ref, key)
+    def on_rate(environment: Any, msg: Any, **_kw: Any) -> None:
+        # the running open-model phase's new rate per lane (a user): the schedule changes
+        # from its next op; a phase of another name (already over here) is left alone
+        data = msg.data or {}
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            engine.submit(engine.set_lane_rate(str(data["phase"]), float(data["lane_rate"])))
+
+    handlers = {"lt_phase": on_phase, "lt_stop": on_stop, "lt_rate": on_rate}
+    runner = _connect(env, host, int(port), handlers, ref, key)
     hello: HelloLine = {"type": "hello", "agent": agent, "pid": os.getpid(),
                         "protocol": PROTOCOL_VERSION}
     send(dict(hello))

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("loadtower.store.commands.report", "store"),
     "repair": ("loadtower.store.commands.repair", "store"),  # the one write of a store
     "cleanup": ("loadtower.scenarios.cleanup_command", "scenarios"),
+    "control": ("loadtower.scenarios.control_command", "scenarios"),
     "tui": ("loadtower.tui.command", "tui"),
     "demo": ("loadtower.demo_command", "sandbox"),  # composes sandbox and run
 }

@@ -49,11 +49,28 @@ class DropCommand(TypedDict):
     agents: list[str]
 
 
+class RateCommand(TypedDict):
+    """Steer the running open-model phase: its new total rate (ops/s), split over the
+    phase's users as before (`lt_rate` to every worker)."""
+
+    cmd: Literal["rate"]
+    rate: float
+
+
+class UsersCommand(TypedDict):
+    """Steer the running closed-model phase: its new number of users (Locust spawns or
+    stops users; each is one lane)."""
+
+    cmd: Literal["users"]
+    users: int
+
+
 class QuitCommand(TypedDict):
     cmd: Literal["quit"]
 
 
-MasterCommand = StartCommand | StopCommand | DropCommand | QuitCommand
+MasterCommand = (StartCommand | StopCommand | DropCommand | RateCommand | UsersCommand
+                 | QuitCommand)
 
 
 class StartedAck(TypedDict):

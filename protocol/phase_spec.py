@@ -110,3 +110,11 @@ class PhaseMessage(TypedDict):
     records: int
     max_in_flight: int
     seed: int | None
+
+
+class RateMessage(TypedDict):
+    """The master's ``lt_rate`` message: the running phase's new open-model rate per lane
+    (a user), for every worker (a worker on another phase ignores it)."""
+
+    phase: str
+    lane_rate: float

@@ -5,7 +5,8 @@ What the TUI may ask of the orchestrator side, with plain types only:
 - a plan, loaded and rendered as plain text lines for the start-run screen
   (`plan_lines`; bad input raises LoadtowerError naming file, line and key);
 - a run's control socket and a command to it (`control_path`, `send`:
-  stop, skip_phase, pause_phase, resume_phase);
+  stop, skip_phase, pause_phase, resume_phase; rate N and users N steer a run phase's
+  load: its open model's total ops/s, its closed model's users);
 - a run started as a headless `loadtower run` child process (`start_run`), which
   the TUI watches through the store and steers through the control socket. The run
   lives on if the TUI is closed, and can be attached to again.
@@ -29,7 +30,8 @@ RUN_ID = re.compile(r"run_id: (\S+)")
 START_TIMEOUT_S = 120.0
 SEND_TIMEOUT_S = 5.0
 PLAN_WIDTH = 120
-COMMANDS = ("stop", "skip_phase", "pause_phase", "resume_phase")
+COMMANDS = ("stop", "skip_phase", "pause_phase", "resume_phase", "rate", "users")
+STEER_COMMANDS = ("rate", "users")  # they take a number
 
 
 @dataclass
@@ -73,14 +75,19 @@ def control_path(store: Path, run_id: str) -> Path:
     return default_control_path(store, run_id)
 
 
-async def send(path: Path, command: str, timeout: float = SEND_TIMEOUT_S) -> str:
-    """Send `command` (one of COMMANDS) to the run listening on `path`; its reply.
-    OSError when nothing listens there, TimeoutError when it does not answer."""
+async def send(path: Path, command: str, timeout: float = SEND_TIMEOUT_S,
+               value: float | None = None) -> str:
+    """Send `command` (one of COMMANDS; `value` for rate and users) to the run listening
+    on `path`; its reply ("ok..." when done, else why not). OSError when nothing listens
+    there, TimeoutError when it does not answer."""
     from loadtower.scenarios.orchestrator.control import send_command
 
     if command not in COMMANDS:
         raise LoadtowerError(f"unknown run command '{command}' (one of {', '.join(COMMANDS)})")
-    return await send_command(path, command, timeout)
+    if (value is None) != (command not in STEER_COMMANDS):
+        raise LoadtowerError(f"'{command}' takes a number" if value is None
+                             else f"'{command}' takes no number")
+    return await send_command(path, command, timeout, value)
 
 
 def start_run(scenario: str, inventory: Path, store: Path, extra: list[str] | None = None,

@@ -137,7 +137,8 @@ class RustFeed:
         self.stop_timeout: float | None = None
         self.core: Any = None
         self.core_key: tuple | None = None
-        self.rate = 0.0
+        self.rate = 0.0  # the core's open-model rate: lanes x lane_rate
+        self.lane_rate = 0.0
         self.lanes = 0
         self.mode = "open"  # open | closed | load: how lanes feed the core this phase
         self.think = 0.0
@@ -226,14 +227,28 @@ class RustFeed:
     # -- lanes ------------------------------------------------------------------------------
     async def lane(self, stopped: asyncio.Event, rate: float) -> None:
         """An open-model lane's life on this path: its rate joins the core's schedule
-        until it stops."""
-        self.rate += rate
-        self._join(lambda: self.core.start(self.rate), lambda: self.core.set_rate(self.rate))
+        until it stops (the core's rate: lanes x the rate per lane)."""
+        self.lane_rate = rate
+        self._join(self._start_open, self._set_rate)
         try:
             await stopped.wait()
         finally:
-            self.rate -= rate
-            self._leave(lambda: self.core.set_rate(self.rate))
+            self._leave(self._set_rate)
+
+    def set_lane_rate(self, rate: float) -> None:
+        """The operator steered the phase: the core's schedule goes on at lanes x `rate`
+        from its next intended start (native/loadtower-core/src/clock.rs)."""
+        self.lane_rate = rate
+        if self.core is not None and self.mode == "open" and self.lanes > 0:
+            self._set_rate()
+
+    def _start_open(self) -> None:
+        self.rate = self.lanes * self.lane_rate
+        self.core.start(self.rate)
+
+    def _set_rate(self) -> None:
+        self.rate = self.lanes * self.lane_rate
+        self.core.set_rate(self.rate)
 
     async def closed_lane(self, stopped: asyncio.Event) -> None:
         """A closed-model lane: one more of the core's loops (op, think time) until it

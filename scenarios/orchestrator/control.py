@@ -1,6 +1,8 @@
-"""Run control: stop, skip to the next phase, pause/resume a phase.
+"""Run control: stop, skip to the next phase, pause/resume a phase, steer the load
+(``rate``: an open-model phase's total ops/s; ``users``: a closed model's concurrency).
 
-Commands arrive as JSON lines on a UNIX socket (the TUI uses it) or from signals.
+Commands arrive as JSON lines on a UNIX socket (the TUI and `loadtower control` use
+it) or from signals: ``{"cmd": "stop"}``, ``{"cmd": "rate", "value": 1000}``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from loadtower.errors import LoadtowerError
 from loadtower.scenarios.private_dir import private_dir, socket_folder
 
 T = TypeVar("T")
+# steering: the current phase's handler changes its load (kind, value) and says what it did
+Steer = Callable[[str, float], Awaitable[str]]
+STEER_COMMANDS = ("rate", "users")
 
 
 class RunStopped(LoadtowerError):
@@ -31,6 +36,8 @@ class RunControl:
         self.reason: str | None = None
         self.history: list[str] = []
         self._on_stop: list[Callable[[], None]] = []
+        # set by the phase whose load can be steered (a run phase) while it runs
+        self.steer: Steer | None = None
 
     def handle(self, command: str) -> str:
         handlers = {
@@ -45,6 +52,20 @@ class RunControl:
         action()
         self.history.append(command)
         return "ok"
+
+    async def command(self, command: str, value: object = None) -> str:
+        """A command from the socket: the phase commands at once, the steering ones
+        (``rate``, ``users`` with a number) by the phase that runs the load."""
+        if command not in STEER_COMMANDS:
+            return self.handle(command)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"'{command}' needs a number (e.g. {command} 1000)"
+        if self.steer is None or self.stop_requested.is_set():
+            return f"no phase to steer now: '{command}' changes a run phase's load while it runs"
+        reply = await self.steer(command, float(value))
+        if reply.startswith("ok"):
+            self.history.append(f"{command} {value:g}")
+        return reply
 
     def stop(self, reason: str = "stopped by the operator") -> None:
         """Stop the run: its load at once (the `on_stop` callbacks, on the first stop
@@ -136,11 +157,14 @@ class ControlServer:
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while line := await asyncio.wait_for(reader.readline(), timeout=30):
+                value: object = None
                 try:
-                    command = str(json.loads(line).get("cmd", ""))
+                    message = json.loads(line)
+                    command, value = str(message.get("cmd", "")), message.get("value")
                 except (ValueError, AttributeError):
                     command = "<malformed>"
-                writer.write((json.dumps({"reply": self.control.handle(command)}) + "\n").encode())
+                reply = await self.control.command(command, value)
+                writer.write((json.dumps({"reply": reply}) + "\n").encode())
                 await writer.drain()
         except (TimeoutError, ConnectionError):
             pass
@@ -171,10 +195,14 @@ def default_control_path(store: Path, run_id: str) -> Path:
     return socket_folder() / f"{digest}.sock"
 
 
-async def send_command(path: Path, command: str, timeout: float = 5.0) -> str:
+async def send_command(path: Path, command: str, timeout: float = 5.0,
+                       value: float | None = None) -> str:
     reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), timeout)
     try:
-        writer.write((json.dumps({"cmd": command}) + "\n").encode())
+        message: dict[str, object] = {"cmd": command}
+        if value is not None:
+            message["value"] = value
+        writer.write((json.dumps(message) + "\n").encode())
         await writer.drain()
         reply = await asyncio.wait_for(reader.readline(), timeout)
         return str(json.loads(reply).get("reply", ""))

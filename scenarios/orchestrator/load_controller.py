@@ -337,6 +337,15 @@ class LocustLoad:
             self.sinks.event("warning", f"stopping the load: {exc}; the phase's figures may "
                              "miss its last lines")
 
+    async def steer(self, kind: str, value: float) -> None:
+        """The running run phase's load, steered: ``rate`` (its open model's new total
+        ops/s) or ``users`` (its closed model's). The master passes it on to every worker
+        at once (``lt_rate``, or Locust's spawning); the phase checked that it applies."""
+        if self.interrupted.is_set() or self._stopping is not None:
+            raise LoadtowerError("the phase's load is stopping")
+        number: float | int = float(value) if kind == "rate" else int(value)
+        await self._send({"cmd": kind, kind: number})
+
     async def wait_done(self, timeout: float | None = None) -> bool:
         try:
             await asyncio.wait_for(self._done.wait(), timeout=timeout)

@@ -3,7 +3,8 @@
 Commands (one JSON object per line): ``start`` (a phase: spec, mode, rate/users,
 records, concurrency, connection), ``stop``, ``drop`` (agents the orchestrator found
 gone: their users are re-split over the remaining workers, so an open model keeps its
-total rate), ``quit``. Output on stdout, one JSON object per line: every worker's
+total rate), ``rate`` and ``users`` (steer the running phase: a new total rate, split
+over its users, or a new number of users), ``quit``. Output on stdout, one JSON object per line: every worker's
 interval lines, events (``worker_joined``, ``worker_left``, ``worker_silent``,
 ``worker_back``, ``rebalanced``, errors), ``phase_done`` when a load phase inserted
 everything, ``stopped`` after a stop. Workers reach the master through SSH reverse
@@ -27,7 +28,7 @@ from loadtower.agents.inflight import DRAIN_TIMEOUT_S
 from loadtower.errors import LoadtowerError
 from loadtower.protocol.commands import FailedAck, StartCommand
 from loadtower.protocol.link_secrets import KEY_ENV
-from loadtower.protocol.phase_spec import PhaseMessage
+from loadtower.protocol.phase_spec import PhaseMessage, RateMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 from loadtower.scenarios.orchestrator.link_guard import LinkGuard
 
@@ -122,6 +123,7 @@ class Master:
         self.first_seen: dict[str, float] = {}  # worker id -> when the master first saw it
         self.silent: set[str] = set()
         self.lane_rate: float | None = None
+        self.phase = ""  # the running phase's name ("" between phases)
         self.stopped_at = 0.0
         self.stop_resent: dict[str, float] = {}
         self.stop_id = 0  # numbers the stops: a worker's stop_done answers one of them
@@ -345,6 +347,7 @@ class Master:
             self.runner.send_message("lt_phase", dict(self.phase_msgs[wid]), client_id=wid)
         self.configured, self.failed = set(), False
         self.mode, self.phase_workers, self.load_done = mode, set(workers), set()
+        self.phase = str(cmd.get("phase", ""))
         ls.gevent.spawn(self._start_users, users, len(workers), self.stop_id)
 
     def _start_users(self, users: int, workers: int, stop_id: int) -> None:
@@ -376,6 +379,31 @@ class Master:
             ls.gevent.sleep(0.02)
         self.runner.start(users, spawn_rate=min(users, 90 * workers))
         emit({"type": "started", "ts": time.time(), "users": users})
+
+    def steer(self, kind: str, value: float) -> None:
+        """`rate`: the running open-model phase's new total rate, split over its users as
+        at its start (`lt_rate` to every worker; a worker that resyncs later gets it in
+        its phase message); `users`: the closed model's new number of users, spawned or
+        stopped by Locust. Anything else (no phase, a load, the other model) is a
+        warning event (the orchestrator checks before it sends: a race with the phase's
+        end)."""
+        running = self.mode == "run" and self.runner.state in ("running", "spawning")
+        if kind == "rate" and running and self.lane_rate and value > 0:
+            users = self.runner.target_user_count
+            self.lane_rate = value / users
+            for message in self.phase_msgs.values():
+                message["lane_rate"] = self.lane_rate
+            rate: RateMessage = {"phase": self.phase, "lane_rate": self.lane_rate}
+            self.runner.send_message("lt_rate", dict(rate))
+        elif kind == "users" and running and not self.lane_rate and value >= 1:
+            users = int(value)
+            workers = len([c for c in self.runner.clients.all if c.state != "missing"])
+            self.runner.start(users, spawn_rate=min(users, 90 * max(workers, 1)))
+        else:
+            model = "open" if kind == "rate" else "closed"
+            emit({"type": "event", "kind": "warning", "ts": time.time(),
+                  "message": f"cannot steer {kind} to {value:g}: no {model}-model run phase "
+                  "is running"})
 
     def _stop(self, drain_s: float | None = None) -> None:
         self.stopped_at = time.time()
@@ -451,6 +479,9 @@ class Master:
                 self.stop_command(float(drain_s) if drain_s is not None else None)
             elif cmd.get("cmd") == "drop":
                 self._drop([str(a) for a in cmd.get("agents") or []])
+            elif cmd.get("cmd") in ("rate", "users"):
+                kind = str(cmd["cmd"])
+                self.steer(kind, float(cmd.get(kind) or 0))
         self._stop()
         self._await_drained()  # the workers' last lines
         ls.gevent.sleep(0.2)

@@ -110,6 +110,7 @@ class SyntheticLoad:
     # offset from the load's start -> what the agents did in that second
     second: Callable[[float, int], Second]
     starts: list[dict[str, Any]] = field(default_factory=list)
+    steers: list[tuple[str, float, float]] = field(default_factory=list)
     _running: dict[str, Any] | None = None
     with_span: bool = True  # lines carry ``span`` (the agents' side of the phase rate)
     # lines of a phase that complete after it (a backlog): (seconds after its end, Second)
@@ -145,6 +146,12 @@ class SyntheticLoad:
             ts = end + after
             span = (end - 0.5, ts + 0.5) if self.with_span else None
             self._feed(interval_line(ts, "read", ok, latency, errors, phase, span))
+
+    async def steer(self, kind: str, value: float) -> None:
+        """The running phase's rate or users, changed (recorded in `steers`)."""
+        self.steers.append((kind, value, self.clock()))
+        if self._running is not None:
+            self._running[kind] = value
 
     async def wait_done(self, timeout: float | None = None) -> bool:
         """A load phase: it 'ran' for `records / level` s (1 s without a level)."""

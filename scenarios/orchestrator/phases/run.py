@@ -3,7 +3,8 @@
 The result's figures are the phase label's (``LiveStats.phase``), read after the stop
 ack: every op scheduled in the phase, however late it completed, and none of another
 phase's; its rate is ``loadtower.store.phase_rate``'s (ops over the measured duration),
-the figure the store's phase_summary gives.
+the figure the store's phase_summary gives. While it runs, the operator may steer its
+rate or users (steering.py); its result then lists the changes.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from loadtower.scenarios.models import RunPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext
+from loadtower.scenarios.orchestrator.steering import Steering
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: RunPhase) -> dict[str, Any]:
@@ -26,11 +28,17 @@ async def run_phase(ctx: PhaseContext, index: int, phase: RunPhase) -> dict[str,
         think_time=phase.think_time,
         duration=phase.duration,
     )
-    await ctx.control.sleep(phase.duration)
+    kind, level = ("rate", phase.rate) if phase.rate else ("users", phase.users or 1)
+    steering = Steering(ctx, label, kind, float(level), start)
+    ctx.control.steer = steering  # the operator may change the load until its stop
+    try:
+        await ctx.control.sleep(phase.duration)
+    finally:
+        ctx.control.steer = None
     await ctx.load.stop()  # acknowledged once every line of the phase is in
     figures = ctx.figures(start)
     end = ctx.clock()
-    return {
+    return steering.result() | {
         "duration_s": round(end - start, 3),
         "measured_s": round(figures.duration_s or 0.0, 3),
         "ops": figures.ops,
