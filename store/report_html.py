@@ -209,7 +209,7 @@ def _summary(reader: StoreReader, run: dict[str, Any], phases: list[dict[str, An
     took = (run["ended"] - run["started"]) if run["ended"] and run["started"] else None
     phase_items = "".join(
         f"<li>{_fmt(p['name'])} ({_fmt(p['type'] or '')}): "
-        f"{_fmt((p['ended'] or p['started']) - p['started'])} s</li>"
+        f"{_fmt((p['ended'] or p['started']) - p['started'])} s{_phase_notes(p)}</li>"
         for p in phases if p["started"] is not None
     )  # fmt: skip
     about = summary_of.description(run.get("scenario_text"))
@@ -231,6 +231,15 @@ def _summary(reader: StoreReader, run: dict[str, Any], phases: list[dict[str, An
         + _headlines(engines)
         + f"<h3>Phases</h3><ul>{phase_items}</ul>"
     )  # fmt: skip
+
+
+def _phase_notes(phase: dict[str, Any]) -> str:
+    """What the phase's result notes (e.g. its rate steered live), after its length."""
+    result = phase.get("result")
+    notes = result.get("notes") if isinstance(result, dict) else None
+    if not isinstance(notes, list) or not notes:
+        return ""
+    return " (" + "; ".join(_fmt(str(n)) for n in notes) + ")"
 
 
 def _target_p99(phases: list[dict[str, Any]]) -> float | None:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.store import StoreReader
+from loadtower.store import StoreReader, StoreWriter
 from loadtower.store.report_html import render
 from tests.store.report_run import LEVELS, write_two_target_run
+from tests.store.synth import T0
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -211,3 +212,16 @@ def test_two_runs_compared_as_compare_prints_them(tmp_path: Path) -> None:
     ]
     assert "cassandra (A) p99" in html and "cassandra (B) p99" in html
     assert html.count(f"<h1>A: run {run_a}</h1>") == 1 and html.count("plotly.js v") == 1
+
+
+def test_a_phase_steered_live_says_so_in_the_phase_list(tmp_path: Path) -> None:
+    """A phase's result notes (the operator steered its rate) follow its length in the
+    summary's phase list, escaped."""
+    path = tmp_path / "s.duckdb"
+    run_id = write_two_target_run(path)
+    note = "rate steered live: 500 ops/s -> 1,000 ops/s at 12s <b>"
+    with StoreWriter(path) as writer:
+        writer.phase_ended(run_id, 0, T0 + 6.0, {"notes": [note], "steered": [{"to": 1000.0}]})
+    html = render(StoreReader(path), run_id)
+    assert ("(rate steered live: 500 ops/s -&gt; 1,000 ops/s at 12s &lt;b&gt;)</li>"
+            in html), re.findall(r"<h3>Phases</h3>.{0,300}", html)
