@@ -1,4 +1,5 @@
-"""Start quickstart on the sandbox from the TUI, watch live numbers arrive, stop it."""
+"""Start quickstart on the sandbox from the TUI, watch live numbers arrive, double its
+rate by key (500 -> 1,000 ops/s, issue 31), stop it."""
 
 from __future__ import annotations
 
@@ -88,6 +89,21 @@ async def test_start_quickstart_from_the_tui_see_live_numbers_then_stop_it(
             assert dash.query_one("#throughput").series, "the throughput chart has no series"
             assert dash.query_one("#agents").row_count >= 1
 
+            # `*` doubles the run phase's rate (after 3 whole seconds at 500 ops/s): the
+            # stored seconds follow within 2 s
+            await wait_for(pilot, lambda: bool(_seconds(store)), 30, "the stored seconds")
+            first = min(_seconds(store) or {0: 0})
+            await wait_for(pilot, lambda: _second(store, first + 3) is not None, 60,
+                           "three seconds of the run phase", seen)
+            await pilot.press("asterisk")
+            await wait_for(pilot, lambda: bool(_changes(store)), 30, "the rate_change event")
+            [change] = _changes(store)
+            await wait_for(pilot, lambda: _second(store, int(change["ts"]) + 4) is not None,
+                           60, "four seconds at the new rate", seen)
+            steered_at = int(change["ts"])
+            assert change["data"]["from"] == 500.0 and change["data"]["to"] == 1000.0
+            assert "1,000 ops/s" in str(dash.query_one("#status").render())
+
             await pilot.press("s")
             await wait_for(pilot, lambda: isinstance(app.screen, Confirm), 10, "the stop confirm")
             await pilot.press("y")
@@ -96,7 +112,42 @@ async def test_start_quickstart_from_the_tui_see_live_numbers_then_stop_it(
             assert process.returncode == 3, app.started_runs[0].output.read_text()
     finally:
         stop_leftovers(app)
-    run = StoreReader(store).runs()[0]
+    reader = StoreReader(store)
+    run = reader.runs()[0]
     assert run["status"] == "interrupted"
-    seconds = StoreReader(store).op_seconds(run["id"], "ycsb-a")
-    assert sum(r["ops"] for r in seconds) > 0
+    seconds = {r["ts"]: r["ops"] for r in reader.op_seconds(run["id"], "ycsb-a")}
+    before = [seconds.get(t, 0) for t in range(max(steered_at - 3, min(seconds) + 1),
+                                                steered_at)]
+    assert before, seconds
+    after = [seconds.get(t, 0) for t in range(steered_at + 2, steered_at + 4)]
+    print(f"ycsb-a seconds around the change: {before} -> {after}")
+    assert all(abs(ops - 500) <= 50 for ops in before), before
+    assert all(abs(ops - 1000) <= 100 for ops in after), after
+    # the Rust core's intended ops of the phase: each counted once, or given up at the stop
+    cores = [e["data"]["core"] for e in reader.events(run["id"])
+             if e["kind"] == "drain" and e["phase"] == "ycsb-a" and e["data"].get("core")]
+    assert cores and all(c["intended"] == c["counted"] + c["abandoned"] for c in cores)
+
+
+def _changes(store: Path) -> list[dict]:
+    """The run's rate_change events (a short read-only read; the run writes meanwhile)."""
+    with contextlib.suppress(Exception):  # the store may be mid-write: try again later
+        reader = StoreReader(store)
+        return [e for run in reader.runs() for e in reader.events(run["id"])
+                if e["kind"] == "rate_change"]
+    return []
+
+
+def _seconds(store: Path) -> dict[int, int]:
+    """The run phase's stored seconds so far: second -> ops."""
+    with contextlib.suppress(Exception):  # the store may be mid-write: try again later
+        reader = StoreReader(store)
+        return {int(r["ts"]): r["ops"] for run in reader.runs()
+                for r in reader.op_seconds(run["id"], "ycsb-a")}
+    return {}
+
+
+def _second(store: Path, ts: int) -> int | None:
+    """The ops stored for second `ts` of the run phase, once a later second is stored."""
+    rows = _seconds(store)
+    return rows.get(ts, 0) if rows and max(rows) > ts else None
