@@ -133,7 +133,7 @@ async def test_keys_double_raise_lower_and_halve_the_rate(
         assert isinstance(dashboard, RunDashboard)
         assert "rate 500 ops/s" in status(dashboard)
         keys = footer(pilot)
-        assert "-+ Rate" in keys and "Set the rate" in keys and "Faster" not in keys
+        assert "-+r Rate" in keys and "Faster" not in keys
 
         await pilot.press("asterisk")  # 500 -> 1,000 ops/s
         await wait_for(pilot, lambda: load.steers == [("rate", 1000.0)], "the doubled rate")
@@ -202,7 +202,10 @@ async def test_a_closed_model_steers_users_in_keys_and_palette(
         dashboard = app.screen
         assert isinstance(dashboard, RunDashboard)
         assert "4 users" in status(dashboard)
-        assert "-+ Users" in footer(pilot) and "Rate" not in footer(pilot)
+        assert "-+r Users" in footer(pilot) and "Rate" not in footer(pilot)
+        await pilot.resize_terminal(100, 30)  # the narrowest footer: every key still on it
+        await settle(pilot)
+        assert "-+r Users" in footer(pilot) and "q Quit" in footer(pilot)
 
         await pilot.press("plus")
         await wait_for(pilot, lambda: load.steers == [("users", 5.0)], "one user more")
@@ -242,14 +245,14 @@ async def test_no_steering_in_a_replay_another_phase_or_an_ended_run(
         await settle(pilot)
         dashboard = app.screen
         assert isinstance(dashboard, RunDashboard)
-        assert "Set the rate" in footer(pilot)
+        assert "Rate" in footer(pilot)
         open_model.next_phase("cleanup", kind="load")  # a phase with no rate to steer
         open_model.second(ops=10)
-        await wait_for(pilot, lambda: "Set the rate" not in footer(pilot), "the keys to go")
+        await wait_for(pilot, lambda: "Rate" not in footer(pilot), "the keys to go")
         assert "rate 500" not in status(dashboard)
         open_model.next_phase("steady2", model={"rate": 300})
         open_model.second(ops=300)
-        await wait_for(pilot, lambda: "Set the rate" in footer(pilot), "the keys again")
+        await wait_for(pilot, lambda: "Rate" in footer(pilot), "the keys again")
         assert "rate 300 ops/s" in status(dashboard)
 
         open_model.end("interrupted", "stopped by the operator")

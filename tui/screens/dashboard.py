@@ -117,6 +117,7 @@ class RunDashboard(SteerableScreen):
         Binding("space", "play_pause", "Play"),
         Binding("minus", "speed(-1)", "Slower", group=SPEED),
         Binding("plus,equals_sign", "speed(1)", "Faster", group=SPEED),
+        *steer_keys.BINDINGS,  # live: the current run phase's rate or users, on - + * / r
         Binding("left", "step(-1)", "Step -1s", group=STEP, priority=True),
         Binding("right", "step(1)", "Step +1s", group=STEP, priority=True),
         Binding("shift+left", "step(-10)", "Step -10s", show=False, priority=True),
@@ -128,7 +129,6 @@ class RunDashboard(SteerableScreen):
         Binding("s", "stop_run", "Stop run"),
         Binding("n", "skip_phase", "Skip phase"),
         Binding("p", "pause_phase", "Pause phase"),
-        *steer_keys.BINDINGS,  # live: the current run phase's rate or users
     ]
 
     def __init__(self, store: Path, run_id: str, live: bool = False,

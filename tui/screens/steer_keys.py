@@ -8,7 +8,9 @@ halve are exact (users: halve rounds down, at least 1). Each key starts from the
 the store holds, or from the one last asked for while the store has not caught up
 with it, so pressing a key twice steps twice.
 
-A binding per model (rate or users) on the same keys: the screen's check_action turns
+The footer shows `-+r Rate` (or `-+r Users`): one group, so a 100-column footer keeps
+every key; the keys help and the palette name each. A binding per model (rate or
+users) on the same keys: the screen's check_action turns
 on the current phase's, so the footer and the palette name what a key changes; `+` and
 `-` are the replay's speed keys, which a live dashboard turns off (Textual then tries
 the key's next binding).
@@ -37,27 +39,30 @@ RATE_STEPS = "to the next of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^n ops/s"
 
 
 def _bindings(kind: str, group: Binding.Group, words: dict[str, str]) -> list[Binding]:
+    what = "rate" if kind == "rate" else "users"
     return [
         Binding("minus", f"steer('{kind}', 'down')", words["down"], group=group,
                 tooltip=words["down_help"]),
         Binding("plus,equals_sign", f"steer('{kind}', 'up')", words["up"], group=group,
                 tooltip=words["up_help"]),
         Binding("asterisk", f"steer('{kind}', 'double')", words["double"], show=False,
-                tooltip="Twice the current level"),
+                tooltip=f"Twice the phase's {what}"),
         Binding("slash", f"steer('{kind}', 'half')", words["half"], show=False,
-                tooltip="Half the current level"),
-        Binding("r", f"steer_to('{kind}')", words["set"], tooltip=f"Type {WHAT[kind]}"),
+                tooltip=f"Half the phase's {what}" + (
+                    " (rounded down, at least 1)" if kind == "users" else "")),
+        Binding("r", f"steer_to('{kind}')", words["set"], group=group,
+                tooltip=f"Type {WHAT[kind]}"),
     ]
 
 
 BINDINGS = _bindings("rate", RATE, {
     "up": "Raise the rate", "up_help": f"Raise the phase's rate {RATE_STEPS}",
     "down": "Lower the rate", "down_help": f"Lower the phase's rate {RATE_STEPS}",
-    "double": "Double the rate", "half": "Halve the rate", "set": "Set the rate"}) + _bindings(
+    "double": "Double the rate", "half": "Halve the rate", "set": "Set rate"}) + _bindings(
     "users", USERS, {
     "up": "One user more", "up_help": "One user more in the phase's closed model",
     "down": "One user fewer", "down_help": "One user fewer in the phase's closed model",
-    "double": "Double the users", "half": "Halve the users", "set": "Set the users"})
+    "double": "Double the users", "half": "Halve the users", "set": "Set users"})
 ACTIONS = ("steer", "steer_to")
 
 
@@ -160,7 +165,7 @@ class SteerableScreen(Screen):
             value = parse_level(kind, answer)
             if value is None:
                 what = "number of users" if kind == "users" else "rate"
-                self.notify(visible(f"not a {what}: '{answer}' (type {WHAT[kind]})"),
+                self.notify(visible(f"not a {what}: '{answer}': type {WHAT[kind]}"),
                             severity="error", markup=False)
                 return
             current = self.steer_level()  # the phase may have ended meanwhile

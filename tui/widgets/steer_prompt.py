@@ -36,6 +36,7 @@ class SteerPrompt(ModalScreen[str | None]):
     DEFAULT_CSS = """
     SteerPrompt { align: center middle; }
     SteerPrompt > Vertical { width: 64; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    SteerPrompt Label { width: 1fr; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
@@ -45,8 +46,8 @@ class SteerPrompt(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Phase {visible(self.phase, False)} runs at {self.now}. New {self.kind}: "
-                        f"{WHAT[self.kind]}", markup=False)
+            yield Label(f"Phase {visible(self.phase, False)} runs at {self.now}. New "
+                        f"{self.kind}: {WHAT[self.kind]}", markup=False)
             yield Input(placeholder=self.now, id="steer-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
