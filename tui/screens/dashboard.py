@@ -4,7 +4,8 @@ A thread worker reads a Snapshot from the store (read-only) and posts it; one ha
 draws it. One read at a time: a request made while one runs is served right after
 it, and an older snapshot is never drawn over a newer one. Live: the cursor follows
 the newest stored second, and the store is read again only when a writer has
-committed to it since; when the run ends the status line says how. Replay: a
+committed to it since; when the run ends the status line says how; its current run
+phase's rate or users can be steered (steer_keys.py). Replay: a
 playback clock moves the cursor (1x..64x), with pause, step, seek (to a clock time,
 an offset or a phase) and jumps to phases and events. While another screen covers
 the dashboard its clock does no work.
