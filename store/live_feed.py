@@ -24,6 +24,7 @@ EVENT_LINES = 500
 AGENT_LOOKBACK_S = 600  # agents silent for longer leave the agents table
 PLAIN_EVENTS = ("run", "phase_start", "phase_end")  # not jump targets ([ and ] use phases)
 TIMELINE_QUIET = ("run", "phase_end")  # not drawn on the timeline bar
+STEER_EVENTS = {"rate_change": "rate", "users_change": "users"}  # the operator's changes
 WINDOWS = (60, 300, 900, 0)  # seconds; 0 = the whole run
 
 
@@ -52,6 +53,9 @@ class PhaseRow:
     # exact (False: a floor, e.g. a scale-out's fixed waits); None: not known (a load)
     planned: float | None = None
     planned_exact: bool = True
+    # a run phase's steerable load: ("rate", total ops/s) for an open model, ("users", n)
+    # for a closed one, as last set (its params, or the operator's last change); else None
+    steer: tuple[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,13 @@ class Snapshot:
             if phase.started is not None and phase.started <= ts:
                 current = phase.name
         return current
+
+    def steerable(self) -> PhaseRow | None:
+        """The newest started phase when it has not ended and its load can be steered
+        (a run phase: its ``steer`` says how), else None."""
+        row = next((p for p in reversed(self.phases) if p.started is not None), None)
+        return row if row is not None and row.ended is None and row.steer is not None \
+            else None
 
     def step_at(self, ts: float) -> str:
         """The label of the data at `ts` when it is not a phase's name (a ramp's step,
@@ -186,6 +197,59 @@ def _planned(params: str | None) -> tuple[float | None, bool]:
     return None, True
 
 
+def _number(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) \
+            and math.isfinite(value) and value > 0:
+        return float(value)
+    return None
+
+
+def _model(kind: str, params: str | None) -> tuple[str, float] | None:
+    """A run phase's load model as its params store it: ("rate", ops/s) or ("users", n)."""
+    if kind != "run":
+        return None
+    try:
+        stored = json.loads(params or "{}")
+        rate, users = _number(stored.get("rate")), _number(stored.get("users"))
+    except (ValueError, AttributeError):
+        return None
+    return ("rate", rate) if rate is not None else ("users", users) if users is not None \
+        else None
+
+
+def _steered(rows: list[tuple[Any, ...]]) -> dict[str, tuple[str, float]]:
+    """Each phase label's level as its last rate_change / users_change event set it."""
+    found: dict[str, tuple[str, float]] = {}
+    for phase, kind, data in rows:
+        try:
+            to = _number(json.loads(data or "{}").get("to"))
+        except (ValueError, AttributeError):
+            continue
+        if to is not None and phase is not None:
+            found[str(phase)] = (STEER_EVENTS[kind], to)
+    return found
+
+
+def _phase_rows(con: Any, run_id: str, until: float) -> list[PhaseRow]:
+    """The run's phases, a run phase with its load's level at `until`."""
+    steered = _steered(con.execute(
+        "SELECT phase, kind, data FROM events WHERE run_id = ? AND kind IN ? AND ts <= ? "
+        "ORDER BY ts, rowid", [run_id, list(STEER_EVENTS), until]).fetchall())
+    rows = []
+    for idx, name, kind, started, ended, params in con.execute(
+            "SELECT idx, name, type, started, ended, params FROM phases WHERE run_id = ? "
+            "ORDER BY idx", [run_id]).fetchall():
+        model = _model(str(kind), params)
+        level = steered.get(str(name))
+        if model is not None and level is not None and level[0] == model[0]:
+            model = level
+        rows.append(PhaseRow(int(idx), str(name), str(kind),
+                             None if started is None else float(started),
+                             None if ended is None else float(ended), *_planned(params),
+                             steer=model))
+    return rows
+
+
 def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Snapshot:
     """The run as it was at `cursor` (None: the newest stored second). One short-lived
     read-only connection, so a writer in another process is held up only briefly.
@@ -195,12 +259,8 @@ def snapshot(store: Path, run_id: str, cursor: float | None, window: int) -> Sna
         at = last if cursor is None else min(max(cursor, first), last)
         lo = first if window == 0 else at - window
         span = [run_id, int(lo), int(at)]
-        phases = [PhaseRow(int(idx), str(name), str(kind),
-                           None if started is None else float(started),
-                           None if ended is None else float(ended), *_planned(params))
-                  for idx, name, kind, started, ended, params in con.execute(
-            "SELECT idx, name, type, started, ended, params FROM phases WHERE run_id = ? "
-            "ORDER BY idx", [run_id]).fetchall()]
+        # live (no cursor): every change so far, one stored after the newest second too
+        phases = _phase_rows(con, run_id, math.inf if cursor is None else at)
         op_rows = con.execute(
             "SELECT ts, op, ops, errors, p50_ms, p90_ms, p99_ms, phase FROM op_seconds "
             "WHERE run_id = ? AND ts >= ? AND ts < ? ORDER BY op, ts",

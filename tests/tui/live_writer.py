@@ -27,7 +27,8 @@ class LiveRun:
 
     def __init__(self, store: Path, agents: dict[str, str] | None = None,
                  errors: dict[str, int] | None = None, phase: str = "steady",
-                 kind: str = "run", planned: float | None = None) -> None:
+                 kind: str = "run", planned: float | None = None,
+                 model: dict[str, float] | None = None) -> None:
         self.writer = StoreWriter(store, flush_every_s=3600)  # commits when told to
         self.rng = random.Random(5)
         self.agents = agents or {"loader1/0": "loader1"}  # agent -> host
@@ -37,21 +38,25 @@ class LiveRun:
         self.writer.start_run("live", "live", None, None, {}, {}, {}, run_id=LIVE_RUN,
                               started=START)
         # the orchestrator stores each phase's planned length with it (the live header's)
+        # and a run phase's model ({"rate": 500} or {"users": 4}), as the plan has it
         params = {"type": kind} | ({} if planned is None else {"planned_s": planned,
                                                                "planned_exact": True})
+        params |= model or {}
         self.writer.phase_started(LIVE_RUN, 0, phase, kind, START, params)
         self.writer.event(LIVE_RUN, START, "phase_start", f"phase {phase} ({kind}) started",
                           phase=phase)
         self.writer.flush()
 
-    def next_phase(self, name: str, kind: str = "run") -> None:
+    def next_phase(self, name: str, kind: str = "run",
+                   model: dict[str, float] | None = None) -> None:
         """End the current phase now and start `name`."""
         self.writer.phase_ended(LIVE_RUN, self.index, self.ts, {})
         self.writer.event(LIVE_RUN, self.ts, "phase_end", f"phase {self.phase} ended",
                           phase=self.phase)
         self.index += 1
         self.phase = name
-        self.writer.phase_started(LIVE_RUN, self.index, name, kind, self.ts, {"type": kind})
+        self.writer.phase_started(LIVE_RUN, self.index, name, kind, self.ts,
+                                  {"type": kind} | (model or {}))
         self.writer.event(LIVE_RUN, self.ts, "phase_start", f"phase {name} ({kind}) started",
                           phase=name)
         self.writer.flush()
@@ -79,6 +84,16 @@ class LiveRun:
 
     def event(self, kind: str, message: str) -> None:
         self.writer.event(LIVE_RUN, self.ts, kind, message)
+        self.writer.flush()
+
+    def steered(self, kind: str, was: float, now: float, at: float | None = None) -> None:
+        """The operator's change of the current phase's rate or users as the orchestrator
+        stores it (steering.py): a rate_change / users_change event with its data."""
+        ts = self.ts if at is None else at
+        data = {"phase": self.phase, "kind": kind, "from": was, "to": now, "at_s": ts - START}
+        self.writer.event(LIVE_RUN, ts, f"{kind}_change",
+                          f"phase {self.phase}: {kind} {was:g} -> {now:g} (steered by the "
+                          "operator)", phase=self.phase, data=data)
         self.writer.flush()
 
     def end(self, status: str = "completed", reason: str | None = None) -> None:

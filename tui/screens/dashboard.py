@@ -4,7 +4,8 @@ A thread worker reads a Snapshot from the store (read-only) and posts it; one ha
 draws it. One read at a time: a request made while one runs is served right after
 it, and an older snapshot is never drawn over a newer one. Live: the cursor follows
 the newest stored second, and the store is read again only when a writer has
-committed to it since; when the run ends the status line says how. Replay: a
+committed to it since; when the run ends the status line says how; its current run
+phase's rate or users can be steered (steer_keys.py). Replay: a
 playback clock moves the cursor (1x..64x), with pause, step, seek (to a clock time,
 an offset or a phase) and jumps to phases and events. While another screen covers
 the dashboard its clock does no work.
@@ -26,12 +27,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, RichLog
 
 from loadtower.errors import LoadtowerError
 from loadtower.store.live_feed import WINDOWS, Snapshot, snapshot, store_version
 from loadtower.store.terminal_text import visible
+from loadtower.tui.screens import steer_keys
+from loadtower.tui.screens.steer_keys import SteerableScreen
 from loadtower.tui.widgets import panels
 from loadtower.tui.widgets.chart import LineChart
 from loadtower.tui.widgets.confirm import Confirm
@@ -81,7 +83,7 @@ class SnapshotReady(Message):
         self.snap, self.seq, self.error = snap, seq, error
 
 
-class RunDashboard(Screen):
+class RunDashboard(SteerableScreen):
     DEFAULT_CSS = """
     RunDashboard #status { height: 1; padding: 0 1; background: $boost; }
     RunDashboard #charts { grid-size: 2 2; height: 1fr; min-height: 12; }
@@ -116,6 +118,7 @@ class RunDashboard(Screen):
         Binding("space", "play_pause", "Play"),
         Binding("minus", "speed(-1)", "Slower", group=SPEED),
         Binding("plus,equals_sign", "speed(1)", "Faster", group=SPEED),
+        *steer_keys.BINDINGS,  # live: the current run phase's rate or users, on - + * / r
         Binding("left", "step(-1)", "Step -1s", group=STEP, priority=True),
         Binding("right", "step(1)", "Step +1s", group=STEP, priority=True),
         Binding("shift+left", "step(-10)", "Step -10s", show=False, priority=True),
@@ -257,7 +260,8 @@ class RunDashboard(Screen):
             self.cursor = snap.cursor  # a replay opens at the end of the run
         with self.app.batch_update():
             self._draw(snap)
-        if self.ended != was_ended:
+        steer_changed = self.steer_bindings_changed()  # a phase with another model, or none
+        if self.ended != was_ended or steer_changed:
             self.refresh_bindings()  # stop / skip / pause end with the run
 
     def _draw(self, snap: Snapshot) -> None:
@@ -312,10 +316,12 @@ class RunDashboard(Screen):
         running = self.live and status == "running"
         if running:  # how far into the phase, of its planned length
             phase.append(panels.phase_progress(snap))
+        level = self.steer_level()  # the load the operator may steer (live)
         parts += [
             (3, Text(visible(snap.run["name"], False), style="bold")),
             (4, Text(visible(self.run_id, False))),
             (1, phase),
+            *([] if level is None else [(1, Text(steer_keys.amount(*level[1:]), style="bold"))]),
             (2, Text(panels.clock(snap.cursor))),
             # live: the time since the start (the end is not known: the phase says its
             # planned length); a replay or an ended run: where the cursor is, of the run
@@ -338,6 +344,9 @@ class RunDashboard(Screen):
 
     # ------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        steer = self.check_steer(action, parameters)
+        if steer is not None:
+            return steer
         replay_only = {"play_pause", "speed", "step", "jump", "seek"}
         live_only = {"stop_run", "skip_phase", "pause_phase"}
         if action in replay_only:
@@ -345,6 +354,9 @@ class RunDashboard(Screen):
         if action in live_only:
             return self.live and not self.ended  # an ended run takes no more commands
         return True
+
+    def steer_changed(self) -> None:
+        self._show_status()
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 1:

@@ -19,6 +19,8 @@ KINDS: dict[str, Kind] = {
     "errors": Kind("×", "red", 8, "errors"),
     "warning": Kind("!", "bold yellow", 7, "warning"),
     "scale_out": Kind("+", "bold magenta", 6, "scale-out"),
+    "rate_change": Kind("⇅", "bold bright_cyan", 6, "rate change"),  # steered by the operator
+    "users_change": Kind("⇅", "bold bright_cyan", 6, "users change"),
     "compaction": Kind("≡", "bold blue", 5, "compaction"),
     "flush": Kind("≡", "blue", 5, "flush"),
     "action": Kind("•", "magenta", 4, "action"),
