@@ -6,12 +6,14 @@ spawn and recorder as its real ops) and the agent's Python lane over a no-op op,
 --rate ops/s for --seconds: lateness p50 / p99 / p99.9 / max (us, from the merged
 per-second lateness histograms the interval lines carry) and the process CPU the
 schedule used (the core's spin before each deadline costs CPU: --spin-us 0 turns it off).
-The goal (issue 33): lateness p99 < 0.2 ms on an idle machine at 1,000 ops/s.
+The goal (issue 33): lateness p99 < 0.2 ms on an idle machine at 1,000 ops/s. `floor`
+measures the machine itself: how often a thread that never sleeps loses the CPU for over
+0.2 ms (on a VM, the host's steal), which no schedule can beat.
 
 The machine is shared and noisy: say its load average with the figures.
 
 usage: python bench/schedule_lateness.py [--rate 1000] [--seconds 10] [--spin-us 50]
-                                         [--paths core,python] [--json]
+                                         [--paths core,python,floor] [--json]
 """
 
 from __future__ import annotations
@@ -100,12 +102,35 @@ def python_run(rate: float, seconds: float) -> dict[str, Any]:
     return figures(hist, ops, used, seconds)
 
 
+def floor_run(seconds: float) -> dict[str, Any]:
+    """What the machine takes from a thread that never sleeps: a loop that only reads the
+    clock, and the gaps between its reads (a gap is time the thread was not running: the
+    kernel or, in a VM, the host ran something else). No schedule can send on time
+    through such a gap; at --rate ops/s about rate x gap ops fall in each."""
+    gaps_200 = gaps_1000 = 0
+    widest = 0
+    now = time.perf_counter_ns
+    start = previous = now()
+    end = start + int(seconds * 1e9)
+    while previous < end:
+        t = now()
+        gap = t - previous
+        previous = t
+        if gap > 200_000:
+            gaps_200 += 1
+            gaps_1000 += gap > 1_000_000
+            widest = max(widest, gap)
+    return {"seconds": seconds, "gaps_over_200us": gaps_200, "gaps_over_1ms": gaps_1000,
+            "widest_gap_us": widest // 1000}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--rate", type=float, default=1000.0)
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--spin-us", type=int, default=50, help="the core's spin before a deadline")
-    p.add_argument("--paths", default="core,python")
+    p.add_argument("--paths", default="core,python,floor",
+                   help="core, python, floor (a thread that never sleeps: the gaps it sees)")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     load = os.getloadavg()[0]
@@ -116,8 +141,10 @@ def main() -> None:
             result["core"] = core_run(a.rate, a.seconds, a.spin_us)
         elif path == "python":
             result["python"] = python_run(a.rate, a.seconds)
+        elif path == "floor":
+            result["floor"] = floor_run(a.seconds)
         else:
-            p.error(f"--paths: {path} (known: core, python)")
+            p.error(f"--paths: {path} (known: core, python, floor)")
     if a.json:
         print(json.dumps(result))
         return
@@ -130,6 +157,12 @@ def main() -> None:
         if r:
             print(f"{path:8} {r['ops']:>7} {r['lateness_p50_us']:>8} {r['lateness_p99_us']:>8} "
                   f"{r['lateness_p999_us']:>9} {r['lateness_max_us']:>8} {r['cpu_pct']:>6}")
+    floor = result.get("floor")
+    if floor:
+        print(f"floor: a thread that never sleeps lost the CPU {floor['gaps_over_200us']} times "
+              f"for over 0.2 ms in {floor['seconds']:g} s ({floor['gaps_over_1ms']} over 1 ms, "
+              f"the widest {floor['widest_gap_us']:,} us): ops due in such a gap are sent late "
+              "whatever the schedule")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ pub fn run(shared: Arc<Shared>, hold: Duration) {
         let seq = begin(&shared);
         let shared = shared.clone();
         tokio::spawn(async move {
+            crate::clock::spin_until(intended); // handed over `lead` early (clock.rs)
             let sent = Instant::now();
             if !hold.is_zero() {
                 std::thread::sleep(hold); // a slow send: blocks the worker, as a busy one

@@ -204,6 +204,9 @@ pub fn launch_op(shared: &Arc<Shared>, target: &Arc<Target>, bound: Bound, inten
         if seq < shared.discard_below.load(Ordering::Acquire) {
             return false; // given up at a stop while it waited: never sent, never recorded
         }
+        if !closed {
+            crate::clock::spin_until(intended); // handed over `lead` early (clock.rs)
+        }
         let sent = Instant::now();
         let start = if closed { sent } else { intended };
         let lateness = sent.saturating_duration_since(intended);
