@@ -115,7 +115,7 @@ async def test_start_quickstart_from_the_tui_see_live_numbers_then_stop_it(
     reader = StoreReader(store)
     run = reader.runs()[0]
     assert run["status"] == "interrupted"
-    seconds = {r["ts"]: r["ops"] for r in reader.op_seconds(run["id"], "ycsb-a")}
+    seconds = _per_second(reader.op_seconds(run["id"], "ycsb-a"))
     before = [seconds.get(t, 0) for t in range(max(steered_at - 3, min(seconds) + 1),
                                                 steered_at)]
     assert before, seconds
@@ -142,9 +142,17 @@ def _seconds(store: Path) -> dict[int, int]:
     """The run phase's stored seconds so far: second -> ops."""
     with contextlib.suppress(Exception):  # the store may be mid-write: try again later
         reader = StoreReader(store)
-        return {int(r["ts"]): r["ops"] for run in reader.runs()
-                for r in reader.op_seconds(run["id"], "ycsb-a")}
+        return _per_second([r for run in reader.runs()
+                            for r in reader.op_seconds(run["id"], "ycsb-a")])
     return {}
+
+
+def _per_second(rows: list[dict]) -> dict[int, int]:
+    """Second -> ops of every op in it (YCSB A: its reads and its updates)."""
+    found: dict[int, int] = {}
+    for row in rows:
+        found[int(row["ts"])] = found.get(int(row["ts"]), 0) + int(row["ops"])
+    return found
 
 
 def _second(store: Path, ts: int) -> int | None:
