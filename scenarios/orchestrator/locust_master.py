@@ -4,10 +4,10 @@ Commands (one JSON object per line): ``start`` (a phase: spec, mode, rate/users,
 records, concurrency, connection), ``stop``, ``drop`` (agents the orchestrator found
 gone: their users are re-split over the remaining workers, so an open model keeps its
 total rate), ``rate`` and ``users`` (steer the running phase: a new total rate, split
-over its users, or a new number of users), ``quit``. Output on stdout, one JSON object per line: every worker's
-interval lines, events (``worker_joined``, ``worker_left``, ``worker_silent``,
-``worker_back``, ``rebalanced``, errors), ``phase_done`` when a load phase inserted
-everything, ``stopped`` after a stop. Workers reach the master through SSH reverse
+over its users, or a new number of users), ``quit``. Output on stdout, one JSON object
+per line: every worker's interval lines, events (``worker_joined``, ``worker_left``,
+``worker_silent``, ``worker_back``, ``rebalanced``, errors), ``phase_done`` when a load
+phase inserted everything, ``stopped`` after a stop. Workers reach the master through SSH reverse
 forwards; a worker that is silent (its link cut) stays counted for ``grace`` seconds
 and is brought back in step (stopped, or given the current phase) when it answers again.
 """
