@@ -184,35 +184,36 @@ def run_bounds(store: Path, run_id: str) -> tuple[dict[str, Any], float, float]:
         return _bounds(con, run_id)
 
 
-def _planned(params: str | None) -> tuple[float | None, bool]:
-    """The planned length a phase row's params carry (``planned_s``, ``planned_exact``)."""
+def _object(text: str | None) -> dict[str, Any]:
+    """A JSON column's object ({} when it is not JSON, or not an object)."""
     try:
-        stored = json.loads(params or "{}")
-        planned = stored.get("planned_s")
-        if isinstance(planned, int | float) and not isinstance(planned, bool) \
-                and math.isfinite(planned) and planned > 0:
-            return float(planned), bool(stored.get("planned_exact", True))
-    except (ValueError, AttributeError):  # not JSON, or not an object: no plan shown
-        pass
-    return None, True
+        found = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _number(value: object) -> float | None:
+    """`value` when it is a finite number above 0 (not a bool), else None."""
     if isinstance(value, int | float) and not isinstance(value, bool) \
             and math.isfinite(value) and value > 0:
         return float(value)
     return None
 
 
-def _model(kind: str, params: str | None) -> tuple[str, float] | None:
+def _planned(stored: dict[str, Any]) -> tuple[float | None, bool]:
+    """The planned length a phase row's params carry (``planned_s``, ``planned_exact``)."""
+    planned = _number(stored.get("planned_s"))
+    if planned is None:  # no plan shown
+        return None, True
+    return planned, bool(stored.get("planned_exact", True))
+
+
+def _model(kind: str, stored: dict[str, Any]) -> tuple[str, float] | None:
     """A run phase's load model as its params store it: ("rate", ops/s) or ("users", n)."""
     if kind != "run":
         return None
-    try:
-        stored = json.loads(params or "{}")
-        rate, users = _number(stored.get("rate")), _number(stored.get("users"))
-    except (ValueError, AttributeError):
-        return None
+    rate, users = _number(stored.get("rate")), _number(stored.get("users"))
     return ("rate", rate) if rate is not None else ("users", users) if users is not None \
         else None
 
@@ -221,10 +222,7 @@ def _steered(rows: list[tuple[Any, ...]]) -> dict[str, tuple[str, float]]:
     """Each phase label's level as its last rate_change / users_change event set it."""
     found: dict[str, tuple[str, float]] = {}
     for phase, kind, data in rows:
-        try:
-            to = _number(json.loads(data or "{}").get("to"))
-        except (ValueError, AttributeError):
-            continue
+        to = _number(_object(data).get("to"))
         if to is not None and phase is not None:
             found[str(phase)] = (STEER_EVENTS[kind], to)
     return found
@@ -239,13 +237,14 @@ def _phase_rows(con: Any, run_id: str, until: float) -> list[PhaseRow]:
     for idx, name, kind, started, ended, params in con.execute(
             "SELECT idx, name, type, started, ended, params FROM phases WHERE run_id = ? "
             "ORDER BY idx", [run_id]).fetchall():
-        model = _model(str(kind), params)
+        stored = _object(params)
+        model = _model(str(kind), stored)
         level = steered.get(str(name))
         if model is not None and level is not None and level[0] == model[0]:
             model = level
         rows.append(PhaseRow(int(idx), str(name), str(kind),
                              None if started is None else float(started),
-                             None if ended is None else float(ended), *_planned(params),
+                             None if ended is None else float(ended), *_planned(stored),
                              steer=model))
     return rows
 
