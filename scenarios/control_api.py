@@ -30,8 +30,8 @@ RUN_ID = re.compile(r"run_id: (\S+)")
 START_TIMEOUT_S = 120.0
 SEND_TIMEOUT_S = 5.0
 PLAN_WIDTH = 120
-COMMANDS = ("stop", "skip_phase", "pause_phase", "resume_phase", "rate", "users")
-STEER_COMMANDS = ("rate", "users")  # they take a number
+STEER_COMMANDS = ("rate", "users")  # they take a number (the run's control.py too)
+COMMANDS = ("stop", "skip_phase", "pause_phase", "resume_phase", *STEER_COMMANDS)
 
 
 @dataclass

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.control_api import STEER_COMMANDS
 from loadtower.scenarios.private_dir import private_dir, socket_folder
 
 T = TypeVar("T")
 # steering: the current phase's handler changes its load (kind, value) and says what it did
 Steer = Callable[[str, float], Awaitable[str]]
-STEER_COMMANDS = ("rate", "users")
 
 
 class RunStopped(LoadtowerError):
