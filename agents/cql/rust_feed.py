@@ -137,8 +137,7 @@ class RustFeed:
         self.stop_timeout: float | None = None
         self.core: Any = None
         self.core_key: tuple | None = None
-        self.rate = 0.0  # the core's open-model rate: lanes x lane_rate
-        self.lane_rate = 0.0
+        self.lane_rate = 0.0  # open model: the core's rate is lanes x lane_rate
         self.lanes = 0
         self.mode = "open"  # open | closed | load: how lanes feed the core this phase
         self.think = 0.0
@@ -243,12 +242,10 @@ class RustFeed:
             self._set_rate()
 
     def _start_open(self) -> None:
-        self.rate = self.lanes * self.lane_rate
-        self.core.start(self.rate)
+        self.core.start(self.lanes * self.lane_rate)
 
     def _set_rate(self) -> None:
-        self.rate = self.lanes * self.lane_rate
-        self.core.set_rate(self.rate)
+        self.core.set_rate(self.lanes * self.lane_rate)
 
     async def closed_lane(self, stopped: asyncio.Event) -> None:
         """A closed-model lane: one more of the core's loops (op, think time) until it
