@@ -7,7 +7,6 @@ that it was steered."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -67,11 +66,6 @@ def _control(store: Path, run_id: str, *command: str) -> subprocess.CompletedPro
     return subprocess.run(argv, capture_output=True, text=True, timeout=60)
 
 
-def _plain(value: object) -> dict:
-    """A JSON column as the reader gives it (decoded, or its text)."""
-    return json.loads(value) if isinstance(value, str) else dict(value)  # type: ignore[call-overload]
-
-
 def _mean(values: list[int]) -> float:
     assert values, "no seconds to compare"
     return sum(values) / len(values)
@@ -114,9 +108,9 @@ def test_a_headless_run_is_steered_with_loadtower_control(sandbox: dict, tmp_pat
     events = reader.events(run["id"])
     [rate_change] = [e for e in events if e["kind"] == "rate_change"]
     [users_change] = [e for e in events if e["kind"] == "users_change"]
-    change = _plain(rate_change["data"])
+    change = rate_change["data"]
     assert (rate_change["phase"], change["from"], change["to"]) == ("open", 500.0, 1000.0)
-    assert _plain(users_change["data"])["to"] == 6.0
+    assert users_change["data"]["to"] == 6.0
 
     # the open phase's seconds: 500 before the change, 1,000 from 2 s after it
     at = int(rate_change["ts"])
@@ -129,7 +123,7 @@ def test_a_headless_run_is_steered_with_loadtower_control(sandbox: dict, tmp_pat
     assert abs(_mean(before) - 500) <= 50 and abs(_mean(after) - 1000) <= 100, (before, after)
 
     # the Rust core ran the phase: every intended op counted once, as the store has them
-    drains = [_plain(e["data"]) for e in events
+    drains = [e["data"] for e in events
               if e["kind"] == "drain" and e["phase"] == "open"]
     cores = [d["core"] for d in drains if d.get("core")]
     assert cores, drains
@@ -148,6 +142,6 @@ def test_a_headless_run_is_steered_with_loadtower_control(sandbox: dict, tmp_pat
     print(f"closed: {before} -> {after}")
     assert _mean(after) > 2 * _mean(before), (before, after)
 
-    result = _plain(phases["open"]["result"])
+    result = phases["open"]["result"]
     assert [c["to"] for c in result["steered"]] == [1000.0]
     assert "phase open ended" in log and "rate steered live: 500 ops/s -> 1,000 ops/s" in log
