@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import queue
 import random
 import threading
@@ -22,10 +21,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from loadtower.agents import precise_selector
 from loadtower.agents.backends import Backend, backend_for
 from loadtower.agents.cql import rust_feed
 from loadtower.agents.cql.rust_feed import RustFeed
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
+from loadtower.agents.lane_clock import lane_spin, wait_until
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload import dataset_feed
 from loadtower.agents.workload.file_ops import FileOps, interleaved
@@ -35,23 +36,6 @@ from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 LATE_S = 0.002  # an op sent more than this after its intended start is counted late
-# asyncio's selector waits in whole milliseconds (epoll), rounded up: with
-# LOADTOWER_LANE_SPIN_S=0.001 an open lane sleeps to that much before each op's intended
-# start, then yields to the loop (other ops' sends and replies run) until it
-# (docs/agent-protocol.md, "Sending on time"). Off by default: at 1,000 ops/s the turns
-# took a whole core (99.7% against 15.7%), which on a host shared with a database (the
-# sandbox) slows the database under test; the lateness histogram shows what is left
-SPIN_S = float(os.environ.get("LOADTOWER_LANE_SPIN_S", "0"))
-
-
-async def wait_until(t: float) -> None:
-    """Until monotonic time `t`: asyncio's sleep to SPIN_S before it (its wake-up can be
-    up to a millisecond after what it was asked), then the loop's turns to `t`."""
-    delay = t - time.monotonic()
-    if delay > SPIN_S:
-        await asyncio.sleep(delay - SPIN_S)
-    while SPIN_S > 0 and time.monotonic() < t:
-        await asyncio.sleep(0)
 
 
 @dataclass
@@ -111,7 +95,7 @@ class Engine:
         # the agent's lines (protocol/lines.py forms) in order, for the worker to send
         self.out_queue: queue.Queue[Mapping[str, Any]] = queue.Queue()
         self.out: Callable[[Mapping[str, Any]], None] = out or self.out_queue.put
-        self.loop = asyncio.new_event_loop()
+        self.loop = precise_selector.new_event_loop()  # waits that end on time
         self.thread = threading.Thread(target=self._run_loop, name="lt-engine", daemon=True)
         self.lanes: dict[int, Lane] = {}
         self.session: Any = None
@@ -383,14 +367,16 @@ class Engine:
         interval = 1.0 / rate
         slots = self._slots
         assert slots is not None and self.mix is not None
+        spin = lane_spin(interval)
         next_t = time.monotonic() + random.random() * interval
         choose = self.mix.next
         while lane.running:
             if cfg.lane_rate and cfg.lane_rate != rate:  # steered: the next op on
                 rate = cfg.lane_rate
                 interval = 1.0 / rate
+                spin = lane_spin(interval)
             if next_t > time.monotonic():
-                await wait_until(next_t)
+                await wait_until(next_t, spin)
                 if not lane.running:
                     break
             await slots.acquire()
