@@ -27,9 +27,10 @@ def test_scale_out_of_the_standby_under_load(
         store,
         *BUILTIN_SETS,
         "phases[1].duration=8s",
-        # what this test checks is db2 joining two DCs over TLS under load; the searches
-        # and the compaction around it are checked on the loopback sandbox
-        # (tests/orchestrator/test_scale_out_integration.py): here two search steps each
+        # what this test checks is db2 joining two DCs over TLS under load; the compaction
+        # around it is checked on the loopback sandbox
+        # (tests/orchestrator/test_scale_out_integration.py), searches in
+        # tests/orchestrator/test_search_integration.py: here two search steps each
         # and a quarter of the rows (the load, the streaming and the flushes shorter)
         "phases[2].max_steps=2",
         "phases[4].max_steps=2",
