@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from hdrh.histogram import HdrHistogram
 
 from loadtower.store import phase_rate
-from loadtower.store.hdr import decode
+from loadtower.store.hdr import add_counts, sparse_counts
 from loadtower.store.phase_rate import line_span
 
 LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3
@@ -157,15 +157,15 @@ class LiveStats:
         ops_of_line = line.get("ops") or {}
         if ops_of_line:
             self.spans[phase].add(ts, line_span(line))
-        for op, sample in ops_of_line.items():
-            encoded = sample.get(self.kind) or sample.get("service_hist")
-            hist = decode(encoded) if encoded else None
+        # every op's histogram of the line decoded at once, added bucket by bucket
+        sparse = sparse_counts(
+            [s.get(self.kind) or s.get("service_hist") for s in ops_of_line.values()])
+        for (op, sample), (index, count) in zip(ops_of_line.items(), sparse, strict=True):
             cell = self.cells[(phase, ts, str(op))]
             for counts in (total, cell, self.totals[(phase, str(op))]):
                 counts.count(sample)
-            if hist is not None:
-                total.hist.add(hist)
-                cell.hist.add(hist)
+            add_counts(total.hist, index, count)
+            add_counts(cell.hist, index, count)
 
     def window(
         self,

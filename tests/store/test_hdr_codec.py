@@ -162,3 +162,27 @@ def test_something_that_is_not_a_line_at_all_is_left_out() -> None:
     rollups = Rollups()
     assert rollups.ingest([("r", ["not", "a", "dict"]), ("r", {"ts": "soon"})]) is None  # type: ignore[list-item]
     assert len(rollups.rejected) == 2
+
+
+def test_added_sparse_counts_equal_hdrh_add_of_the_decoded_histograms() -> None:
+    """add_counts (the live view's add, no histogram per payload) against hdrh's own add:
+    the same counts, total, min, max and percentiles; empty and missing payloads add
+    nothing."""
+    parts = [_hist(seed, n) for seed, n in ((3, 50), (4, 1), (5, 800))]
+    empty = HdrHistogram(1, 60_000_000, 3)
+    encoded: list[str | None] = [encode(p) for p in parts] + [encode(empty), None]
+    by_hdrh, by_counts = HdrHistogram(1, 60_000_000, 3), HdrHistogram(1, 60_000_000, 3)
+    by_hdrh.record_value(17)  # both start from the same non-empty histogram
+    by_counts.record_value(17)
+    for text in encoded[:3]:
+        by_hdrh.add(decode(text))  # type: ignore[arg-type]
+    sparse = hdr.sparse_counts(encoded)
+    assert [i.size for i, _c in sparse[3:]] == [0, 0]
+    for index, count in sparse:
+        hdr.add_counts(by_counts, index, count)
+    assert list(by_counts.counts) == list(by_hdrh.counts)
+    assert by_counts.get_total_count() == by_hdrh.get_total_count() == 855  # 17 too
+    assert by_counts.get_min_value() == by_hdrh.get_min_value()
+    assert by_counts.get_max_value() == by_hdrh.get_max_value()
+    for p in (50.0, 99.0, 99.9, 100.0):
+        assert by_counts.get_value_at_percentile(p) == by_hdrh.get_value_at_percentile(p)
