@@ -30,6 +30,8 @@ Bad = tuple[str, str]  # (run id, what was wrong: table.column, value, what was 
 
 
 def encodable(text: str) -> bool:
+    if text.isascii():  # a flag of the string (no copy): the HDR payloads, most text
+        return True
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

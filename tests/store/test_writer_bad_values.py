@@ -114,3 +114,22 @@ def test_a_statement_the_store_refuses_does_not_block_later_flushes(tmp_path: Pa
     assert [m for k, m in events if k == "info"] == ["before", "after"]
     (report,) = [m for k, m in events if k == "bad_sample"]
     assert report.startswith("runs: statement refused: ") and "Duplicate key" in report
+
+
+def test_repaired_line_finds_a_bad_string_wherever_it_sits() -> None:
+    """The one-pass check (json's encoder) and the walk agree: a clean line comes back as
+    the same object; a lone surrogate in a key, a nested list or a value is spelled out
+    and reported; a value json cannot write (bytes) leaves the decision to the walk."""
+    from loadtower.store.writer_values import repaired_line
+
+    clean = {"ts": 1, "agent": "a/0", "ops": {"read": {"ops": 3, "errors": {"Timeout": 1}}}}
+    assert repaired_line(clean) == (clean, [])
+    assert repaired_line(clean)[0] is clean
+    for line in ({"ops": {"re\udcffad": {"ops": 1}}},
+                 {"tags": ["ok", ["deep \udcff"]]},
+                 {"host": "h\ud800"}):  # fmt: skip
+        fixed, bad = repaired_line(line)
+        assert len(bad) == 1 and "not UTF-8" in bad[0], bad
+        assert "\\ud" in str(fixed) and fixed is not line
+    with_bytes = {"raw": b"\xff", "host": "ok"}
+    assert repaired_line(with_bytes) == (with_bytes, [])
