@@ -40,17 +40,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import cProfile
-import io
 import json
 import os
-import pstats
 import resource
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +103,6 @@ class Probe:
         self.stored: list[tuple[float, float]] = []  # (sent, delay to its commit) per line
         self.handed: list[float] = []  # sent time of each line handed to the writer
         self.committed = 0
-        self.profile: cProfile.Profile | None = None
-        self.writer_profile: cProfile.Profile | None = None
         add, hand, flush = sinks.stats.add, writer.add_interval, writer.flush
 
         def timed_add(line: dict[str, Any]) -> None:
@@ -119,13 +116,7 @@ class Probe:
 
         def timed_flush() -> None:
             upto = len(self.handed)  # these are in the writer's buffer now
-            if self.writer_profile is not None:
-                self.writer_profile.enable()
-            try:
-                flush()
-            finally:
-                if self.writer_profile is not None:
-                    self.writer_profile.disable()
+            flush()
             now = time.time()
             self.stored.extend((sent, now - sent) for sent in self.handed[self.committed:upto])
             self.committed = upto
@@ -133,6 +124,57 @@ class Probe:
         sinks.stats.add = timed_add  # type: ignore[method-assign]
         writer.add_interval = timed_hand
         writer.flush = timed_flush
+
+
+class Sampler(threading.Thread):
+    """A sampling profile of this process's threads (every `every` seconds, each thread's
+    stack): which functions its time is spent in, without a tracer's overhead."""
+
+    def __init__(self, every: float = 0.005) -> None:
+        super().__init__(name="fleet-sampler", daemon=True)
+        self.every = every
+        self.running = True
+        self.samples: Counter[str] = Counter()  # thread name -> samples
+        self.inclusive: Counter[tuple[str, str]] = Counter()  # (thread, function) -> samples
+        self.own: Counter[tuple[str, str]] = Counter()  # the same, innermost frame only
+
+    def run(self) -> None:
+        me = threading.get_ident()
+        while self.running:
+            names = {t.ident: t.name for t in threading.enumerate()}
+            for ident, frame in sys._current_frames().items():
+                if ident == me:
+                    continue
+                thread = names.get(ident, str(ident))
+                self.samples[thread] += 1
+                self.own[(thread, _where(frame))] += 1
+                seen = set()
+                walk: Any = frame
+                while walk is not None:
+                    seen.add(_where(walk))
+                    walk = walk.f_back
+                for where in seen:
+                    self.inclusive[(thread, where)] += 1
+            time.sleep(self.every)
+
+    def text(self, top: int = 14) -> str:
+        out = []
+        for thread, total in self.samples.most_common():
+            if total < 10 or thread.startswith("asyncio-waitpid"):
+                continue
+            out.append(f"---- thread {thread}: {total} samples (% of them: inclusive, own)")
+            rows = sorted(((n, w) for (t, w), n in self.inclusive.items() if t == thread),
+                          reverse=True)[:top]
+            for count, where in rows:
+                own = self.own.get((thread, where), 0)
+                if count == total and not own:
+                    continue  # every sample's outer frames (the thread's start)
+                out.append(f"  {100 * count / total:5.1f}  {100 * own / total:5.1f}  {where}")
+        return "\n".join(out)
+
+
+def _where(frame: Any) -> str:
+    return f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"
 
 
 def _sent(line: dict[str, Any]) -> float:
@@ -324,9 +366,9 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         if ack.get("type") == "failed":
             raise RuntimeError(f"the master did not start the phase: {ack.get('message')}")
         await asyncio.sleep(WARMUP_S)
-        if profile:
-            probe.profile, probe.writer_profile = cProfile.Profile(), cProfile.Profile()
-            probe.profile.enable()
+        sampler = Sampler() if profile else None
+        if sampler is not None:
+            sampler.start()
         cpu0, mcpu0, wall0 = self_cpu_s(), proc_cpu_s(master.pid), time.monotonic()
         start = time.time()
         in0, out0, lines0 = int(latest.get("bytes", 0)), counted.bytes, len(probe.live)
@@ -342,8 +384,9 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
             lines_in_window=len(probe.live) - lines0,
             workers_cpu_pct=100.0 * (float(latest.get("cpu_s", 0.0)) - fcpu0) / wall,
         )
-        if probe.profile is not None:
-            probe.profile.disable()
+        if sampler is not None:
+            sampler.running = False
+            out["profile"] = sampler.text()
         t = time.monotonic()
         await load.stop()
         out["stop_ack_s"] = time.monotonic() - t
@@ -366,6 +409,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         stored_delays = _window(probe.stored, start, end)
         sent = int(latest.get("lines", 0))
         out.update(
+            drained=bool(latest.get("final")) and sinks.lines_received >= sent,
             lines_sent=sent, lines_received=sinks.lines_received, lines_stored=stored,
             lines_lost=sent - stored, ops_stored=ops, ops_sent=sent * shape[0] * shape[1],
             failed_sends=int(latest.get("failed_sends", 0)),
@@ -374,10 +418,6 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
             store_max_s=max(stored_delays, default=None), op_types=shape[0],
             ops_per_type=shape[1],
         )
-        if probe.profile is not None and probe.writer_profile is not None:
-            out["profile"] = _profile_text(probe.profile, "main thread (reader, dispatch, "
-                                           "LiveStats)") + _profile_text(
-                probe.writer_profile, "store writer thread (flushes)")
         return out
     finally:
         for task in tasks:
@@ -386,13 +426,6 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         _kill_group(master)
         with contextlib.suppress(Exception):
             writer.close()
-
-
-def _profile_text(profile: cProfile.Profile, title: str, top: int = 18) -> str:
-    text = io.StringIO()
-    stats = pstats.Stats(profile, stream=text)
-    stats.sort_stats("tottime").print_stats(top)
-    return f"---- {title}\n{text.getvalue()}"
 
 
 def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int]) -> int:
@@ -440,7 +473,9 @@ def _s(value: float | None) -> str:
 def row_text(r: dict[str, Any]) -> str:
     if r.get("error"):
         return f"| {r['workers']} | error: {r['error']} |"
-    lost = str(r["lines_lost"]) + (f" ({r['failed_sends']} not sent)" if r["failed_sends"] else "")
+    lost = str(r["lines_lost"]) if r["drained"] else (
+        f"{r['lines_lost']} (not in {DRAIN_WAIT_S + 60:g} s after the stop ack: backlog)")
+    lost += f" ({r['failed_sends']} not sent)" if r["failed_sends"] else ""
     stop = f"{r['stop_ack_s']:.2f} s" + ("" if r["stop_acked"] else " (no drain report)")
     return (f"| {r['workers']} | {r['orch_cpu_pct']:.1f} | {r['master_cpu_pct']:.1f} "
             f"| {r['in_mb_s']:.2f} in, {r['out_mb_s']:.2f} out MB/s "
@@ -460,7 +495,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="measured seconds per step")
     parser.add_argument("--json", action="store_true", help="one JSON object per step")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
-                        help="cProfile the orchestrator side at N workers (printed after)")
+                        help="a sampling profile of the orchestrator side's threads at N "
+                        "workers (printed after the table)")
+    parser.add_argument("--keep-going", action="store_true",
+                        help="run the larger Ns after a step whose backlog ran away")
     parser.add_argument("--op-types", type=int, default=OP_TYPES,
                         help="op types in each worker's line (op0, op1, ...)")
     parser.add_argument("--ops", type=int, default=OPS_PER_TYPE,
@@ -483,7 +521,8 @@ def main() -> int:
     if not args.json:
         print(f"fleet: {os.cpu_count()} cores, load average {load} at the start; "
               f"{args.seconds:g} s per step (after {WARMUP_S:g} s of warm-up); each worker "
-              f"sends one line a second of {shape[0]} op types x {shape[1]} ops\n{HEADER}",
+              f"sends one line a second of {shape[0]} op types x {shape[1]} ops; lost = sent "
+              f"- stored\n{HEADER}",
               flush=True)
     results = []
     for workers in counts:
@@ -493,7 +532,7 @@ def main() -> int:
             print(json.dumps({k: v for k, v in result.items() if k != "profile"}), flush=True)
         else:
             print(row_text(result), flush=True)
-        if result.get("note") or result.get("error"):
+        if (result.get("note") or result.get("error")) and not args.keep_going:
             skipped = [n for n in counts if n > workers]
             if skipped and not args.json:
                 print(f"(not run: {', '.join(map(str, skipped))} workers, past the "
@@ -501,7 +540,7 @@ def main() -> int:
             break
     for result in results:
         if result.get("profile"):
-            print(f"\ncProfile of the orchestrator side at {result['workers']} workers:\n"
+            print(f"\nSampling profile of the orchestrator side at {result['workers']} workers:\n"
                   + result["profile"], file=sys.stderr if args.json else sys.stdout)
     if not args.json:
         print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

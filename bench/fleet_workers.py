@@ -39,8 +39,6 @@ import uuid
 from typing import Any
 
 import zmq
-from locust import __version__ as LOCUST_VERSION
-from locust.rpc.protocol import Message
 
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.protocol.link_secrets import KEY_ENV, mac, to_worker, verify
@@ -51,6 +49,15 @@ SPREAD_S = 0.2  # the workers' lines of a second leave within this long after it
 REPORT_S = 0.5
 TEMPLATES = 32  # distinct histogram payloads, cycled
 PR_SET_PDEATHSIG = 1
+
+
+def _locust() -> tuple[str, Any]:
+    """Locust's version and its rpc Message (imported when the workers start: Locust's
+    import monkey-patches the process for gevent)."""
+    from locust import __version__
+    from locust.rpc.protocol import Message
+
+    return __version__, Message
 
 
 def op_templates(op_types: int, ops: int, count: int = TEMPLATES, seed: int = 7
@@ -95,6 +102,7 @@ class Worker:
         self.ident = self.id.encode()
         self.heard_from = to_worker(self.ident)
         self.key = key
+        self.version, self.message = _locust()
         self.agent, self.host = f"{host}/{index}", host
         self.offset = offset
         self.sock = ctx.socket(zmq.DEALER)
@@ -109,19 +117,19 @@ class Worker:
         self.users = 0
 
     def send(self, kind: str, data: Any) -> int:
-        payload = Message(kind, data, self.id).serialize()
+        payload = self.message(kind, data, self.id).serialize()
         self.sock.send_multipart([payload, mac(self.key, self.ident, payload)], zmq.NOBLOCK)
         return len(payload) + 32
 
-    def receive(self) -> list[Message]:
-        out: list[Message] = []
+    def receive(self) -> list[Any]:
+        out: list[Any] = []
         while True:
             try:
                 frames = self.sock.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return out
             if len(frames) == 2 and verify(self.key, self.heard_from, frames[0], frames[1]):
-                out.append(Message.unserialize(frames[0]))
+                out.append(self.message.unserialize(frames[0]))
 
 
 class Fleet:
@@ -158,7 +166,7 @@ class Fleet:
     def start(self) -> None:
         now = time.time()
         for index, worker in enumerate(self.workers):
-            self._send(worker, "client_ready", LOCUST_VERSION)
+            self._send(worker, "client_ready", worker.version)
             heapq.heappush(self.due, (now + HEARTBEAT_S * index / len(self.workers), index,
                                       "beat"))
 
@@ -171,7 +179,7 @@ class Fleet:
         self._send(worker, "lt_line", line)
         self.lines += 1
 
-    def _on_message(self, index: int, worker: Worker, msg: Message) -> None:
+    def _on_message(self, index: int, worker: Worker, msg: Any) -> None:
         self.messages_in += 1
         data = msg.data if isinstance(msg.data, dict) else {}
         if msg.type == "ack":  # connected: the worker names itself (its hello)
@@ -202,7 +210,7 @@ class Fleet:
         elif msg.type == "stop":  # Locust's own stop: its users end, it is ready again
             worker.state, worker.users = "ready", 0
             self._send(worker, "client_stopped", None)
-            self._send(worker, "client_ready", LOCUST_VERSION)
+            self._send(worker, "client_ready", worker.version)
 
     def _due(self, now: float) -> None:
         while self.due and self.due[0][0] <= now:
