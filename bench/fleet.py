@@ -430,7 +430,6 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
 
 def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int]) -> int:
     """The orchestrator-side process of one step: prints its figures as one JSON line."""
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # clean up on a TERM too
     with tempfile.TemporaryDirectory(prefix="lt-fleet-") as tmp:
         try:
             result = asyncio.run(run_step(workers, seconds, Path(tmp), profile, shape))
@@ -506,6 +505,8 @@ def main() -> int:
     parser.add_argument("--one-step", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     shape = (args.op_types, args.ops)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # also when started in the background
+        signal.signal(sig, signal.default_int_handler)
     if args.one_step:
         return one_step(args.one_step, args.seconds, args.profile == args.one_step, shape)
     try:
@@ -548,4 +549,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except KeyboardInterrupt:  # every step's processes were ended by its clean-up
+        print("fleet: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
