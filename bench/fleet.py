@@ -61,6 +61,7 @@ from loadtower.scenarios.orchestrator.cleanup_script import marker_env
 from loadtower.scenarios.orchestrator.load_controller import (
     RUN_MARKER,
     START_TIMEOUT_S,
+    STOP_ACK_TIMEOUT_S,
     LocustLoad,
 )
 from loadtower.scenarios.orchestrator.sinks import Sinks
@@ -73,7 +74,8 @@ OP_TYPES, OPS_PER_TYPE = 8, 500  # per worker and second: bench/store.py's line 
 WARMUP_S = 5.0  # after the start ack, before the window (the store's compiled kernels)
 PHASE = "run"
 RUNAWAY_S = 30.0
-DRAIN_WAIT_S = 20.0  # after the stop ack: how long the last lines may take to be stored
+DRAIN_WAIT_S = 120.0  # after the stop ack: how long a backlog may take to come in
+DRAIN_STALL_S = 15.0  # ... unless no line came in for this long
 TICKS = os.sysconf("SC_CLK_TCK")
 INVENTORY = """
 [hosts.db1]
@@ -311,13 +313,18 @@ async def _measure(load: LocustLoad, probe: Probe, latest: dict[str, Any], secon
     return ""
 
 
-async def _drain(load: LocustLoad, latest: dict[str, Any], bound: float) -> None:
-    """Until every line sent is in the orchestrator (or `bound` seconds)."""
-    deadline = time.monotonic() + bound
-    while time.monotonic() < deadline:
+async def _drain(load: LocustLoad, latest: dict[str, Any]) -> float:
+    """Until every line sent is in the orchestrator, or DRAIN_WAIT_S, or no line came in
+    for DRAIN_STALL_S; how long it waited."""
+    start = time.monotonic()
+    seen, moved = load.sinks.lines_received, start
+    while time.monotonic() - start < DRAIN_WAIT_S and time.monotonic() - moved < DRAIN_STALL_S:
         if latest.get("final") and load.sinks.lines_received >= int(latest["lines"]):
-            return
+            break
         await asyncio.sleep(0.2)
+        if load.sinks.lines_received != seen:
+            seen, moved = load.sinks.lines_received, time.monotonic()
+    return time.monotonic() - start
 
 
 def _window(pairs: list[tuple[float, float]], start: float, end: float) -> list[float]:
@@ -372,6 +379,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         cpu0, mcpu0, wall0 = self_cpu_s(), proc_cpu_s(master.pid), time.monotonic()
         start = time.time()
         in0, out0, lines0 = int(latest.get("bytes", 0)), counted.bytes, len(probe.live)
+        sent0 = int(latest.get("lines", 0))
         fcpu0 = float(latest.get("cpu_s", 0.0))
         out["note"] = await _measure(load, probe, latest, seconds, workers)
         wall, end = time.monotonic() - wall0, time.time()
@@ -382,6 +390,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
             in_mb_s=(int(latest.get("bytes", 0)) - in0) / wall / 1e6,
             out_mb_s=(counted.bytes - out0) / wall / 1e6,
             lines_in_window=len(probe.live) - lines0,
+            lines_sent_in_window=int(latest.get("lines", 0)) - sent0,
             workers_cpu_pct=100.0 * (float(latest.get("cpu_s", 0.0)) - fcpu0) / wall,
         )
         if sampler is not None:
@@ -393,7 +402,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         out["stop_acked"] = load.lines_complete
         assert fleet.stdin is not None
         fleet.stdin.close()  # the synthetic workers report their totals and leave
-        await _drain(load, latest, DRAIN_WAIT_S + (60.0 if out["note"] else 0.0))
+        out["drain_wait_s"] = await _drain(load, latest)
         out["master_rss_mb"] = rss_mb(master.pid)
         out["orch_rss_mb"] = rss_mb()
         with contextlib.suppress(Exception):
@@ -406,6 +415,10 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         # one op_intervals row per line and op type
         stored, ops = (int(row[0]) // shape[0], int(row[1])) if row else (0, 0)
         live = _window(probe.live, start, end)
+        # (the workers report every half second: a shortfall of a second's lines is noise)
+        if len(live) < out["lines_sent_in_window"] - 2 * workers and not out["note"]:
+            out["note"] = (f"backlog: {len(live)} of the window's {out['lines_sent_in_window']} "
+                           "lines reached the live view (delays: of those)")
         stored_delays = _window(probe.stored, start, end)
         sent = int(latest.get("lines", 0))
         out.update(
@@ -473,9 +486,14 @@ def row_text(r: dict[str, Any]) -> str:
     if r.get("error"):
         return f"| {r['workers']} | error: {r['error']} |"
     lost = str(r["lines_lost"]) if r["drained"] else (
-        f"{r['lines_lost']} (not in {DRAIN_WAIT_S + 60:g} s after the stop ack: backlog)")
+        f"{r['lines_lost']} (not in {r.get('drain_wait_s', 20.0):.0f} s after the stop ack: "
+        "backlog)")
     lost += f" ({r['failed_sends']} not sent)" if r["failed_sends"] else ""
-    stop = f"{r['stop_ack_s']:.2f} s" + ("" if r["stop_acked"] else " (no drain report)")
+    stop = f"{r['stop_ack_s']:.2f} s"
+    if r["stop_ack_s"] >= STOP_ACK_TIMEOUT_S:
+        stop = f"none within {STOP_ACK_TIMEOUT_S:g} s"
+    elif not r["stop_acked"]:
+        stop += " (an agent without a drain report)"
     return (f"| {r['workers']} | {r['orch_cpu_pct']:.1f} | {r['master_cpu_pct']:.1f} "
             f"| {r['in_mb_s']:.2f} in, {r['out_mb_s']:.2f} out MB/s "
             f"| {_s(r['live_p50_s'])} / {_s(r['live_p99_s'])} / {_s(r['live_max_s'])} s "
@@ -496,6 +514,7 @@ def main() -> int:
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="a sampling profile of the orchestrator side's threads at N "
                         "workers (printed after the table)")
+    parser.add_argument("--save", type=Path, help="also write every step's figures (JSON) here")
     parser.add_argument("--keep-going", action="store_true",
                         help="run the larger Ns after a step whose backlog ran away")
     parser.add_argument("--op-types", type=int, default=OP_TYPES,
@@ -539,6 +558,8 @@ def main() -> int:
                 print(f"(not run: {', '.join(map(str, skipped))} workers, past the "
                       "runaway above)")
             break
+    if args.save:
+        args.save.write_text(json.dumps(results, indent=1) + "\n")
     for result in results:
         if result.get("profile"):
             print(f"\nSampling profile of the orchestrator side at {result['workers']} workers:\n"

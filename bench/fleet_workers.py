@@ -138,6 +138,7 @@ class Fleet:
     def __init__(self, endpoint: str, key: bytes, count: int, op_types: int, ops: int,
                  host: str) -> None:
         self.ctx = zmq.Context()
+        self.ctx.set(zmq.MAX_SOCKETS, count + 64)  # ZeroMQ's default allows 1,023
         self.ops = op_templates(op_types, ops)
         self.workers = [Worker(self.ctx, endpoint, key, host, i, SPREAD_S * i / max(count, 1))
                         for i in range(count)]
