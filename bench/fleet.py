@@ -8,31 +8,37 @@ memory are its own):
   $LOADTOWER_LINK_KEY, its own process group);
 - N synthetic Locust workers in one helper process (bench/fleet_workers.py), each with
   its own ZeroMQ socket speaking the real worker protocol over loopback, every message
-  signed with the link key, sending 8 ops/s as one interval line per second with real
-  HDR histograms (the agents' recorder, agents/measure.py);
+  signed with the link key, sending one interval line per second of --op-types op types
+  x --ops ops (default 8 x 500, bench/store.py's line shape: about 23 KB) with real HDR
+  histograms (the agents' recorder, agents/measure.py);
 - the orchestrator's consumers, fed from the master's stdout as in a run: LocustLoad's
   own reader and dispatch (json.loads, `_dispatch`), Sinks, LiveStats and the
   StoreWriter into a real DuckDB file in a temporary directory.
 The step waits for every worker to join, starts a phase (the orchestrator's `start`
-command: open model, N x 8 ops/s), measures for --seconds, then stops it as the
-orchestrator does (`LocustLoad.stop`: the `stop` command, until the master's `stopped`).
+command, open model; a start without ack within START_TIMEOUT_S is said and measured
+anyway), waits WARMUP_S, measures for --seconds, then stops it as the orchestrator does
+(`LocustLoad.stop`: the `stop` command, until the master's `stopped`).
 
 Columns: workers; orchestrator CPU (this step process over the window: its reader, the
 store writer's thread, everything, in % of one core); master CPU (the same, from
 /proc); bytes/s through the master (into it: the workers' signed messages; out of it:
 its stdout); line -> live view delay p50/p99/max (from when a synthetic worker sent the
-line to when LiveStats.add took it); line -> store delay p99 (to the end of the writer
-flush that committed it); lines lost (lines sent minus op_intervals rows in the store
-after the stop); stop ack (the stop command sent to the master's `stopped` read by the
-orchestrator); orchestrator RSS at the end of the step. A step whose backlog runs away
-(a line older than RUNAWAY_S, or RUNAWAY_S seconds of lines not yet in) ends early and
-says so; larger N are then skipped.
+line to when LiveStats.add took it; lines sent in the window); line -> store delay p99
+(to the end of the writer flush that committed it); lines lost (lines sent minus lines
+in the store's op_intervals after the stop; lines of a backlog still not in DRAIN_WAIT_S
+after the stop ack are said apart); stop ack (the stop command sent to the master's
+`stopped` read by the orchestrator); RSS of the orchestrator side and the master at the
+end of the step. A step whose backlog runs away (a line older than RUNAWAY_S, or
+RUNAWAY_S seconds of lines not yet in) ends early and says so; larger N are then
+skipped unless --keep-going. --profile N: a sampling profile of the orchestrator side's
+threads at N workers.
 
 Everything a step starts is in its own process group and killed at the end, also on
 Ctrl-C or an error; the temporary directory is removed.
 
 usage: python bench/fleet.py [--workers 16,64,128,256,512,1024] [--seconds 60] [--json]
-                             [--profile N]
+                             [--save FILE] [--profile N] [--keep-going] [--op-types 8]
+                             [--ops 500]
 """
 
 from __future__ import annotations
