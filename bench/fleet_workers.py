@@ -1,0 +1,295 @@
+"""Synthetic Locust workers for bench/fleet.py: N load workers in one process, each
+speaking the real worker protocol to a real `loadtower agent master` over loopback ZeroMQ.
+
+Each worker is one ZeroMQ DEALER socket with its own identity, as Locust's rpc client
+makes it; every message is a Locust `Message` (msgpack) signed with the run's link key
+exactly as agents/link_client.py signs it (second frame: HMAC over identity and
+payload), and what the master sends is verified the same way. A worker sends
+`client_ready`, a heartbeat every second, its `hello`, `configured` on a phase,
+`spawning`/`spawning_complete` on a spawn, and, while its users run, one interval line
+per second (`lt_line`, the real worker's message type) of --op-types op types with --ops
+ops each, with real HDR histograms encoded by the agents' own recorder (agents/measure.py). On a stop it sends
+the phase's last (partial) second, its drain event and `stop_done`, as an agent does.
+Each line also carries ``bench_sent`` (when it was sent, wall clock) so that the
+orchestrator side can time it.
+
+Prints one JSON object per REPORT_S on stdout (lines and bytes sent, this process's CPU)
+and a final one with ``"final": true`` when stdin closes, then exits (and dies with its
+parent). The link key comes in $LOADTOWER_LINK_KEY (hex), never on the command line.
+
+usage: LOADTOWER_LINK_KEY=... python bench/fleet_workers.py --master 127.0.0.1:PORT
+                                  --workers N [--op-types 8] [--ops 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import heapq
+import json
+import os
+import random
+import resource
+import signal
+import socket
+import sys
+import time
+import uuid
+from typing import Any
+
+import zmq
+
+from loadtower.agents.measure import IntervalRecorder
+from loadtower.protocol.link_secrets import KEY_ENV, mac, to_worker, verify
+from loadtower.protocol.version import PROTOCOL_VERSION
+
+HEARTBEAT_S = 1.0  # Locust's HEARTBEAT_INTERVAL
+SPREAD_S = 0.2  # the workers' lines of a second leave within this long after it ends
+REPORT_S = 0.5
+TEMPLATES = 32  # distinct histogram payloads, cycled
+PR_SET_PDEATHSIG = 1
+
+
+def _locust() -> tuple[str, Any]:
+    """Locust's version and its rpc Message (imported when the workers start: Locust's
+    import monkey-patches the process for gevent)."""
+    from locust import __version__
+    from locust.rpc.protocol import Message
+
+    return __version__, Message
+
+
+def op_templates(op_types: int, ops: int, count: int = TEMPLATES, seed: int = 7
+                 ) -> list[dict[str, Any]]:
+    """`count` lines' op samples: `op_types` op types (op0, op1, ...) of `ops` open-model
+    ops each, as the agents' recorder encodes them: real service, response and lateness
+    histograms."""
+    rng = random.Random(seed)
+    recorder = IntervalRecorder("bench/0", "bench")
+    out = []
+    for index in range(count):
+        # monotonic seconds at the start of a wall-clock second: every op completes in it
+        base = int(time.time()) - 100_000 + index * 10 - recorder.offset
+        for kind in range(op_types):
+            for _ in range(ops):
+                intended = base + rng.random() * 0.9
+                sent = intended + rng.expovariate(1 / 0.00008)
+                done = sent + rng.lognormvariate(-7.0 + 0.05 * kind, 0.5)  # ~1 ms service
+                recorder.ok("run", f"op{kind}", intended, sent, done, False, open_model=True)
+        [line] = recorder.finished(int(recorder.wall(base + 5.0)))
+        out.append(dict(line["ops"]))
+    return out
+
+
+def interval_line(agent: str, host: str, phase: str, second: int, ops: dict[str, Any],
+                  seq: int, sent: float) -> dict[str, Any]:
+    """One interval line of the agent protocol (protocol/lines.py), numbered as the spool
+    numbers it, with the time it was sent."""
+    return {
+        "type": "interval", "agent": agent, "host": host, "ts": second, "phase": phase,
+        "cpu_pct": 3.0, "cpu_s": 0.03, "span": [second + 0.001, second + 0.999], "ops": ops,
+        "seq": seq, "bench_sent": sent,
+    }
+
+
+class Worker:
+    """One synthetic Locust worker: its socket, its state and what it sent."""
+
+    def __init__(self, ctx: zmq.Context, endpoint: str, key: bytes, host: str, index: int,
+                 offset: float) -> None:
+        self.id = f"{socket.gethostname()}_{uuid.uuid4().hex}"  # as Locust names a worker
+        self.ident = self.id.encode()
+        self.heard_from = to_worker(self.ident)
+        self.key = key
+        self.version, self.message = _locust()
+        self.agent, self.host = f"{host}/{index}", host
+        self.offset = offset
+        self.sock = ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.IDENTITY, self.ident)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.connect(endpoint)
+        self.state = "ready"  # Locust's worker states: ready, spawning, running
+        self.phase = ""
+        self.running = False
+        self.seq = 0
+        self.next_second = 0
+        self.users = 0
+
+    def send(self, kind: str, data: Any) -> int:
+        payload = self.message(kind, data, self.id).serialize()
+        self.sock.send_multipart([payload, mac(self.key, self.ident, payload)], zmq.NOBLOCK)
+        return len(payload) + 32
+
+    def receive(self) -> list[Any]:
+        out: list[Any] = []
+        while True:
+            try:
+                frames = self.sock.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return out
+            if len(frames) == 2 and verify(self.key, self.heard_from, frames[0], frames[1]):
+                out.append(self.message.unserialize(frames[0]))
+
+
+class Fleet:
+    """Every worker, driven from one loop: heartbeats and lines on a heap of due times."""
+
+    def __init__(self, endpoint: str, key: bytes, count: int, op_types: int, ops: int,
+                 host: str) -> None:
+        self.ctx = zmq.Context()
+        self.ctx.set(zmq.MAX_SOCKETS, count + 64)  # ZeroMQ's default allows 1,023
+        self.ops = op_templates(op_types, ops)
+        self.workers = [Worker(self.ctx, endpoint, key, host, i, SPREAD_S * i / max(count, 1))
+                        for i in range(count)]
+        self.by_socket = {w.sock: i for i, w in enumerate(self.workers)}
+        self.poller = zmq.Poller()
+        for worker in self.workers:
+            self.poller.register(worker.sock, zmq.POLLIN)
+        self.due: list[tuple[float, int, str]] = []  # (when, worker index, "beat"|"line")
+        self.lines = self.bytes = self.failed_sends = self.templates_used = 0
+        self.messages_in = 0
+        # stdin in the same poll (Locust's import monkey-patches threads into greenlets):
+        # its end says the bench is done
+        self.stdin = sys.stdin.fileno()
+        self.stdin_closed = False
+        self.poller.register(self.stdin, zmq.POLLIN)
+
+    def _send(self, worker: Worker, kind: str, data: Any) -> None:
+        try:
+            self.bytes += worker.send(kind, data)
+        except zmq.ZMQError:  # its queue to the master is full: the real worker's spool keeps it
+            self.failed_sends += 1
+
+    def _line(self, worker: Worker, kind: str, extra: dict[str, Any]) -> None:
+        self._send(worker, "lt_line", {"type": kind, "agent": worker.agent, **extra})
+
+    def start(self) -> None:
+        now = time.time()
+        for index, worker in enumerate(self.workers):
+            self._send(worker, "client_ready", worker.version)
+            heapq.heappush(self.due, (now + HEARTBEAT_S * index / len(self.workers), index,
+                                      "beat"))
+
+    def _interval(self, worker: Worker, second: int) -> None:
+        worker.seq += 1
+        ops = self.ops[self.templates_used % len(self.ops)]
+        self.templates_used += 1
+        line = interval_line(worker.agent, worker.host, worker.phase, second, ops,
+                             worker.seq, time.time())
+        self._send(worker, "lt_line", line)
+        self.lines += 1
+
+    def _on_message(self, index: int, worker: Worker, msg: Any) -> None:
+        self.messages_in += 1
+        data = msg.data if isinstance(msg.data, dict) else {}
+        if msg.type == "ack":  # connected: the worker names itself (its hello)
+            self._line(worker, "hello", {"pid": os.getpid(), "protocol": PROTOCOL_VERSION})
+        elif msg.type == "lt_phase":
+            worker.phase = str(data.get("phase", ""))
+            self._line(worker, "configured", {})
+        elif msg.type == "spawn":
+            self._send(worker, "spawning", None)
+            counts = dict(data.get("user_classes_count") or {})
+            worker.users = sum(int(v) for v in counts.values())
+            worker.state = "running"
+            self._send(worker, "spawning_complete",
+                       {"user_classes_count": counts, "user_count": worker.users})
+            if not worker.running:
+                worker.running = True
+                worker.next_second = int(time.time())
+                heapq.heappush(self.due, (worker.next_second + 1 + worker.offset, index, "line"))
+        elif msg.type == "lt_stop":
+            if worker.running:  # the phase's last, partial second, then its drain report
+                worker.running = False
+                self._interval(worker, int(time.time()))
+                drain = {"phase": worker.phase, "waited_ops": 0, "drain_s": 0.0, "abandoned": 0}
+                worker.seq += 1
+                self._line(worker, "event", {"kind": "drain", "ts": time.time(), "host": worker.host,
+                                             "message": "drained", "data": drain, "seq": worker.seq})
+            self._line(worker, "stop_done", {"id": data.get("id"), "ts": time.time()})
+        elif msg.type == "stop":  # Locust's own stop: its users end, it is ready again
+            worker.state, worker.users = "ready", 0
+            self._send(worker, "client_stopped", None)
+            self._send(worker, "client_ready", worker.version)
+
+    def _due(self, now: float) -> None:
+        while self.due and self.due[0][0] <= now:
+            _when, index, kind = heapq.heappop(self.due)
+            worker = self.workers[index]
+            if kind == "beat":
+                cpu = 3.0
+                self._send(worker, "heartbeat", {"state": worker.state, "current_cpu_usage": cpu,
+                                                 "current_memory_usage": 60_000_000})
+                heapq.heappush(self.due, (now + HEARTBEAT_S, index, kind))
+            elif worker.running:
+                self._interval(worker, worker.next_second)
+                worker.next_second += 1
+                heapq.heappush(self.due, (worker.next_second + 1 + worker.offset, index, kind))
+
+    def step(self, until: float) -> None:
+        """Receive and send whatever is due until `until` (wall clock)."""
+        while True:
+            now = time.time()
+            if now >= until:
+                return
+            wait = min(until, self.due[0][0] if self.due else until) - now
+            for sock, _event in self.poller.poll(max(0, int(wait * 1000))):
+                if sock == self.stdin:
+                    if not os.read(self.stdin, 4096):
+                        self.stdin_closed = True
+                        self.poller.unregister(self.stdin)
+                    continue
+                index = self.by_socket[sock]
+                for msg in self.workers[index].receive():
+                    self._on_message(index, self.workers[index], msg)
+            self._due(time.time())
+
+    def report(self, final: bool = False) -> dict[str, Any]:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return {"lines": self.lines, "bytes": self.bytes, "failed_sends": self.failed_sends,
+                "messages_in": self.messages_in, "cpu_s": r.ru_utime + r.ru_stime,
+                "running": sum(w.running for w in self.workers), "ts": time.time(),
+                "final": final}
+
+    def close(self) -> None:
+        for worker in self.workers:
+            with contextlib.suppress(zmq.ZMQError):
+                worker.send("quit", None)  # as Locust's worker says goodbye
+            worker.sock.close(linger=0)
+        self.ctx.term()
+
+
+def _die_with_parent() -> None:
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--master", required=True, help="HOST:PORT of the Locust master")
+    parser.add_argument("--workers", type=int, required=True)
+    parser.add_argument("--op-types", type=int, default=8, help="op types per line")
+    parser.add_argument("--ops", type=int, default=500, help="ops per op type per second")
+    parser.add_argument("--host-name", default="bench")
+    args = parser.parse_args()
+    _die_with_parent()
+    key = bytes.fromhex(os.environ.pop(KEY_ENV, ""))
+    if len(key) < 16:
+        print(f"fleet_workers: no link key in ${KEY_ENV}", file=sys.stderr)
+        return 2
+    fleet = Fleet(f"tcp://{args.master}", key, args.workers, args.op_types, args.ops,
+                  args.host_name)
+    try:
+        fleet.start()
+        while not fleet.stdin_closed:
+            fleet.step(time.time() + REPORT_S)
+            print(json.dumps(fleet.report()), flush=True)
+        print(json.dumps(fleet.report(final=True)), flush=True)
+    finally:
+        fleet.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
