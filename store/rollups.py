@@ -23,7 +23,6 @@ import numpy.typing as npt
 import pyarrow as pa
 from hdrh.histogram import HdrHistogram
 
-from loadtower.protocol.hdr_encoding import decode as decode_line_hist
 from loadtower.protocol.hdr_encoding import decode_v2, encode, new_hist
 from loadtower.store import hdr
 from loadtower.store import hdr_kernels as kern
@@ -56,6 +55,12 @@ class Acc:
         if self.lateness is None:
             self.lateness = new_hist()
         self.lateness.add(hist)
+
+    def add_lateness_counts(self, index: np.ndarray, count: np.ndarray) -> None:
+        """A line's lateness as sparse counts (hdr.sparse_counts): no histogram per line."""
+        if self.lateness is None:
+            self.lateness = new_hist()
+        hdr.add_counts(self.lateness, index, count)
 
 
 Key = tuple[Any, ...]  # (run_id, ts|minute|None, phase, op)
@@ -252,16 +257,16 @@ class Rollups:
         """Each line's lateness histograms into its keys of every level (a histogram
         that is not HDR V2 over the protocol's range is left out, and said)."""
         keys = list(key_of)
-        for k, text, run_id, ts, agent in lateness:
-            try:
-                hist = decode_line_hist(text)
-            except (ValueError, TypeError) as exc:
-                why = f"its lateness histogram was left out: {exc}"
+        decoded = _sparse_or_why([text for _k, text, *_rest in lateness])
+        for (k, _text, run_id, ts, agent), counts in zip(lateness, decoded, strict=True):
+            if isinstance(counts, str):
+                why = f"its lateness histogram was left out: {counts}"
                 self.rejected.append((run_id, f"agent {agent!r}, second {ts}: {why}"))
                 continue
             run, second, phase, op = keys[k]
             for level in levels:
-                level.accs[self._level_key(level, run, second, phase, op)].add_lateness(hist)
+                acc = level.accs[self._level_key(level, run, second, phase, op)]
+                acc.add_lateness_counts(*counts)
 
     @staticmethod
     def _level_key(level: Level, run_id: str, ts: int, phase: str, op: str) -> Key:
@@ -325,6 +330,23 @@ def level_rows(level: Level, keys: list[Key]) -> pa.Table:
     cols["lateness_hist"] = pa.array(
         [None if h is None else hdr.stored(hdr.payload(encode(h))) for h in lateness], pa.binary())
     return pa.table(cols)
+
+
+def _sparse_or_why(texts: list[Any]) -> list[tuple[np.ndarray, np.ndarray] | str]:
+    """Each line's lateness histogram as sparse counts, decoded in one pass; when one of
+    them is not an HDR V2 histogram over the protocol's range, each on its own, and that
+    one's reason in its place."""
+    try:
+        return list(hdr.sparse_counts(texts))
+    except (ValueError, TypeError):
+        pass
+    out: list[tuple[np.ndarray, np.ndarray] | str] = []
+    for text in texts:
+        try:
+            out.append(hdr.sparse_counts([text])[0])
+        except (ValueError, TypeError) as exc:
+            out.append(str(exc))
+    return out
 
 
 def stored_lateness(blob: bytes | None) -> HdrHistogram | None:
