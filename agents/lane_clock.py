@@ -5,8 +5,8 @@ a millisecond after), but a thread that slept still takes time to get the CPU ba
 VM whose idle vCPU halts, ~0.1 ms at the median here). So a lane sleeps until `spin`
 before an op's intended start, then yields to the loop (other ops' sends and replies run
 meanwhile) until that start: `lane_spin(interval)` is a tenth of the lane's interval, at
-most SPIN_MAX_S, so the turns cost at most a tenth of a core whatever the rate (measured
-at 1,000 ops/s: 15.8% of a core against 14.2% without them). On the default loop (no
+most SPIN_MAX_S, so the turns cost at most a tenth of a core whatever the rate (the
+figures are in docs/agent-protocol.md). On the default loop (no
 timerfd: not Linux) a sub-millisecond spin would buy nothing, and the spin is 0.
 `LOADTOWER_LANE_SPIN_S` (seconds) on the agent sets the spin for every lane; 0 turns it off.
 """
