@@ -126,11 +126,7 @@ def decode_many(encoded: Sequence[str | bytes | None], b64: bool = True) -> tupl
 def decode(encoded: str) -> HdrHistogram:
     """One histogram from either the agents' encoding or hdrh's compressed one."""
     hist = new_hist()
-    _no, index, count = decode_many([encoded])
-    np.ctypeslib.as_array(hist.counts)[index] = count  # a view of hdrh's counts array
-    hist.set_internal_tacking_values(
-        int(index[0]) if index.size else -1, int(index[-1]) if index.size else -1, int(count.sum())
-    )
+    add_counts(hist, *sparse_counts([encoded])[0])
     return hist
 
 

@@ -51,13 +51,9 @@ class Acc:
     # merged in Python: few lines carry it and a key has one
     lateness: HdrHistogram | None = None
 
-    def add_lateness(self, hist: HdrHistogram) -> None:
-        if self.lateness is None:
-            self.lateness = new_hist()
-        self.lateness.add(hist)
-
     def add_lateness_counts(self, index: np.ndarray, count: np.ndarray) -> None:
-        """A line's lateness as sparse counts (hdr.sparse_counts): no histogram per line."""
+        """Lateness as sparse counts (hdr.sparse_counts; a line's, or a stored row's when a
+        late line merges with it): no histogram per line."""
         if self.lateness is None:
             self.lateness = new_hist()
         hdr.add_counts(self.lateness, index, count)

@@ -33,7 +33,7 @@ from loadtower.store import hdr
 from loadtower.store.admin import mark_interrupted_runs
 from loadtower.store.connection import connect, is_busy
 from loadtower.store.redact import MASK, mask_url_passwords, redact
-from loadtower.store.rollups import Level, Rollups, level_rows, stored_lateness
+from loadtower.store.rollups import Level, Rollups, level_rows
 from loadtower.store.schema import migrate
 from loadtower.store.writer_values import build_table, repaired_line, repaired_params
 
@@ -478,9 +478,8 @@ def _merge_from_file(con: duckdb.DuckDBPyConnection, level: Level) -> None:
         for kind, blob in enumerate((row[3], row[4])):
             no, idx, cnt = hdr.decode_many([bytes(blob)], b64=False)
             level.add_dense(acc, kind, hdr.dense(no, idx, cnt, 1)[0])
-        lateness = stored_lateness(row[5])
-        if lateness is not None:
-            acc.add_lateness(lateness)
+        if row[5] is not None:  # the stored lateness, added as a line's is
+            acc.add_lateness_counts(*hdr.sparse_counts([bytes(row[5])], b64=False)[0])
         acc.written = True
 
 
