@@ -7,8 +7,10 @@ spawn and recorder as its real ops) and the agent's Python lane over a no-op op,
 per-second lateness histograms the interval lines carry) and the process CPU the
 schedule used (the core's spin before each deadline costs CPU: --spin-us 0 turns it off).
 The goal (issue 33): lateness p99 < 0.2 ms on an idle machine at 1,000 ops/s. `floor`
-measures the machine itself: how often a thread that never sleeps loses the CPU for over
-0.2 ms (on a VM, the host's steal), which no schedule can beat.
+measures the machine itself with two schedules that do no work: one that spins a whole
+core (no schedule can beat it; it also counts how often the thread loses the CPU for over
+0.2 ms: on a VM, the host's steal) and one that sleeps to each intended start (the
+machine's wake-up latency, which any schedule that does not spin all the time pays).
 
 The machine is shared and noisy: say its load average with the figures.
 
@@ -19,6 +21,7 @@ usage: python bench/schedule_lateness.py [--rate 1000] [--seconds 10] [--spin-us
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import random
@@ -31,6 +34,7 @@ from loadtower.agents.measure import decode_v2
 from loadtower.agents.workload.keys import OpMix
 from loadtower.protocol.hdr_encoding import decode, new_hist
 
+PR_SET_TIMERSLACK = 29
 WAIT_S = 30.0  # a bound on waiting for a stop, not a measured time
 
 
@@ -102,16 +106,33 @@ def python_run(rate: float, seconds: float) -> dict[str, Any]:
     return figures(hist, ops, used, seconds)
 
 
-def floor_run(seconds: float) -> dict[str, Any]:
-    """What the machine takes from a thread that never sleeps: a loop that only reads the
-    clock, and the gaps between its reads (a gap is time the thread was not running: the
-    kernel or, in a VM, the host ran something else). No schedule can send on time
-    through such a gap; at --rate ops/s about rate x gap ops fall in each."""
+def precise_timers() -> None:
+    """This thread's timer slack down to 1 us, as the core's clock thread has it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: the default slack
+
+
+def floor_run(rate: float, seconds: float) -> dict[str, Any]:
+    """What the machine itself allows, two schedules with no work to do, each --seconds:
+
+    - `spinning`: a loop that only reads the clock (a whole core) and sends (records) each
+      op of the --rate schedule at its first read at or after the op's intended start. It
+      also counts the gaps between its reads (time the thread was not running: the kernel
+      or, in a VM, the host ran something else). No schedule beats it.
+    - `sleeping`: a thread that sleeps to each intended start (nanosleep, 1 us timer
+      slack) and sends on waking: the wake-up latency any schedule that does not spin
+      through its whole interval pays, in part."""
     gaps_200 = gaps_1000 = 0
     widest = 0
+    spun = new_hist()
     now = time.perf_counter_ns
+    interval = int(1e9 / rate)
     start = previous = now()
+    due = start + interval
     end = start + int(seconds * 1e9)
+    before = cpu_s()
     while previous < end:
         t = now()
         gap = t - previous
@@ -120,8 +141,26 @@ def floor_run(seconds: float) -> dict[str, Any]:
             gaps_200 += 1
             gaps_1000 += gap > 1_000_000
             widest = max(widest, gap)
+        while due <= t:
+            spun.record_value(max(1, (t - due) // 1000))
+            due += interval
+    spin_cpu = cpu_s() - before
+    precise_timers()
+    slept = new_hist()
+    before = cpu_s()
+    due = now() + interval
+    end = due + int(seconds * 1e9)
+    while due < end:
+        t = now()
+        if due > t:
+            time.sleep((due - t) / 1e9)
+        slept.record_value(max(1, (now() - due) // 1000))
+        due += interval
+    sleep_cpu = cpu_s() - before
     return {"seconds": seconds, "gaps_over_200us": gaps_200, "gaps_over_1ms": gaps_1000,
-            "widest_gap_us": widest // 1000}
+            "widest_gap_us": widest // 1000,
+            "spinning": figures(spun, spun.get_total_count(), spin_cpu, seconds),
+            "sleeping": figures(slept, slept.get_total_count(), sleep_cpu, seconds)}
 
 
 def main() -> None:
@@ -130,7 +169,7 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--spin-us", type=int, default=50, help="the core's spin before a deadline")
     p.add_argument("--paths", default="core,python,floor",
-                   help="core, python, floor (a thread that never sleeps: the gaps it sees)")
+                   help="core, python, floor (a spinning and a sleeping schedule of no work)")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     load = os.getloadavg()[0]
@@ -142,7 +181,7 @@ def main() -> None:
         elif path == "python":
             result["python"] = python_run(a.rate, a.seconds)
         elif path == "floor":
-            result["floor"] = floor_run(a.seconds)
+            result["floor"] = floor_run(a.rate, a.seconds)
         else:
             p.error(f"--paths: {path} (known: core, python, floor)")
     if a.json:
@@ -159,11 +198,16 @@ def main() -> None:
                   f"{r['lateness_p999_us']:>9} {r['lateness_max_us']:>8} {r['cpu_pct']:>6}")
     floor = result.get("floor")
     if floor:
-        print(f"floor: a thread that never sleeps lost the CPU {floor['gaps_over_200us']} times "
+        for name, what in (("spinning", "a schedule that spins a whole core: no schedule beats it"),
+                           ("sleeping", "one that sleeps to each start: the machine's wake-up")):
+            r = floor[name]
+            print(f"{name:8} {r['ops']:>7} {r['lateness_p50_us']:>8} {r['lateness_p99_us']:>8} "
+                  f"{r['lateness_p999_us']:>9} {r['lateness_max_us']:>8} {r['cpu_pct']:>6}"
+                  f"   ({what})")
+        print(f"floor: the spinning thread lost the CPU {floor['gaps_over_200us']} times "
               f"for over 0.2 ms in {floor['seconds']:g} s ({floor['gaps_over_1ms']} over 1 ms, "
               f"the widest {floor['widest_gap_us']:,} us): ops due in such a gap are sent late "
               "whatever the schedule")
-
 
 if __name__ == "__main__":
     main()
