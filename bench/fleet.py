@@ -28,7 +28,8 @@ line to when LiveStats.add took it; lines sent in the window); line -> store del
 in the store's op_intervals after the stop; lines of a backlog still not in DRAIN_WAIT_S
 after the stop ack are said apart); stop ack (the stop command sent to the master's
 `stopped` read by the orchestrator); RSS of the orchestrator side and the master at the
-end of the step. A step whose backlog runs away (a line older than RUNAWAY_S, or
+end of the step (and every RSS_EVERY_S of the window, printed after the table: flat
+memory over a long --seconds). A step whose backlog runs away (a line older than RUNAWAY_S, or
 RUNAWAY_S seconds of lines not yet in) ends early and says so; larger N are then
 skipped unless --keep-going. --profile N: a sampling profile of the orchestrator side's
 threads at N workers.
@@ -81,6 +82,7 @@ OP_TYPES, OPS_PER_TYPE = 8, 500  # per worker and second: bench/store.py's line 
 WARMUP_S = 5.0  # after the start ack, before the window (the store's compiled kernels)
 PHASE = "run"
 RUNAWAY_S = 30.0
+RSS_EVERY_S = 30.0  # the RSS of both sides sampled this often in the window
 DRAIN_WAIT_S = 120.0  # after the stop ack: how long a backlog may take to come in
 DRAIN_STALL_S = 15.0  # ... unless no line came in for this long
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -214,6 +216,16 @@ def proc_cpu_s(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+async def _sample_rss(series: list[tuple[float, float, float]], master_pid: int,
+                      every_s: float) -> None:
+    """(seconds into the window, orchestrator RSS MB, master RSS MB) every `every_s`."""
+    t0 = time.monotonic()
+    while True:
+        with contextlib.suppress(OSError):
+            series.append((time.monotonic() - t0, rss_mb(), rss_mb(master_pid)))
+        await asyncio.sleep(every_s)
 
 
 def rss_mb(pid: int | str = "self") -> float:
@@ -394,8 +406,14 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         in0, out0, lines0 = int(latest.get("bytes", 0)), counted.bytes, len(probe.live)
         sent0 = int(latest.get("lines", 0))
         fcpu0 = float(latest.get("cpu_s", 0.0))
-        out["note"] = "; ".join(n for n in (start_note, await _measure(
-            load, probe, latest, seconds, workers)) if n)
+        series: list[tuple[float, float, float]] = []
+        sampling = asyncio.create_task(_sample_rss(series, master.pid, RSS_EVERY_S))
+        try:
+            out["note"] = "; ".join(n for n in (start_note, await _measure(
+                load, probe, latest, seconds, workers)) if n)
+        finally:
+            sampling.cancel()
+        out["rss_series"] = [[round(t), round(o), round(m)] for t, o, m in series]
         wall, end = time.monotonic() - wall0, time.time()
         out.update(
             window_s=wall,
@@ -576,6 +594,14 @@ def main() -> int:
             break
     if args.save:
         args.save.write_text(json.dumps(results, indent=1) + "\n")
+    for result in results:
+        series = result.get("rss_series") or []
+        if len(series) > 2 and not args.json:
+            orch = [o for _t, o, _m in series]
+            print(f"RSS at {result['workers']} workers every {RSS_EVERY_S:g} s of the window "
+                  f"(orchestrator / master MB): "
+                  + ", ".join(f"{o}/{m}" for _t, o, m in series)
+                  + f"; orchestrator range {max(orch) - min(orch)} MB")
     for result in results:
         if result.get("profile"):
             print(f"\nSampling profile of the orchestrator side at {result['workers']} workers:\n"

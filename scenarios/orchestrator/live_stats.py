@@ -3,6 +3,13 @@ per completion second (the live display, and windows inside a phase).
 
 Histograms from every agent are merged (HDR add), never averaged.
 
+Memory stays flat over a long run: a second's cell (a full HDR histogram, 136 KiB) is
+kept as it is for HOT_S seconds behind the newest line, then frozen to its encoded form
+(its counts and a compressed histogram of a few hundred bytes, exact: HDR encoding
+loses nothing) and thawed again only when a late line or a window reaches it. A phase's
+figures come from its own merged histogram per op, added to as lines arrive, so reading
+them never decodes a second.
+
 A phase's figures are keyed by the label its load was started under (``load.start``),
 which the agents put in every interval line as ``phase``: the phase in which the ops
 were *scheduled*. A backlog's late ops therefore stay in their own phase, whenever
@@ -15,18 +22,24 @@ store's ``op_phase`` rows and ``phase_summary`` hold, and the same rate
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
 
 from loadtower.store import phase_rate
-from loadtower.store.hdr import add_counts, sparse_counts
+from loadtower.store.hdr import add_counts, release, sparse_counts
 from loadtower.store.phase_rate import line_span
 
 LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3
 # a completion second counts as complete this long after its end, whatever the agents sent
 SETTLE_S = 2.0
+# seconds behind the newest line whose cells stay whole (the live view, Prometheus)
+HOT_S = 30
+# seconds behind the newest line kept at all (frozen): a fault's windows, late lines
+KEEP_S = 6 * 3600
 
 
 def new_histogram() -> HdrHistogram:
@@ -55,6 +68,27 @@ class Counts:
 @dataclass
 class SecondStats(Counts):
     hist: HdrHistogram = field(default_factory=new_histogram)
+
+    def frozen(self) -> FrozenStats:
+        """This cell encoded; its histogram is released (nothing reads it again)."""
+        frozen = FrozenStats(self.ops, self.errors, self.late, dict(self.errors_by_class),
+                             self.hist.encode() if self.hist.get_total_count() else b"")
+        release(self.hist)
+        return frozen
+
+
+@dataclass
+class FrozenStats(Counts):
+    """A second's cell past HOT_S: its counts and its histogram encoded (compressed)."""
+
+    encoded: bytes = b""
+
+    def thawed(self) -> SecondStats:
+        stats = SecondStats(self.ops, self.errors, self.late)
+        stats.errors_by_class.update(self.errors_by_class)
+        if self.encoded:
+            add_counts(stats.hist, *sparse_counts([self.encoded])[0])
+        return stats
 
 
 @dataclass
@@ -118,7 +152,7 @@ def _summary(
     def pct(p: float) -> float:
         return merged.get_value_at_percentile(p) / 1000.0 if merged.get_total_count() else 0.0
 
-    return WindowSummary(
+    summary = WindowSummary(
         ops,
         errors,
         late,
@@ -131,20 +165,35 @@ def _summary(
         duration_s,
         pct(99.9),
     )
+    release(merged)
+    return summary
 
 
 class LiveStats:
     """Merges agent interval lines per phase label, per second and per op."""
 
-    def __init__(self, kind: str = "response_hist") -> None:
+    def __init__(self, kind: str = "response_hist", hot_s: int = HOT_S,
+                 keep_s: int = KEEP_S) -> None:
         self.kind = kind
+        self.hot_s = hot_s
+        self.keep_s = max(keep_s, hot_s)
         self.seconds: dict[int, SecondStats] = defaultdict(SecondStats)
         # (phase label, second, op) -> what completed in that second for that phase's op
         self.cells: dict[tuple[str, int, str], SecondStats] = defaultdict(SecondStats)
+        # seconds and cells older than `hot_s` behind the newest line, frozen
+        self.frozen_seconds: dict[int, FrozenStats] = {}
+        self.frozen_cells: dict[tuple[str, int, str], FrozenStats] = {}
+        self._cells_at: dict[int, set[tuple[str, int, str]]] = defaultdict(set)
+        self._frozen_at: dict[int, set[tuple[str, int, str]]] = defaultdict(set)
+        # the oldest second still kept, once older ones were let go (KEEP_S)
+        self.kept_from: int | None = None
+        self.newest: int | None = None  # the newest second a line had
         self.spans: dict[str, PhaseSpan] = defaultdict(PhaseSpan)
         self.agent_cpu: dict[str, float] = {}
         # (phase label, op) -> every op of the run so far (the store's op_phase counts)
         self.totals: dict[tuple[str, str], Counts] = defaultdict(Counts)
+        # (phase label, op) -> the histogram of every op of it so far (its figures)
+        self.phase_hists: dict[tuple[str, str], HdrHistogram] = defaultdict(new_histogram)
         self.agent_newest: dict[str, int] = {}  # agent -> its newest line's second
 
     def add(self, line: dict) -> None:
@@ -153,7 +202,7 @@ class LiveStats:
         agent = str(line.get("agent", "?"))
         self.agent_cpu[agent] = float(line.get("cpu_pct", 0.0))
         self.agent_newest[agent] = max(ts, self.agent_newest.get(agent, ts))
-        total = self.seconds[ts]
+        total = self._second(ts)
         ops_of_line = line.get("ops") or {}
         if ops_of_line:
             self.spans[phase].add(ts, line_span(line))
@@ -161,11 +210,85 @@ class LiveStats:
         sparse = sparse_counts(
             [s.get(self.kind) or s.get("service_hist") for s in ops_of_line.values()])
         for (op, sample), (index, count) in zip(ops_of_line.items(), sparse, strict=True):
-            cell = self.cells[(phase, ts, str(op))]
+            cell = self._cell((phase, ts, str(op)))
             for counts in (total, cell, self.totals[(phase, str(op))]):
                 counts.count(sample)
             add_counts(total.hist, index, count)
             add_counts(cell.hist, index, count)
+            add_counts(self.phase_hists[(phase, str(op))], index, count)
+        if self.newest is None or ts > self.newest:
+            self.newest = ts
+            self._freeze(ts - self.hot_s)
+            self._forget(ts - self.keep_s)
+
+    def _second(self, ts: int) -> SecondStats:
+        """Second `ts`'s totals, whole (thawed when it was frozen)."""
+        frozen = self.frozen_seconds.pop(ts, None)
+        if frozen is not None:
+            self.seconds[ts] = frozen.thawed()
+        return self.seconds[ts]
+
+    def _cell(self, key: tuple[str, int, str]) -> SecondStats:
+        """A cell, whole (thawed when it was frozen; a cell of a second already let go
+        starts again: `kept_from` says its window is no longer whole)."""
+        frozen = self.frozen_cells.pop(key, None)
+        if frozen is not None:
+            self.cells[key] = frozen.thawed()
+        self._cells_at[key[1]].add(key)
+        return self.cells[key]
+
+    def _freeze(self, below: int) -> None:
+        """Freeze the seconds and cells older than `below` (a late line's thawed one
+        again when the next new second comes)."""
+        for ts in [t for t in self._cells_at if t < below]:
+            for key in self._cells_at.pop(ts):
+                stats = self.cells.pop(key, None)
+                if stats is not None:
+                    self.frozen_cells[key] = stats.frozen()
+                    self._frozen_at[ts].add(key)
+        for ts in [t for t in self.seconds if t < below]:
+            self.frozen_seconds[ts] = self.seconds.pop(ts).frozen()
+
+    def _forget(self, below: int) -> None:
+        """Let go of the frozen seconds and cells older than `below`: the live figures
+        keep the last `keep_s` seconds (a phase's own figures are whole whatever its
+        length: `phase_hists`; the store keeps every second)."""
+        gone = [t for t in self._frozen_at if t < below]
+        for ts in gone:
+            for key in self._frozen_at.pop(ts):
+                self.frozen_cells.pop(key, None)
+        for ts in [t for t in self.frozen_seconds if t < below]:
+            del self.frozen_seconds[ts]
+            gone.append(ts)
+        if gone:
+            self.kept_from = below
+
+    def whole_from(self, t0: float) -> bool:
+        """Whether the seconds from `t0` on are all still kept (`window` over them is
+        whole)."""
+        return self.kept_from is None or t0 >= self.kept_from
+
+    def _seconds_in(self, t0: float, t1: float, kept: Iterable[int]) -> Iterable[int]:
+        """The completion seconds ts with t0 <= ts < t1, of `kept` when that is shorter."""
+        lo, hi = math.ceil(t0), math.ceil(t1)
+        if hi - lo <= len(self._cells_at) + len(self._frozen_at) + 1:
+            return range(lo, hi)
+        return [ts for ts in kept if lo <= ts < hi]
+
+    def _cells_in(
+        self, t0: float, t1: float
+    ) -> list[tuple[tuple[str, int, str], SecondStats | FrozenStats]]:
+        """Every kept cell of the completion seconds in [t0, t1), whole or frozen."""
+        found: list[tuple[tuple[str, int, str], SecondStats | FrozenStats]] = []
+        kept = {*self._cells_at, *self._frozen_at}
+        for ts in self._seconds_in(t0, t1, kept):
+            for key in self._cells_at.get(ts, ()):
+                found.append((key, self.cells[key]))
+            for key in self._frozen_at.get(ts, ()):
+                frozen = self.frozen_cells.get(key)
+                if frozen is not None:  # else thawed: among the whole ones
+                    found.append((key, frozen))
+        return found
 
     def window(
         self,
@@ -176,19 +299,29 @@ class LiveStats:
         steps: bool = False,
     ) -> WindowSummary:
         """Merged stats over completion seconds in [t0, t1) (of one phase label's ops
-        when `phase` is given; with `steps`, its ramp steps' labels ``PHASE@...`` too)."""
+        when `phase` is given; with `steps`, its ramp steps' labels ``PHASE@...`` too).
+        Seconds before `kept_from` are no longer kept: see `whole_from`."""
+        found: list[SecondStats | FrozenStats]
         if phase is None and op is None:
-            items = [s for ts, s in self.seconds.items() if t0 <= ts < t1]
+            found = []
+            for ts in self._seconds_in(t0, t1, {*self.seconds, *self.frozen_seconds}):
+                second = self.seconds.get(ts) or self.frozen_seconds.get(ts)
+                if second is not None:
+                    found.append(second)
         else:
             step_prefix = f"{phase}@" if steps else None
-            items = [
+            found = [
                 s
-                for (p, ts, o), s in self.cells.items()
-                if t0 <= ts < t1
-                and (phase is None or p == phase or (step_prefix and p.startswith(step_prefix)))
+                for (p, _ts, o), s in self._cells_in(t0, t1)
+                if (phase is None or p == phase or (step_prefix and p.startswith(step_prefix)))
                 and (op is None or o == op)
             ]
-        return _summary(items, max(1, int(t1 - t0)) if items else 0)
+        thawed = [s.thawed() for s in found if isinstance(s, FrozenStats)]
+        items = [s for s in found if isinstance(s, SecondStats)] + thawed
+        summary = _summary(items, max(1, int(t1 - t0)) if items else 0)
+        for stats in thawed:
+            release(stats.hist)
+        return summary
 
     def duration(self, phase: str, clock: tuple[float, float] | None = None) -> float | None:
         """The phase's measured duration (phase_rate.measured_duration): its lines' span,
@@ -202,10 +335,15 @@ class LiveStats:
         self, label: str, op: str | None = None, clock: tuple[float, float] | None = None
     ) -> WindowSummary:
         """Every op (or one op) of the phase `label`, over its measured duration: the
-        figures its result, its event and the store's phase_summary give."""
-        items = [
-            s for (p, _ts, o), s in self.cells.items() if p == label and (op is None or o == op)
-        ]
+        figures its result, its event and the store's phase_summary give (from the
+        phase's own merged histograms: the same as merging its seconds)."""
+        items = []
+        for (p, o), counts in self.totals.items():
+            if p == label and (op is None or o == op):
+                stats = SecondStats(counts.ops, counts.errors, counts.late)
+                stats.errors_by_class.update(counts.errors_by_class)
+                stats.hist = self.phase_hists.get((p, o)) or new_histogram()
+                items.append(stats)
         span = self.spans.get(label, PhaseSpan())
         first, last = span.first_ts, span.last_ts
         seconds = (last - first + 1) if first is not None and last is not None else 0
@@ -221,7 +359,7 @@ class LiveStats:
         return self.window(end - span, end, phase=phase, steps=phase is not None)
 
     def ops_in(self, op: str, t0: float, t1: float) -> int:
-        return sum(s.ops for (_p, ts, o), s in self.cells.items() if o == op and t0 <= ts < t1)
+        return sum(s.ops for (_p, _ts, o), s in self._cells_in(t0, t1) if o == op)
 
     def last_complete_second(self, now: float, settle_s: float = SETTLE_S) -> int | None:
         """The newest completion second whose lines are all in: every agent has sent a
@@ -239,7 +377,12 @@ class LiveStats:
         agent's histograms merged (the store's op_seconds row of that second)."""
         found = {}
         for phase, op in self.totals:
-            cell = self.cells.get((phase, ts, op))
+            key = (phase, ts, op)
+            cell = self.cells.get(key)
             if cell is not None:
                 found[(phase, op)] = _summary([cell], 1)
+            elif key in self.frozen_cells:
+                thawed = self.frozen_cells[key].thawed()
+                found[(phase, op)] = _summary([thawed], 1)
+                release(thawed.hist)
         return found

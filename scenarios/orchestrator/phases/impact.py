@@ -4,7 +4,8 @@
 A window is whole completion seconds of the phase's own ops (its label's, so a late op
 of the phase before is never counted here). A window without ops has no figures (None)
 and the result's ``notes`` say "no load ran before" (or during, after): a p99 of 0 ms
-where nothing ran would read as a measurement.
+where nothing ran would read as a measurement. A window that starts before the live
+figures' kept seconds (LiveStats.keep_s) has no figures either, and a note says so.
 """
 
 from __future__ import annotations
@@ -37,10 +38,14 @@ def impact(
     for name, (t0, t1) in windows.items():
         window = ctx.stats.window(t0, max(t1, t0), phase=ctx.current_phase)
         ran[name] = window.ops > 0
+        whole = ctx.stats.whole_from(t0)
         for metric in metrics.get(name, ()):
-            out[f"{metric}_{name}"] = _value(window, metric) if ran[name] else None
+            out[f"{metric}_{name}"] = _value(window, metric) if ran[name] and whole else None
         if not ran[name]:
             notes.append(f"no load ran {name}")
+        elif not whole:
+            notes.append(f"{name}: its start is older than the live figures keep "
+                         f"({ctx.stats.keep_s // 3600} h): see the store's op_second rows")
     out["load_ran"] = ran
     if notes:
         out["notes"] = notes
