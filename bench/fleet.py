@@ -26,7 +26,7 @@ its stdout); line -> live view delay p50/p99/max (from when a synthetic worker s
 line to when LiveStats.add took it; lines sent in the window); line -> store delay p99
 (to the end of the writer flush that committed it); lines lost (lines sent minus lines
 in the store's op_intervals after the stop; lines of a backlog still not in DRAIN_WAIT_S
-after the stop ack are said apart); stop ack (the stop command sent to the master's
+after the stop ack are said apart); start / stop ack (the start command sent to `started` read, and the stop command sent to the master's
 `stopped` read by the orchestrator); RSS of the orchestrator side and the master at the
 end of the step (and every RSS_EVERY_S of the window, printed after the table: flat
 memory over a long --seconds). A step whose backlog runs away (a line older than RUNAWAY_S, or
@@ -527,6 +527,8 @@ def row_text(r: dict[str, Any]) -> str:
         stop = f"none within {STOP_ACK_TIMEOUT_S:g} s"
     elif not r["stop_acked"]:
         stop += " (an agent without a drain report)"
+    start = r.get("start_ack_s")
+    stop = ("none" if start is None else f"{start:.2f} s") + f" / {stop}"
     return (f"| {r['workers']} | {r['orch_cpu_pct']:.1f} | {r['master_cpu_pct']:.1f} "
             f"| {r['in_mb_s']:.2f} in, {r['out_mb_s']:.2f} out MB/s "
             f"| {_s(r['live_p50_s'])} / {_s(r['live_p99_s'])} / {_s(r['live_max_s'])} s "
@@ -536,7 +538,7 @@ def row_text(r: dict[str, Any]) -> str:
 
 
 HEADER = ("| workers | orchestrator CPU (% of a core) | master CPU | bytes/s through the master "
-          "| line -> live view p50 / p99 / max | line -> store p99 | lines lost | stop ack "
+          "| line -> live view p50 / p99 / max | line -> store p99 | lines lost | start / stop ack "
           "| RSS at the end: orchestrator / master | note |\n|---|---|---|---|---|---|---|---|---|---|")
 
 

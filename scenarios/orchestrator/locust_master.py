@@ -31,6 +31,7 @@ from loadtower.protocol.link_secrets import KEY_ENV
 from loadtower.protocol.phase_spec import PhaseMessage, RateMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 from loadtower.scenarios.orchestrator.link_guard import LinkGuard
+from loadtower.scenarios.orchestrator.master_output import MasterOutput
 
 OPEN_LANES_PER_WORKER = 4
 CONFIGURE_TIMEOUT_S = 120.0
@@ -43,9 +44,22 @@ PHASE_RESEND_S = 15.0  # a worker that did not confirm a phase this long is sent
 STOP_ACK_TIMEOUT_S = DRAIN_TIMEOUT_S + 10.0
 
 
-def emit(line: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
+OUTPUT_DRAIN_S = 10.0  # at exit: how long the lines still queued may take to be written
+_output: MasterOutput | None = None
+
+
+def output() -> MasterOutput:
+    """The master's stdout, written by its own thread (master_output.py)."""
+    global _output
+    if _output is None:
+        _output = MasterOutput()
+    return _output
+
+
+def emit(line: dict[str, Any], urgent: bool = False) -> None:
+    """A line to the orchestrator, queued in order (`urgent`: ahead of the queue, for an
+    ack that certifies none of the lines before it)."""
+    output().put(line, urgent)
 
 
 
@@ -54,6 +68,7 @@ EOF_EXIT_S = 10.0  # after stdin closes, stopping the workers may wait on dead l
 
 def _exit_after(seconds: float) -> None:
     time.sleep(seconds)
+    output().drain(OUTPUT_DRAIN_S)
     try:
         sys.stdout.flush()
     except (OSError, ValueError):  # the reader is gone: nothing to flush to
@@ -166,6 +181,7 @@ class Master:
             return
         if line.get("kind") == "error":
             self.failed = True
+        output().wait_for_room(ls.gevent.sleep)  # a backlog held at the workers, said
         emit(line)
 
     def _finish_load(self) -> None:
@@ -378,7 +394,9 @@ class Master:
                 return
             ls.gevent.sleep(0.02)
         self.runner.start(users, spawn_rate=min(users, 90 * workers))
-        emit({"type": "started", "ts": time.time(), "users": users})
+        # ahead of the lines queued (it certifies none of them), so a backlog does not
+        # delay it; `stopped` and `phase_done` stay behind the lines they certify
+        emit({"type": "started", "ts": time.time(), "users": users}, urgent=True)
 
     def steer(self, kind: str, value: float) -> None:
         """`rate`: the running open-model phase's new total rate, split over its users as
@@ -487,4 +505,5 @@ class Master:
         ls.gevent.sleep(0.2)
         self.runner.quit()
         ls.gevent.sleep(0.5)
+        output().drain(OUTPUT_DRAIN_S)
         return 0

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from loadtower.agents import locust_setup as ls
-from loadtower.scenarios.orchestrator.locust_master import Master
+from loadtower.scenarios.orchestrator.locust_master import Master, output
 from loadtower.scenarios.orchestrator.standalone_load import free_port
 
 WAIT_S = 20.0
@@ -35,6 +35,7 @@ def master() -> Iterator[Master]:
 
 
 def printed(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    assert output().drain(WAIT_S)  # the master's lines are written by a thread of its own
     return [json.loads(raw) for raw in capsys.readouterr().out.splitlines() if raw]
 
 

@@ -19,7 +19,7 @@ from loadtower.protocol.hdr_encoding import encode, new_hist
 from loadtower.protocol.lines import IntervalLine, OpSample
 from loadtower.protocol.phase_spec import PhaseMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
-from loadtower.scenarios.orchestrator.locust_master import Master
+from loadtower.scenarios.orchestrator.locust_master import Master, output
 from loadtower.scenarios.orchestrator.standalone_load import free_port
 from loadtower.store.hdr import decode
 
@@ -73,6 +73,7 @@ def master() -> Iterator[Master]:
 
 
 def printed(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    assert output().drain(20.0)  # the master's lines are written by a thread of its own
     return [json.loads(raw) for raw in capsys.readouterr().out.splitlines() if raw]
 
 
