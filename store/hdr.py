@@ -139,19 +139,51 @@ def sparse_counts(
     return [(idx[off[h] : off[h + 1]], cnt[off[h] : off[h + 1]]) for h in range(len(encoded))]
 
 
+def counts_view(hist: HdrHistogram) -> np.ndarray:
+    """hdrh's counts array of `hist` as a numpy view (uint64, in place), made once per
+    histogram (hdrh never replaces the array)."""
+    view = hist.__dict__.get("_lt_counts")
+    if view is None:
+        view = np.ctypeslib.as_array(hist.counts)
+        hist.__dict__["_lt_counts"] = view
+    return cast(np.ndarray, view)
+
+
 def add_counts(hist: HdrHistogram, index: np.ndarray, count: np.ndarray) -> None:
     """Add one histogram's sparse counts (`sparse_counts`) into `hist` in place: the same
     counts, total, min and max as `hist.add(decode(...))`, without building the 136 KiB
     histogram (a fresh one per payload cost the live view most of its time, and freed
-    blocks of that size fragment the heap)."""
+    blocks of that size fragment the heap). Min and max come from the index's bucket
+    bounds (LOW_VALUES / HIGH_VALUES: hdrh's value_from_index and its highest
+    equivalent), with no call into hdrh."""
     if not index.size:
         return
-    view = np.ctypeslib.as_array(hist.counts)  # hdrh's counts array (uint64), in place
-    view[index] += count.astype(view.dtype)  # indexes are unique within one histogram
+    # indexes are unique within one histogram; counts are >= 0, so int64 -> uint64 is
+    # the same bits
+    counts_view(hist)[index] += (
+        count.view(np.uint64) if count.dtype == np.int64 else count.astype(np.uint64))
     hist.total_count += int(count.sum())
-    top = hist.get_highest_equivalent_value(hist.get_value_from_index(int(index[-1])))
-    hist.max_value = max(hist.max_value, top)
-    hist.min_value = min(hist.min_value, hist.get_value_from_index(int(index[0])))
+    top, bottom = int(HIGH_VALUES[index[-1]]), int(LOW_VALUES[index[0]])
+    if top > hist.max_value:
+        hist.max_value = top
+    if bottom < hist.min_value:
+        hist.min_value = bottom
+
+
+def add_many_counts(hist: HdrHistogram, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Add many histograms' sparse counts into `hist` at once: summed by index first (one
+    pass over them all), then one `add_counts`: what adding each in turn gives."""
+    parts = [p for p in parts if p[0].size]
+    if len(parts) <= 1:
+        for index, count in parts:
+            add_counts(hist, index, count)
+        return
+    index = np.concatenate([i for i, _c in parts])
+    count = np.concatenate([c for _i, c in parts])
+    order = np.argsort(index, kind="stable")
+    index, count = index[order], count[order]
+    starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+    add_counts(hist, index[starts], np.add.reduceat(count, starts))
 
 
 def release(hist: HdrHistogram) -> None:

@@ -51,12 +51,12 @@ class Acc:
     # merged in Python: few lines carry it and a key has one
     lateness: HdrHistogram | None = None
 
-    def add_lateness_counts(self, index: np.ndarray, count: np.ndarray) -> None:
-        """Lateness as sparse counts (hdr.sparse_counts; a line's, or a stored row's when a
-        late line merges with it): no histogram per line."""
+    def add_lateness_counts(self, *parts: tuple[np.ndarray, np.ndarray]) -> None:
+        """Lateness as sparse counts (hdr.sparse_counts: lines', or a stored row's when a
+        late line merges with it), many at once: no histogram per line."""
         if self.lateness is None:
             self.lateness = new_hist()
-        hdr.add_counts(self.lateness, index, count)
+        hdr.add_many_counts(self.lateness, parts)
 
 
 Key = tuple[Any, ...]  # (run_id, ts|minute|None, phase, op)
@@ -254,6 +254,8 @@ class Rollups:
         that is not HDR V2 over the protocol's range is left out, and said)."""
         keys = list(key_of)
         decoded = _sparse_or_why([text for _k, text, *_rest in lateness])
+        # each accumulator's lines gathered, then added at once (many lines share one)
+        gathered: dict[int, tuple[Acc, list[tuple[np.ndarray, np.ndarray]]]] = {}
         for (k, _text, run_id, ts, agent), counts in zip(lateness, decoded, strict=True):
             if isinstance(counts, str):
                 why = f"its lateness histogram was left out: {counts}"
@@ -262,7 +264,9 @@ class Rollups:
             run, second, phase, op = keys[k]
             for level in levels:
                 acc = level.accs[self._level_key(level, run, second, phase, op)]
-                acc.add_lateness_counts(*counts)
+                gathered.setdefault(id(acc), (acc, []))[1].append(counts)
+        for acc, parts in gathered.values():
+            acc.add_lateness_counts(*parts)
 
     @staticmethod
     def _level_key(level: Level, run_id: str, ts: int, phase: str, op: str) -> Key:

@@ -479,7 +479,7 @@ def _merge_from_file(con: duckdb.DuckDBPyConnection, level: Level) -> None:
             no, idx, cnt = hdr.decode_many([bytes(blob)], b64=False)
             level.add_dense(acc, kind, hdr.dense(no, idx, cnt, 1)[0])
         if row[5] is not None:  # the stored lateness, added as a line's is
-            acc.add_lateness_counts(*hdr.sparse_counts([bytes(row[5])], b64=False)[0])
+            acc.add_lateness_counts(hdr.sparse_counts([bytes(row[5])], b64=False)[0])
         acc.written = True
 
 

@@ -5,10 +5,10 @@ Histograms from every agent are merged (HDR add), never averaged.
 
 Memory stays flat over a long run: a second's cell (a full HDR histogram, 136 KiB) is
 kept as it is for HOT_S seconds behind the newest line, then frozen to its encoded form
-(its counts and a compressed histogram of a few hundred bytes, exact: HDR encoding
-loses nothing) and thawed again only when a late line or a window reaches it. A phase's
-figures come from its own merged histogram per op, added to as lines arrive, so reading
-them never decodes a second.
+(its counts and a compressed histogram, tens to hundreds of bytes, exact: HDR
+encoding loses nothing) and thawed again only when a late line or a window reaches it.
+A phase's figures come from its own merged histogram per op, which takes each cell as
+it freezes, and from the cells not frozen yet: reading them never decodes a second.
 
 A phase's figures are keyed by the label its load was started under (``load.start``),
 which the agents put in every interval line as ``phase``: the phase in which the ops
@@ -46,6 +46,9 @@ def new_histogram() -> HdrHistogram:
     return HdrHistogram(LOWEST, HIGHEST, DIGITS)
 
 
+_EMPTY = new_histogram()  # never added to: a figure's stand-in for "no histogram yet"
+
+
 @dataclass
 class Counts:
     """Ops, errors (by class) and late ops of one line's op sample, or added up."""
@@ -68,6 +71,9 @@ class Counts:
 @dataclass
 class SecondStats(Counts):
     hist: HdrHistogram = field(default_factory=new_histogram)
+    # its histogram is in its phase's already (a frozen cell thawed by a late line): what
+    # comes now is added to both, and it is not added again when it freezes
+    in_phase: bool = False
 
     def frozen(self) -> FrozenStats:
         """This cell encoded; its histogram is released (nothing reads it again)."""
@@ -84,7 +90,7 @@ class FrozenStats(Counts):
     encoded: bytes = b""
 
     def thawed(self) -> SecondStats:
-        stats = SecondStats(self.ops, self.errors, self.late)
+        stats = SecondStats(self.ops, self.errors, self.late, in_phase=True)
         stats.errors_by_class.update(self.errors_by_class)
         if self.encoded:
             add_counts(stats.hist, *sparse_counts([self.encoded])[0])
@@ -177,11 +183,9 @@ class LiveStats:
         self.kind = kind
         self.hot_s = hot_s
         self.keep_s = max(keep_s, hot_s)
-        self.seconds: dict[int, SecondStats] = defaultdict(SecondStats)
         # (phase label, second, op) -> what completed in that second for that phase's op
         self.cells: dict[tuple[str, int, str], SecondStats] = defaultdict(SecondStats)
-        # seconds and cells older than `hot_s` behind the newest line, frozen
-        self.frozen_seconds: dict[int, FrozenStats] = {}
+        # cells older than `hot_s` behind the newest line, frozen
         self.frozen_cells: dict[tuple[str, int, str], FrozenStats] = {}
         self._cells_at: dict[int, set[tuple[str, int, str]]] = defaultdict(set)
         self._frozen_at: dict[int, set[tuple[str, int, str]]] = defaultdict(set)
@@ -202,7 +206,6 @@ class LiveStats:
         agent = str(line.get("agent", "?"))
         self.agent_cpu[agent] = float(line.get("cpu_pct", 0.0))
         self.agent_newest[agent] = max(ts, self.agent_newest.get(agent, ts))
-        total = self._second(ts)
         ops_of_line = line.get("ops") or {}
         if ops_of_line:
             self.spans[phase].add(ts, line_span(line))
@@ -211,22 +214,15 @@ class LiveStats:
             [s.get(self.kind) or s.get("service_hist") for s in ops_of_line.values()])
         for (op, sample), (index, count) in zip(ops_of_line.items(), sparse, strict=True):
             cell = self._cell((phase, ts, str(op)))
-            for counts in (total, cell, self.totals[(phase, str(op))]):
+            for counts in (cell, self.totals[(phase, str(op))]):
                 counts.count(sample)
-            add_counts(total.hist, index, count)
             add_counts(cell.hist, index, count)
-            add_counts(self.phase_hists[(phase, str(op))], index, count)
+            if cell.in_phase:
+                add_counts(self.phase_hists[(phase, str(op))], index, count)
         if self.newest is None or ts > self.newest:
             self.newest = ts
             self._freeze(ts - self.hot_s)
             self._forget(ts - self.keep_s)
-
-    def _second(self, ts: int) -> SecondStats:
-        """Second `ts`'s totals, whole (thawed when it was frozen)."""
-        frozen = self.frozen_seconds.pop(ts, None)
-        if frozen is not None:
-            self.seconds[ts] = frozen.thawed()
-        return self.seconds[ts]
 
     def _cell(self, key: tuple[str, int, str]) -> SecondStats:
         """A cell, whole (thawed when it was frozen; a cell of a second already let go
@@ -238,28 +234,25 @@ class LiveStats:
         return self.cells[key]
 
     def _freeze(self, below: int) -> None:
-        """Freeze the seconds and cells older than `below` (a late line's thawed one
-        again when the next new second comes)."""
+        """Freeze the cells older than `below` (a late line's thawed one again when the
+        next new second comes)."""
         for ts in [t for t in self._cells_at if t < below]:
             for key in self._cells_at.pop(ts):
                 stats = self.cells.pop(key, None)
                 if stats is not None:
+                    if not stats.in_phase:  # a phase's histogram takes its cells as they go
+                        self.phase_hists[(key[0], key[2])].add(stats.hist)
                     self.frozen_cells[key] = stats.frozen()
                     self._frozen_at[ts].add(key)
-        for ts in [t for t in self.seconds if t < below]:
-            self.frozen_seconds[ts] = self.seconds.pop(ts).frozen()
 
     def _forget(self, below: int) -> None:
-        """Let go of the frozen seconds and cells older than `below`: the live figures
+        """Let go of the frozen cells older than `below`: the live figures
         keep the last `keep_s` seconds (a phase's own figures are whole whatever its
         length: `phase_hists`; the store keeps every second)."""
         gone = [t for t in self._frozen_at if t < below]
         for ts in gone:
             for key in self._frozen_at.pop(ts):
                 self.frozen_cells.pop(key, None)
-        for ts in [t for t in self.frozen_seconds if t < below]:
-            del self.frozen_seconds[ts]
-            gone.append(ts)
         if gone:
             self.kept_from = below
 
@@ -301,21 +294,13 @@ class LiveStats:
         """Merged stats over completion seconds in [t0, t1) (of one phase label's ops
         when `phase` is given; with `steps`, its ramp steps' labels ``PHASE@...`` too).
         Seconds before `kept_from` are no longer kept: see `whole_from`."""
-        found: list[SecondStats | FrozenStats]
-        if phase is None and op is None:
-            found = []
-            for ts in self._seconds_in(t0, t1, {*self.seconds, *self.frozen_seconds}):
-                second = self.seconds.get(ts) or self.frozen_seconds.get(ts)
-                if second is not None:
-                    found.append(second)
-        else:
-            step_prefix = f"{phase}@" if steps else None
-            found = [
-                s
-                for (p, _ts, o), s in self._cells_in(t0, t1)
-                if (phase is None or p == phase or (step_prefix and p.startswith(step_prefix)))
-                and (op is None or o == op)
-            ]
+        step_prefix = f"{phase}@" if steps else None
+        found = [
+            s
+            for (p, _ts, o), s in self._cells_in(t0, t1)
+            if (phase is None or p == phase or (step_prefix and p.startswith(step_prefix)))
+            and (op is None or o == op)
+        ]
         thawed = [s.thawed() for s in found if isinstance(s, FrozenStats)]
         items = [s for s in found if isinstance(s, SecondStats)] + thawed
         summary = _summary(items, max(1, int(t1 - t0)) if items else 0)
@@ -336,14 +321,23 @@ class LiveStats:
     ) -> WindowSummary:
         """Every op (or one op) of the phase `label`, over its measured duration: the
         figures its result, its event and the store's phase_summary give (from the
-        phase's own merged histograms: the same as merging its seconds)."""
+        phase's own merged histograms, which take each cell as it freezes, and the cells
+        not frozen yet: the same as merging all its seconds)."""
         items = []
         for (p, o), counts in self.totals.items():
             if p == label and (op is None or o == op):
-                stats = SecondStats(counts.ops, counts.errors, counts.late)
-                stats.errors_by_class.update(counts.errors_by_class)
-                stats.hist = self.phase_hists.get((p, o)) or new_histogram()
-                items.append(stats)
+                hist = self.phase_hists.get((p, o))
+                if hist is not None:
+                    items.append(SecondStats(counts.ops, counts.errors, counts.late,
+                                             dict(counts.errors_by_class), hist))
+                else:  # counts only: the histogram is in the whole cells below
+                    items.append(SecondStats(counts.ops, counts.errors, counts.late,
+                                             dict(counts.errors_by_class), _EMPTY))
+        for keys in self._cells_at.values():
+            for key in keys:
+                cell = self.cells[key]
+                if key[0] == label and (op is None or key[2] == op) and not cell.in_phase:
+                    items.append(SecondStats(0, 0, 0, {}, cell.hist))  # its counts: above
         span = self.spans.get(label, PhaseSpan())
         first, last = span.first_ts, span.last_ts
         seconds = (last - first + 1) if first is not None and last is not None else 0

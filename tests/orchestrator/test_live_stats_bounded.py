@@ -40,8 +40,8 @@ def _both(lines: list[dict[str, Any]]) -> tuple[LiveStats, LiveStats]:
 
 def test_only_the_last_seconds_stay_whole() -> None:
     bounded, whole = _both(_lines())
-    assert len(bounded.seconds) <= HOT + 1 and len(bounded.cells) <= 2 * (HOT + 1)
-    assert len(bounded.frozen_seconds) + len(bounded.seconds) == RUN_S
+    assert len(bounded.cells) <= 2 * (HOT + 1)
+    assert len(bounded.frozen_cells) + len(bounded.cells) == 2 * RUN_S
     assert len(whole.frozen_cells) == 0 and len(whole.cells) == 2 * RUN_S
     frozen = sum(len(f.encoded) for f in bounded.frozen_cells.values())
     assert frozen < 2 * RUN_S * 2_000  # a few hundred bytes a cell, not 136 KiB
@@ -67,7 +67,7 @@ def test_a_late_line_for_a_frozen_second_counts_there() -> None:
     lines = _lines()
     late = interval_line(1_100, "read", 500, 90_000, 3, "steady")
     bounded, whole = _both([*lines, late])
-    assert 1_100 in bounded.seconds  # thawed by the late line
+    assert ("steady", 1_100, "read") in bounded.cells  # thawed by the late line
     assert bounded.window(1_100, 1_101) == whole.window(1_100, 1_101)
     assert bounded.window(1_100, 1_101, op="read") == whole.window(1_100, 1_101, op="read")
     assert bounded.phase("steady") == whole.phase("steady")
@@ -84,7 +84,7 @@ def test_seconds_past_keep_s_are_let_go_and_said() -> None:
     newest = 1_000 + RUN_S - 1
     assert stats.kept_from == newest - 600
     kept = {ts for (_p, ts, _o) in stats.frozen_cells} | {ts for (_p, ts, _o) in stats.cells}
-    assert min(kept) == newest - 600 and len(stats.frozen_seconds) + len(stats.seconds) == 601
+    assert min(kept) == newest - 600 and len(kept) == 601
     assert not stats.whole_from(1_000) and stats.whole_from(newest - 600)
     # a phase's own figures stay whole: they never came from the seconds
     whole = LiveStats(hot_s=10 * RUN_S)

@@ -180,9 +180,14 @@ def test_added_sparse_counts_equal_hdrh_add_of_the_decoded_histograms() -> None:
     assert [i.size for i, _c in sparse[3:]] == [0, 0]
     for index, count in sparse:
         hdr.add_counts(by_counts, index, count)
-    assert list(by_counts.counts) == list(by_hdrh.counts)
-    assert by_counts.get_total_count() == by_hdrh.get_total_count() == 855  # 17 too
-    assert by_counts.get_min_value() == by_hdrh.get_min_value()
-    assert by_counts.get_max_value() == by_hdrh.get_max_value()
-    for p in (50.0, 99.0, 99.9, 100.0):
-        assert by_counts.get_value_at_percentile(p) == by_hdrh.get_value_at_percentile(p)
+    # all at once (the rollups' lateness: many lines into one accumulator): the same
+    at_once = HdrHistogram(1, 60_000_000, 3)
+    at_once.record_value(17)
+    hdr.add_many_counts(at_once, sparse)
+    for hist in (by_counts, at_once):
+        assert list(hist.counts) == list(by_hdrh.counts)
+        assert hist.get_total_count() == by_hdrh.get_total_count() == 855  # 17 too
+        assert hist.get_min_value() == by_hdrh.get_min_value()
+        assert hist.get_max_value() == by_hdrh.get_max_value()
+        for p in (50.0, 99.0, 99.9, 100.0):
+            assert hist.get_value_at_percentile(p) == by_hdrh.get_value_at_percentile(p)
