@@ -172,7 +172,8 @@ def add_counts(hist: HdrHistogram, index: np.ndarray, count: np.ndarray) -> None
 
 def add_many_counts(hist: HdrHistogram, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
     """Add many histograms' sparse counts into `hist` at once: summed by index first (one
-    pass over them all), then one `add_counts`: what adding each in turn gives."""
+    pass over them all), then one `add_counts`: what adding each in turn gives (exact
+    while a bucket's sum stays below 2**53)."""
     parts = [p for p in parts if p[0].size]
     if len(parts) <= 1:
         for index, count in parts:
@@ -180,10 +181,10 @@ def add_many_counts(hist: HdrHistogram, parts: Sequence[tuple[np.ndarray, np.nda
         return
     index = np.concatenate([i for i, _c in parts])
     count = np.concatenate([c for _i, c in parts])
-    order = np.argsort(index, kind="stable")
-    index, count = index[order], count[order]
-    starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-    add_counts(hist, index[starts], np.add.reduceat(count, starts))
+    # summed per bucket over the whole counts array (float64 is exact below 2**53)
+    summed = np.bincount(index, weights=count, minlength=COUNTS_LEN)
+    nonzero = np.flatnonzero(summed)
+    add_counts(hist, nonzero, summed[nonzero].astype(np.int64))
 
 
 def release(hist: HdrHistogram) -> None:
