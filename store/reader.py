@@ -56,11 +56,14 @@ class QueryCancelled(LoadtowerError):
 def _interrupt_when(
     cancel: threading.Event, done: threading.Event, con: duckdb.DuckDBPyConnection
 ) -> None:
-    """Interrupt `con`'s query once `cancel` is set, until the query is `done`."""
+    """Interrupt `con`'s query once `cancel` is set, and again every CANCEL_POLL_S until
+    the query is `done`: an interrupt that comes before the query starts running (the
+    cancel set while it was checked) is lost, and the query would run on for hours."""
     while not done.is_set():
         if cancel.wait(CANCEL_POLL_S):
-            if not done.is_set():
+            while not done.is_set():
                 con.interrupt()
+                done.wait(CANCEL_POLL_S)
             return
 
 

@@ -161,3 +161,32 @@ def test_a_query_stops_when_its_cancel_event_is_set(tmp_path) -> None:
         StoreReader(path).sql(
             "SELECT count(*) FROM range(1000000000) a, range(10000) b", cancel=cancel
         )
+
+
+def test_a_cancel_that_comes_before_the_query_runs_still_stops_it() -> None:
+    """The watcher interrupts again until the query is done: a first interrupt that came
+    while the query was being checked (before it ran) does nothing in DuckDB."""
+    import threading
+
+    from loadtower.store.reader import _interrupt_when
+
+    class Connection:
+        def __init__(self) -> None:
+            self.interrupts = 0
+            self.tried_again = threading.Event()
+
+        def interrupt(self) -> None:
+            self.interrupts += 1
+            if self.interrupts >= 2:
+                self.tried_again.set()
+
+    con, cancel, done = Connection(), threading.Event(), threading.Event()
+    watcher = threading.Thread(target=_interrupt_when, args=(cancel, done, con), daemon=True)
+    watcher.start()
+    cancel.set()
+    try:
+        assert con.tried_again.wait(20.0)  # the first missed: it interrupts again
+    finally:
+        done.set()
+        watcher.join(20.0)
+    assert not watcher.is_alive()
