@@ -261,20 +261,20 @@ class LiveStats:
         whole)."""
         return self.kept_from is None or t0 >= self.kept_from
 
-    def _seconds_in(self, t0: float, t1: float, kept: Iterable[int]) -> Iterable[int]:
-        """The completion seconds ts with t0 <= ts < t1, of `kept` when that is shorter."""
+    def _seconds_in(self, t0: float, t1: float) -> Iterable[int]:
+        """The completion seconds ts with t0 <= ts < t1: the range, or the kept seconds in
+        it when there are fewer of those."""
         lo, hi = math.ceil(t0), math.ceil(t1)
         if hi - lo <= len(self._cells_at) + len(self._frozen_at) + 1:
             return range(lo, hi)
-        return [ts for ts in kept if lo <= ts < hi]
+        return [ts for ts in {*self._cells_at, *self._frozen_at} if lo <= ts < hi]
 
     def _cells_in(
         self, t0: float, t1: float
     ) -> list[tuple[tuple[str, int, str], SecondStats | FrozenStats]]:
         """Every kept cell of the completion seconds in [t0, t1), whole or frozen."""
         found: list[tuple[tuple[str, int, str], SecondStats | FrozenStats]] = []
-        kept = {*self._cells_at, *self._frozen_at}
-        for ts in self._seconds_in(t0, t1, kept):
+        for ts in self._seconds_in(t0, t1):
             for key in self._cells_at.get(ts, ()):
                 found.append((key, self.cells[key]))
             for key in self._frozen_at.get(ts, ()):
