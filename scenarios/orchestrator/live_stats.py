@@ -326,13 +326,10 @@ class LiveStats:
         items = []
         for (p, o), counts in self.totals.items():
             if p == label and (op is None or o == op):
-                hist = self.phase_hists.get((p, o))
-                if hist is not None:
-                    items.append(SecondStats(counts.ops, counts.errors, counts.late,
-                                             dict(counts.errors_by_class), hist))
-                else:  # counts only: the histogram is in the whole cells below
-                    items.append(SecondStats(counts.ops, counts.errors, counts.late,
-                                             dict(counts.errors_by_class), _EMPTY))
+                # no phase histogram yet: none of its cells froze, they are all below
+                hist = self.phase_hists.get((p, o), _EMPTY)
+                items.append(SecondStats(counts.ops, counts.errors, counts.late,
+                                         dict(counts.errors_by_class), hist))
         for keys in self._cells_at.values():
             for key in keys:
                 cell = self.cells[key]

@@ -9,8 +9,8 @@ thread writes what is queued in batches (one write and flush per batch).
 
 - Order is kept: lines are written in the order they were put, so an ack that certifies
   the lines before it (`stopped`, `phase_done`) still follows them. Only `urgent` lines
-  (the start's `started` / `failed`, which certify nothing of the lines) go ahead of the
-  queue.
+  go ahead of the queue: the start's `started`, which certifies none of the lines (a
+  `failed` stays in order, behind the error events that explain it).
 - Bounded: `wait_for_room` (called by the handler of the workers' lines, on the hub)
   waits cooperatively while more than `bound` bytes are queued, so the backlog becomes
   the workers' (their link and spool), not unbounded memory here; the first time in a
