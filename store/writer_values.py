@@ -106,9 +106,26 @@ def repaired_params(table: str, columns: list[str], params: list[Any]) -> tuple[
     return fixed, bad
 
 
+def _clean(value: Any) -> bool:
+    """Whether every string in `value` (nested dicts and lists, keys included) is UTF-8:
+    a walk that builds nothing, for the lines that need no repair (nearly all of them)."""
+    if isinstance(value, str):
+        return value.isascii() or encodable(value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not (_clean(key) and _clean(item)):
+                return False
+        return True
+    if isinstance(value, list):
+        return all(_clean(item) for item in value)
+    return True
+
+
 def repaired_line(line: Any) -> tuple[Any, list[str]]:
     """An interval line (nested dicts, lists, strings) with text that is not UTF-8 spelled
     out, keys included; the same object when nothing needed it."""
+    if _clean(line):
+        return line, []
     bad: list[str] = []
 
     def fix(value: Any, where: str) -> Any:
