@@ -8,7 +8,7 @@ engine names assigned to a name), and imports of our own modules made inside a
 function. The counts are found by reading the syntax, so a table built another way
 (a comprehension, a registry filled by calls) is not counted: a lower bound.
 
-usage: python scripts/engine_coupling.py [--json]
+usage: python scripts/engine_coupling.py [--json | --where]
 """
 
 from __future__ import annotations
@@ -46,22 +46,26 @@ class Counts(ast.NodeVisitor):
         self.branches = 0
         self.tables = 0
         self.inner_imports = 0
+        self.where: list[tuple[int, str]] = []  # (line, kind) of each one counted
         self._depth = 0
 
     def visit_Compare(self, node: ast.Compare) -> None:
         if any(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops) \
                 and any(_names_an_engine(x) for x in [node.left, *node.comparators]):
             self.branches += 1
+            self.where.append((node.lineno, "branch"))
         self.generic_visit(node)
 
     def visit_match_case(self, node: ast.match_case) -> None:
         if isinstance(node.pattern, ast.MatchValue) and _engine_name(node.pattern.value):
             self.branches += 1
+            self.where.append((node.pattern.lineno, "branch"))
         self.generic_visit(node)
 
     def visit_Dict(self, node: ast.Dict) -> None:
         if any(k is not None and _engine_name(k) for k in node.keys):
             self.tables += 1
+            self.where.append((node.lineno, "table"))
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -69,6 +73,7 @@ class Counts(ast.NodeVisitor):
         if isinstance(node.value, (ast.Tuple, ast.List, ast.Set)) and \
                 sum(_engine_name(e) for e in node.value.elts) >= 2:
             self.tables += 1
+            self.where.append((node.lineno, "table"))
         self.generic_visit(node)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -86,12 +91,15 @@ class Counts(ast.NodeVisitor):
             else:
                 ours = any(a.name.startswith("loadtower") for a in node.names)
             self.inner_imports += ours
+            if ours:
+                self.where.append((node.lineno, "inner_import"))
 
     visit_Import = _import
     visit_ImportFrom = _import
 
 
-def count() -> dict[str, dict[str, int]]:
+def count(where: list[str] | None = None) -> dict[str, dict[str, int]]:
+    """The counts per room; each one counted is added to `where` as "path:line: kind"."""
     rooms: dict[str, Counter[str]] = {}
     for room in ROOMS:
         total: Counter[str] = Counter()
@@ -103,6 +111,9 @@ def count() -> dict[str, dict[str, int]]:
             visitor.visit(ast.parse(text, str(path)))
             total.update(files=1, lines=text.count("\n"), branches=visitor.branches,
                          tables=visitor.tables, inner_imports=visitor.inner_imports)
+            if where is not None:
+                rel = path.relative_to(ROOT)
+                where.extend(f"{rel}:{line}: {kind}" for line, kind in sorted(visitor.where))
         rooms[room] = dict(total)
     return rooms
 
@@ -110,8 +121,15 @@ def count() -> dict[str, dict[str, int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
-    rooms = count()
-    if parser.parse_args().json:
+    parser.add_argument("--where", action="store_true",
+                        help="list each branch, table and inner import counted")
+    args = parser.parse_args()
+    where: list[str] = []
+    rooms = count(where)
+    if args.where:
+        print("\n".join(where))
+        return
+    if args.json:
         print(json.dumps(rooms))
         return
     cols = ("files", "lines", "branches", "tables", "inner_imports")
