@@ -76,12 +76,6 @@ class OpRunSpec(TypedDict, total=False):
     steps: list[str]
 
 
-class DatasetSpec(TypedDict, total=False):
-    file: str
-    format: str
-    columns: dict[str, str]
-
-
 class WorkloadFileSpec(TypedDict, total=False):
     """A workload file as the phase spec carries it (``PhaseSpec.workload_file``): the
     whole validated file (tables, ops and statements, as docs/workloads.md writes them),

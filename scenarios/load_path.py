@@ -5,9 +5,8 @@ agents' `cql_path` event of each phase (stored with the run's events)."""
 
 from __future__ import annotations
 
-from loadtower.scenarios.models import Credentials, Inventory, Scenario, Target
+from loadtower.scenarios.models import CQL_ENGINES, Credentials, Inventory, Scenario, Target
 
-CQL_ENGINES = ("cassandra", "scylla")
 SENDERS = {
     "rust": "Rust core on scylla-rust-driver (CQL v4, token-aware, in-flight limit per node)",
     "python": "Python lanes over the session driver",

@@ -93,7 +93,7 @@ def v2(encoded: str | bytes, b64: bool = True) -> bytes:
     return raw
 
 
-def decode_v2(encodings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decode_v2_batch(encodings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sparse counts of uncompressed V2 encodings (b"" = empty): (index, count, offsets);
     histogram h's non-empty buckets are index/count[offsets[h]:offsets[h + 1]]."""
     sizes = np.fromiter((len(p) for p in encodings), np.int64, len(encodings))
@@ -118,7 +118,7 @@ def decode_many(encoded: Sequence[str | bytes | None], b64: bool = True) -> tupl
 
     `b64=False` takes the raw bytes (the store's BLOBs).
     """
-    idx, cnt, off = decode_v2([v2(e, b64) if e else b"" for e in encoded])
+    idx, cnt, off = decode_v2_batch([v2(e, b64) if e else b"" for e in encoded])
     hist_no = np.repeat(np.arange(len(encoded), dtype=np.int64), np.diff(off))
     return hist_no, idx, cnt
 
@@ -135,7 +135,7 @@ def sparse_counts(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Each histogram's non-empty buckets (index, count), in index order, decoded in one
     pass (None or "" = empty): what `add_counts` adds, with no histogram per payload."""
-    idx, cnt, off = decode_v2([v2(e, b64) if e else b"" for e in encoded])
+    idx, cnt, off = decode_v2_batch([v2(e, b64) if e else b"" for e in encoded])
     return [(idx[off[h] : off[h + 1]], cnt[off[h] : off[h + 1]]) for h in range(len(encoded))]
 
 
