@@ -111,7 +111,11 @@ class Level:
             self.hi[acc.row, kind] = max(self.hi[acc.row, kind], nz[-1])
 
     def drop(self, keys: list[Key]) -> None:
-        rows = np.array([self.accs.pop(k).row for k in keys], np.int64)
+        gone = [self.accs.pop(k) for k in keys]
+        for acc in gone:  # freed now, not at the cyclic collector's next full pass
+            if acc.lateness is not None:
+                hdr.release(acc.lateness)
+        rows = np.array([acc.row for acc in gone], np.int64)
         kern.clear_rows(self.counts, rows, self.lo, self.hi, EMPTY_LO, EMPTY_HI)
         self.free.extend(rows.tolist())
 

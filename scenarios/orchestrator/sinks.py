@@ -9,6 +9,7 @@ from loadtower.agents.spool import SeenSeqs
 from loadtower.protocol.hdr_encoding import decode, new_hist
 from loadtower.scenarios.orchestrator.live_stats import LiveStats
 from loadtower.scenarios.plan import Plan
+from loadtower.store.hdr import release
 
 AGENT_CPU_WARN = 90.0
 # an agent whose open-model ops of a second were sent this late (p99, ms) has fallen behind
@@ -150,14 +151,20 @@ class Sinks:
         merged = new_hist()
         try:
             for text in texts:
-                merged.add(decode(text))
+                part = decode(text)
+                merged.add(part)
+                release(part)
         except (ValueError, TypeError):
+            release(merged)
             return  # the store says which line's histogram it left out
+        # read, then freed at once (not at the cyclic collector's next full pass: this
+        # runs for every line that carries lateness)
         p99_ms = merged.get_value_at_percentile(99.0) / 1000.0
+        p50_ms = merged.get_value_at_percentile(50.0) / 1000.0
+        release(merged)
         if p99_ms <= AGENT_LATENESS_WARN_MS:
             return
         self._last_lateness_warning[agent] = ts
-        p50_ms = merged.get_value_at_percentile(50.0) / 1000.0
         self.event(
             "warning",
             f"agent {agent} sent its ops {p99_ms:.1f} ms after their intended start "
