@@ -43,28 +43,22 @@ def _names_an_engine(node: ast.AST) -> bool:
 
 class Counts(ast.NodeVisitor):
     def __init__(self) -> None:
-        self.branches = 0
-        self.tables = 0
-        self.inner_imports = 0
         self.where: list[tuple[int, str]] = []  # (line, kind) of each one counted
         self._depth = 0
 
     def visit_Compare(self, node: ast.Compare) -> None:
         if any(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops) \
                 and any(_names_an_engine(x) for x in [node.left, *node.comparators]):
-            self.branches += 1
             self.where.append((node.lineno, "branch"))
         self.generic_visit(node)
 
     def visit_match_case(self, node: ast.match_case) -> None:
         if isinstance(node.pattern, ast.MatchValue) and _engine_name(node.pattern.value):
-            self.branches += 1
             self.where.append((node.pattern.lineno, "branch"))
         self.generic_visit(node)
 
     def visit_Dict(self, node: ast.Dict) -> None:
         if any(k is not None and _engine_name(k) for k in node.keys):
-            self.tables += 1
             self.where.append((node.lineno, "table"))
         self.generic_visit(node)
 
@@ -72,7 +66,6 @@ class Counts(ast.NodeVisitor):
         """A set, tuple or list of engine names kept under a name (`CQL_ENGINES = {...}`)."""
         if isinstance(node.value, (ast.Tuple, ast.List, ast.Set)) and \
                 sum(_engine_name(e) for e in node.value.elts) >= 2:
-            self.tables += 1
             self.where.append((node.lineno, "table"))
         self.generic_visit(node)
 
@@ -90,7 +83,6 @@ class Counts(ast.NodeVisitor):
                 ours = node.level > 0 or (node.module or "").startswith("loadtower")
             else:
                 ours = any(a.name.startswith("loadtower") for a in node.names)
-            self.inner_imports += ours
             if ours:
                 self.where.append((node.lineno, "inner_import"))
 
@@ -109,8 +101,9 @@ def count(where: list[str] | None = None) -> dict[str, dict[str, int]]:
             text = path.read_text(encoding="utf-8")
             visitor = Counts()
             visitor.visit(ast.parse(text, str(path)))
-            total.update(files=1, lines=text.count("\n"), branches=visitor.branches,
-                         tables=visitor.tables, inner_imports=visitor.inner_imports)
+            kinds = Counter(kind for _line, kind in visitor.where)
+            total.update(files=1, lines=text.count("\n"), branches=kinds["branch"],
+                         tables=kinds["table"], inner_imports=kinds["inner_import"])
             if where is not None:
                 rel = path.relative_to(ROOT)
                 where.extend(f"{rel}:{line}: {kind}" for line, kind in sorted(visitor.where))

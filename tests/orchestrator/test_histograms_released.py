@@ -60,6 +60,9 @@ def test_the_per_line_lateness_check_keeps_no_histogram(no_collector: None) -> N
     Sinks._warn_lateness(sinks, {"ts": 500, "ops": {"read": {"lateness_hist": late}}}, "a/1")  # type: ignore[arg-type]
     assert len(events) == 1 and "agent a/1" in events[0] and "p99" in events[0], events
     assert _alive() == before
+    # a histogram that is not HDR V2 is left to the store to report: no warning, none kept
+    Sinks._warn_lateness(sinks, {"ts": 600, "ops": {"read": {"lateness_hist": "bad"}}}, "a/2")  # type: ignore[arg-type]
+    assert len(events) == 1 and _alive() == before
 
 
 def test_an_evicted_rollup_key_frees_its_lateness_histogram(no_collector: None) -> None:
