@@ -4,7 +4,7 @@ A backend opens a session (one per process and target) and gives the runner of a
 workload file's statements on it (``file_runner``: prepare, send, found); every workload,
 the built-in ones too (their shipped files), arrives as a workload file that the
 orchestrator rendered for the target (DDL, statements, bindings), so the agent's lanes,
-open and closed models and HDR measurement (``agents/engine.py``) are the same for every
+open and closed models and HDR measurement (``agents/driver_loop.py``) are the same for every
 engine. Adding an engine (Aerospike, ...) is one class with the ``Backend`` interface and
 one line in ``_REGISTRY``; its session needs ``ddl``, ``prepare``, ``close`` and what its
 file runner sends with (awaitables).
@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from loadtower.agents.engine import PhaseConfig
+    from loadtower.agents.driver_loop import PhaseConfig
     from loadtower.agents.workload.file_ops import FileRunner
     from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 

@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from loadtower.agents import locust_setup as ls
-from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.link_client import sign_client
 from loadtower.agents.secret_dir import link_key, read_secret
 from loadtower.agents.spool import Spool
@@ -109,7 +109,7 @@ def run_worker(
     spool = Spool(spool_dir, index, agent) if spool_dir else None
     ref: dict[str, Any] = {}
     env = ls.Environment(user_classes=[ls.lane_user_class(ref)])
-    engine = Engine(agent, host_name)
+    engine = DriverLoop(agent, host_name)
     ref["engine"] = engine
     engine.start()
 

@@ -29,7 +29,7 @@ import resource
 import time
 from typing import Any
 
-from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.measure import decode_v2
 from loadtower.agents.workload.keys import OpMix
 from loadtower.protocol.hdr_encoding import decode, new_hist
@@ -73,7 +73,7 @@ def core_run(rate: float, seconds: float, spin_us: int) -> dict[str, Any]:
 
 def python_run(rate: float, seconds: float) -> dict[str, Any]:
     lines: list[dict[str, Any]] = []
-    engine = Engine("bench/0", "bench", out=lines.append)
+    engine = DriverLoop("bench/0", "bench", out=lines.append)
     engine.start()
     cfg = PhaseConfig(phase="run", mode="run", spec={}, contact_points=[], port=None,
                       username=None, password=None, driver="auto", lane_rate=rate,

@@ -7,11 +7,9 @@ and errors on a target's keys point at ``targets.NAME.KEY``.
 from __future__ import annotations
 
 from loadtower.errors import ConfigError
+from loadtower.protocol.engine_kinds import ENGINE_NAMES, KINDS, kind, titles, with_capability
 from loadtower.scenarios.identifiers import cql_name_problem
 from loadtower.scenarios.models import (
-    CQL_ENGINES,
-    DEFAULT_PORTS,
-    ENGINE_ONLY_KEYS,
     CompactionPhase,
     FaultPhase,
     FlushPhase,
@@ -22,7 +20,6 @@ from loadtower.scenarios.models import (
 from loadtower.scenarios.toml_lines import LineIndex, Path, format_path
 
 UPSERT_OPS = ("update", "read_modify_write")
-ENGINE_TITLES = {"clickhouse": "ClickHouse", "mongodb": "MongoDB"}
 
 
 class _Reporter:
@@ -35,9 +32,13 @@ class _Reporter:
 
 
 def engines_match(scenario_engine: str, host_engine: str | None) -> bool:
+    """A host serves a scenario's engine when it runs that engine or one of its family
+    (a ScyllaDB host serves a `cassandra` scenario: the same driver and CQL)."""
     if host_engine == scenario_engine:
         return True
-    return scenario_engine in CQL_ENGINES and host_engine in CQL_ENGINES
+    if host_engine not in KINDS or scenario_engine not in KINDS:
+        return False
+    return kind(scenario_engine).family == kind(host_engine).family
 
 
 def target_hosts(
@@ -80,15 +81,15 @@ def check_targets(scenario: Scenario, source: str, file: str) -> None:
     for name in scenario.targets or [None]:
         single = scenario.for_target(name) if name else scenario
         target, engine, where = single.target, single.engine, _target_path(scenario, name)
-        for owner, keys in ENGINE_ONLY_KEYS.items():
-            for key in keys:
-                if owner != engine and getattr(target, key) is not None:
+        for owner in KINDS.values():
+            for key in owner.only_keys:
+                if owner.name != engine and getattr(target, key) is not None:
                     raise sc.fail(
                         (*where, key),
-                        f"'{key}' is a {ENGINE_TITLES[owner]} key; this target's engine is "
+                        f"'{key}' is a {owner.title} key; this target's engine is "
                         f"'{engine}'",
                     )
-        if engine in CQL_ENGINES:
+        if kind(engine).family == "cql":
             _check_cql_names(scenario, single, where, sc)
             continue
         if engine == "mongodb":
@@ -163,7 +164,7 @@ def _check_cql_names(scenario: Scenario, single: Scenario, where: Path, sc: _Rep
 
 
 def _check_inventory(inventory: Inventory, inv: _Reporter) -> None:
-    for engine in DEFAULT_PORTS:
+    for engine in ENGINE_NAMES:
         creds = inventory.credentials(engine)
         given = [k for k in ("password", "password_env", "password_file") if getattr(creds, k)]
         if len(given) > 1:
@@ -172,7 +173,7 @@ def _check_inventory(inventory: Inventory, inv: _Reporter) -> None:
                 f"give one of password, password_env, password_file (got {', '.join(given)})",
             )
     for name, host in inventory.hosts.items():
-        if host.port is not None and host.engine in CQL_ENGINES:
+        if host.port is not None and host.engine in with_capability(per_host_port=False):
             raise inv.fail(
                 ("hosts", name, "port"),
                 f"a per-host port is for clickhouse hosts; CQL drivers use one port per "
@@ -282,10 +283,11 @@ def _check_phases(
         action: str | None = None
         if isinstance(phase, ScaleOutPhase):
             joining = inventory.hosts[phase.host]
-            if joining.engine not in CQL_ENGINES:
+            ring = with_capability(ring=True)
+            if joining.engine not in ring:
                 raise sc.fail(
                     ("phases", i, "host"),
-                    f"scale_out waits for a node to join a Cassandra/Scylla ring; host "
+                    f"scale_out waits for a node to join a {titles(ring)} ring; host "
                     f"'{phase.host}' runs {joining.engine}",
                 )
             if not joining.standby:
@@ -309,25 +311,28 @@ def _check_phases(
             for _tname, single in singles:
                 for host in phase.hosts or target_hosts(single, inventory):
                     entry = inventory.hosts[host]
-                    if entry.engine in CQL_ENGINES and "flush" not in entry.actions:
+                    flushing = with_capability(flush_action=True)
+                    if entry.engine in flushing and "flush" not in entry.actions:
                         raise sc.fail(
                             ("phases", i),
                             f"host '{host}' declares no 'flush' action in {inventory_file} "
-                            "(a flush phase runs it on every Cassandra/Scylla host)",
+                            f"(a flush phase runs it on every {titles(flushing)} host)",
                         )
         if isinstance(phase, CompactionPhase):
             for _tname, single in singles:
                 for host in phase.hosts or target_hosts(single, inventory):
                     entry = inventory.hosts[host]
-                    if entry.engine == "mongodb":
+                    if entry.engine in with_capability(compaction="none"):
                         raise sc.fail(
                             ("phases", i),
-                            f"a compaction phase is not supported for mongodb (host '{host}'"
-                            f"{f' of target {_tname}' if _tname else ''}): MongoDB has no "
+                            f"a compaction phase is not supported for {entry.engine} (host "
+                            f"'{host}'{f' of target {_tname}' if _tname else ''}): "
+                            f"{KINDS[str(entry.engine)].title} has no "
                             "major compaction to trigger and wait for",
                         )
                     # ClickHouse: loadtower runs OPTIMIZE TABLE ... FINAL itself
-                    if entry.engine in CQL_ENGINES and "compact" not in entry.actions:
+                    compacting = with_capability(compaction="action")
+                    if entry.engine in compacting and "compact" not in entry.actions:
                         raise sc.fail(
                             ("phases", i),
                             f"host '{host}' declares no 'compact' action in {inventory_file}",

@@ -22,12 +22,13 @@ import os
 from pathlib import Path
 
 from loadtower.errors import ConfigError
-from loadtower.scenarios.models import DEFAULT_PORTS, TLS_FILE_KEYS
+from loadtower.protocol.engine_kinds import ENGINE_NAMES
+from loadtower.scenarios.models import TLS_FILE_KEYS
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.toml_lines import LineIndex, format_path
 from loadtower.scenarios.toml_lines import Path as KeyPath
 
-ENGINES = tuple(DEFAULT_PORTS)  # every engine of the models
+ENGINES = ENGINE_NAMES  # every engine of the models
 
 
 def _file(value: str, base: Path) -> Path:

@@ -17,7 +17,8 @@ import string
 from urllib.parse import urlsplit
 
 from loadtower.errors import ConfigError
-from loadtower.scenarios.models import DEFAULT_PORTS, Inventory
+from loadtower.protocol.engine_kinds import KINDS
+from loadtower.scenarios.models import Inventory
 from loadtower.scenarios.toml_lines import LineIndex, Path, format_path
 
 ACTION_PLACEHOLDERS = ("address", "host", "keyspace", "table")
@@ -92,7 +93,7 @@ def check_inventory_values(inventory: Inventory, source: str, file: str) -> None
             )
     addresses: dict[tuple[str, int], str] = {}
     for name, host in inventory.hosts.items():
-        if "db" not in host.roles or host.engine not in DEFAULT_PORTS:
+        if "db" not in host.roles or host.engine not in KINDS:
             continue
         port = inventory.db_port(name, str(host.engine))
         other = addresses.setdefault((host.address.casefold(), port), name)

@@ -5,7 +5,8 @@ agents' `cql_path` event of each phase (stored with the run's events)."""
 
 from __future__ import annotations
 
-from loadtower.scenarios.models import CQL_ENGINES, Credentials, Inventory, Scenario, Target
+from loadtower.protocol.engine_kinds import kind
+from loadtower.scenarios.models import Credentials, Inventory, Scenario, Target
 
 SENDERS = {
     "rust": "Rust core on scylla-rust-driver (CQL v4, token-aware, in-flight limit per node)",
@@ -31,4 +32,4 @@ def load_path_lines(scenario: Scenario, inventory: Inventory) -> list[str]:
         (n, scenario.targets[n].engine, scenario.targets[n]) for n in scenario.target_names()
     ] or [("", scenario.engine, scenario.target)]
     return [_line(name, engine, target, getattr(inventory, engine))
-            for name, engine, target in targets if engine in CQL_ENGINES]
+            for name, engine, target in targets if kind(engine).family == "cql"]

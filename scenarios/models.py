@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from loadtower.protocol.engine_kinds import KINDS, kind
 from loadtower.scenarios.durations import parse_duration
 from loadtower.scenarios.identifiers import (
     address_problem,
@@ -28,8 +29,6 @@ from loadtower.scenarios.serve_address import serve_address_problem
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Engine = Literal["cassandra", "scylla", "clickhouse", "mongodb"]
-DEFAULT_PORTS = {"cassandra": 9042, "scylla": 9042, "clickhouse": 8123, "mongodb": 27017}
-CQL_ENGINES = frozenset({"cassandra", "scylla"})
 PositiveInt = Annotated[int, Field(gt=0)]
 
 # the ranges of numbers (docs/formats.md, "Input files, names and ranges"); every float
@@ -143,11 +142,6 @@ class Target(Strict):
 
 DC_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
-CLICKHOUSE_ONLY = ("table_engine", "order_by", "skip_indexes", "delete_mode", "update_mode")
-MONGODB_ONLY = ("write_concern", "read_preference")
-# target keys that only one engine knows: a target of another engine with one is an error
-ENGINE_ONLY_KEYS = {"clickhouse": CLICKHOUSE_ONLY, "mongodb": MONGODB_ONLY}
-
 
 class NamedTarget(Target):
     """One of a scenario's ``[targets.NAME]``: an engine, its hosts and its target keys."""
@@ -239,12 +233,15 @@ class _Driven(_Loaded):
     think_time: Duration = 0.0
 
 
-class RunPhase(_Driven):
+class SteadyPhase(_Driven):
+    """A `type = "run"` phase: a steady load at a fixed rate (open model) or a fixed
+    number of users (closed model) for a duration."""
+
     type: Literal["run"]
     duration: Duration
 
     @model_validator(mode="after")
-    def _one_model(self) -> RunPhase:
+    def _one_model(self) -> SteadyPhase:
         if self.rate is not None and self.users is not None:
             raise ValueError("give either 'rate' (open model) or 'users' (closed model), not both")
         if self.rate is None and self.users is None:
@@ -369,7 +366,7 @@ class FaultPhase(_Driven):
 
 
 Phase = Annotated[
-    LoadPhase | RunPhase | RampPhase | ScaleOutPhase | CompactionPhase | FlushPhase | PausePhase
+    LoadPhase | SteadyPhase | RampPhase | ScaleOutPhase | CompactionPhase | FlushPhase | PausePhase
     | FaultPhase | SearchPhase,
     Field(discriminator="type"),
 ]
@@ -457,7 +454,7 @@ class Scenario(Strict):
         )
         first = merged[names[0]] if names else None
         first = first or next(iter(merged.values()), None)
-        if isinstance(first, dict) and first.get("engine") in DEFAULT_PORTS:
+        if isinstance(first, dict) and first.get("engine") in KINDS:
             out["engine"] = first["engine"]  # the first target that runs
         return out
 
@@ -612,7 +609,7 @@ class Inventory(Strict):
 
     def db_port(self, host: str, engine: str) -> int:
         """A DB host's port: its own ``port``, else ``[engine].port``, else the default."""
-        return self.hosts[host].port or self.credentials(engine).port or DEFAULT_PORTS[engine]
+        return self.hosts[host].port or self.credentials(engine).port or kind(engine).default_port
 
 
 def model_fields_of(model: type[BaseModel]) -> list[str]:

@@ -20,10 +20,10 @@ from loadtower.scenarios.models import (
     LoadPhase,
     PausePhase,
     RampPhase,
-    RunPhase,
     ScaleOutPhase,
     Scenario,
     SearchPhase,
+    SteadyPhase,
 )
 from loadtower.scenarios.thresholds import check_thresholds
 from loadtower.scenarios.workloads.checks import Checked
@@ -81,7 +81,7 @@ def describe_phase(scenario: Scenario, index: int) -> tuple[str, str]:
         records = phase.records or scenario.dataset.records
         keys = f" (keys from {phase.start_key:,})" if phase.start_key else ""
         return f"{phase.concurrency} in flight", f"insert {records:,} records{keys}"
-    if isinstance(phase, RunPhase):
+    if isinstance(phase, SteadyPhase):
         return _load_model(phase), f"for {format_duration(phase.duration)}"
     if isinstance(phase, RampPhase):
         steps = phase.rates or phase.users or []

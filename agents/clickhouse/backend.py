@@ -12,7 +12,7 @@ from loadtower.agents.clickhouse.session import ClickhouseOverloaded, Clickhouse
 from loadtower.protocol.phase_spec import TargetSpec
 
 if TYPE_CHECKING:
-    from loadtower.agents.engine import PhaseConfig
+    from loadtower.agents.driver_loop import PhaseConfig
     from loadtower.agents.workload.file_ops import FileRunner
     from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from loadtower.agents.cql.tls import TlsOptions, probe
 
 if TYPE_CHECKING:
-    from loadtower.agents.engine import PhaseConfig
+    from loadtower.agents.driver_loop import PhaseConfig
     from loadtower.agents.workload.file_ops import FileRunner
     from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 

@@ -41,6 +41,7 @@ from loadtower.agents.cql.schemas import cql_name
 from loadtower.agents.cql.tls import TlsHandshakeError, TlsOptions, split_point
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.file_ops import statement_name
+from loadtower.protocol.engine_kinds import titles, with_capability
 
 STOP_TIMEOUT_S = 30.0  # lanes gone without a drain: how long the core waits for its ops
 CONNECT_TIMEOUT_MS = 10_000
@@ -88,8 +89,8 @@ def why_not_file(cfg: Any, engine: str, spec: Mapping[str, Any]) -> str | None:
     """Why a workload file's phase (load, open or closed model) cannot run on the core
     (None: it can): another engine, no core here, or a generator / feature its binder
     lacks (named; e.g. a data set, whose loads and draws stay on the Python path)."""
-    if engine != "cassandra":
-        return f"the Rust core speaks CQL only, not {engine}"
+    if engine not in with_capability(rust_core=True):
+        return f"the Rust core drives {titles(with_capability(rust_core=True))} only, not {engine}"
     module = core_module()
     if module is None:
         return "loadtower_core is not installed here (no cargo when loadtower was installed?)"

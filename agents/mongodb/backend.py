@@ -14,7 +14,7 @@ from loadtower.agents.mongodb.session import MongoSession
 from loadtower.protocol.phase_spec import TargetSpec
 
 if TYPE_CHECKING:
-    from loadtower.agents.engine import PhaseConfig
+    from loadtower.agents.driver_loop import PhaseConfig
     from loadtower.agents.workload.file_ops import FileRunner
     from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 

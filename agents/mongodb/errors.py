@@ -1,6 +1,6 @@
 """Stable error classes of the MongoDB backend.
 
-The agent counts a failed op under its exception's class name (``agents/engine.py``).
+The agent counts a failed op under its exception's class name (``agents/driver_loop.py``).
 pymongo's names are many and nest (``NotPrimaryError`` is an ``AutoReconnect``,
 ``NetworkTimeout`` too), so the session turns each into one of four names that say what
 happened, whichever pymongo class raised it:

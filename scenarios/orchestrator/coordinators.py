@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.crossref import engines_match
 from loadtower.scenarios.plan import Plan
 
@@ -28,12 +29,13 @@ TIMEOUT_S = 3.0  # per query; a node gets twice that in all (a paused one: no lo
 
 def hosts_of(plan: Plan) -> list[str]:
     """The Cassandra hosts of the plan's target (standby ones too: they may have joined)."""
-    if plan.scenario.engine != "cassandra":
-        return []  # ScyllaDB and ClickHouse have no such tables
+    engine = plan.scenario.engine
+    if not kind(engine).coordinator_latency:
+        return []  # ScyllaDB, ClickHouse and MongoDB have no such tables
     named = getattr(plan.scenario.target, "hosts", None)
     return [
         name for name, host in plan.inventory.with_role("db", include_standby=True).items()
-        if engines_match("cassandra", host.engine) and (not named or name in named)
+        if engines_match(engine, host.engine) and (not named or name in named)
     ]
 
 

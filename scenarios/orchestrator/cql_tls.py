@@ -9,12 +9,11 @@ from typing import Any
 
 from loadtower.agents.cql.tls import TlsOptions
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.environment_checks import file_problem, tls_path
-from loadtower.scenarios.models import CQL_ENGINES
 from loadtower.scenarios.plan import Plan
 
 MAX_PEM_BYTES = 256 * 1024
-TLS_ENGINES = (*CQL_ENGINES, "mongodb")
 
 
 def _read(plan: Plan, engine: str, key: str, value: str) -> tuple[str, str]:
@@ -35,7 +34,7 @@ def _read(plan: Plan, engine: str, key: str, value: str) -> tuple[str, str]:
 def tls_options(plan: Plan, engine: str) -> TlsOptions | None:
     """The engine's TLS options (PEM contents read now), or None without ``tls``
     (CQL engines and MongoDB have the TLS keys)."""
-    if engine not in TLS_ENGINES:
+    if not kind(engine).tls_files:
         return None
     creds = plan.inventory.credentials(engine)
     if not creds.tls:

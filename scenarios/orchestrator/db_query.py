@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from loadtower.agents.cql.tls import TlsOptions, wrap
-from loadtower.scenarios.models import CQL_ENGINES
+from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.plan import Plan
 
 QUERY_TIMEOUT_S = 15.0
@@ -208,7 +208,7 @@ async def db_version(
     hook (``engines.py``: ClickHouse's ``version()``, MongoDB's ``buildInfo``)."""
     inventory = plan.inventory
     engine = str(inventory.hosts[host].engine)
-    if engine in CQL_ENGINES:
+    if kind(engine).family == "cql":
         rows = await cql_rows(actions, plan, host, "SELECT release_version FROM system.local",
                               timeout)
         found: dict[str, Any] = {"engine": engine,

@@ -2,15 +2,17 @@
 
 One entry per engine of the models (``models.Engine``); adding an engine is one entry
 here plus, where it needs them, a module with hooks (``clickhouse_node.py``,
-``mongodb_node.py``). The agents' side of an engine is ``agents/backends.py``.
+``mongodb_node.py``). The agents' side of an engine is ``agents/backends.py``; what an
+engine can do (block loads, a ring, ...) is its kind's (``protocol/engine_kinds.py``).
 
-- ``block_load``: the load inserts ``batch_size`` rows per op (``insert_batch``), so the
-  load phase reports rows as well as ops;
 - ``before_target``: ``async (ctx) -> ...`` before a target's first phase (pre-flight
   checks, warnings about what the timings mean);
 - ``version``: ``async (actions, plan, host, timeout) -> dict`` with the server's
   ``version`` (CQL engines: ``db_query``'s own queries);
 - ``after_load``: ``async (ctx, phase index) -> dict`` merged into the load's result;
+- ``compact``: ``async (ctx, host, timeout) -> dict``, the compaction phase's entry of a
+  host that declares no ``compact`` action, for an engine whose kind's compaction is
+  ``statement`` (ClickHouse: ``OPTIMIZE TABLE ... FINAL``, named by ``compact_what``);
 - ``node_stats``: ``async (actions, plan, host, emit, interval)`` that emits the
   server's own figures until cancelled (rows of the store's ``node_stats`` table;
   Cassandra: tombstones scanned per read per table, ``cql_node_stats.py``).
@@ -30,11 +32,12 @@ _MONGODB = "loadtower.scenarios.orchestrator.mongodb_node"
 
 @dataclass(frozen=True)
 class EngineSeam:
-    block_load: bool = False
     before_target: str | None = None
     version: str | None = None
     after_load: str | None = None
     node_stats: str | None = None
+    compact: str | None = None
+    compact_what: str = "its compaction statement"
 
 
 SEAMS: dict[str, EngineSeam] = {
@@ -43,12 +46,12 @@ SEAMS: dict[str, EngineSeam] = {
     ),
     "scylla": EngineSeam(),
     "clickhouse": EngineSeam(
-        block_load=True,
         before_target=f"{_CLICKHOUSE}:warn_sandbox_endpoints",
         version="loadtower.scenarios.orchestrator.db_query:clickhouse_version",
+        compact=f"{_CLICKHOUSE}:optimize_final",
+        compact_what="OPTIMIZE TABLE ... FINAL",
     ),
     "mongodb": EngineSeam(
-        block_load=True,
         before_target=f"{_MONGODB}:before_target",
         version=f"{_MONGODB}:version",
         after_load=f"{_MONGODB}:after_load",

@@ -17,10 +17,10 @@ from loadtower.scenarios.models import (
     FaultPhase,
     PausePhase,
     RampPhase,
-    RunPhase,
     ScaleOutPhase,
     Scenario,
     SearchPhase,
+    SteadyPhase,
 )
 from loadtower.scenarios.orchestrator.search_plan import expected_steps
 
@@ -31,7 +31,7 @@ COMPACTION_FIXED_S = 8.0  # 5 s before, 3 s after (phases/compaction.py)
 
 def planned_seconds(phase: Any) -> tuple[float, bool]:
     """(seconds, exact) of one phase; exact is False when the figure is only a floor."""
-    if isinstance(phase, RunPhase | PausePhase | FaultPhase):
+    if isinstance(phase, SteadyPhase | PausePhase | FaultPhase):
         return float(phase.duration), True
     if isinstance(phase, RampPhase):
         return len(phase.rates or phase.users or []) * float(phase.step_duration), True

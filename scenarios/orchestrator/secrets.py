@@ -15,11 +15,11 @@ import os
 from pathlib import Path
 
 from loadtower.errors import LoadtowerError
-from loadtower.scenarios.models import DEFAULT_PORTS
+from loadtower.protocol.engine_kinds import ENGINE_NAMES
 from loadtower.scenarios.plan import Plan
 from loadtower.store.redact import command_secrets
 
-ENGINES = tuple(DEFAULT_PORTS)  # every engine of the models
+ENGINES = ENGINE_NAMES  # every engine of the models
 MIN_SECRET_LEN = 4  # shorter values would mask ordinary words and numbers
 MAX_PASSWORD_FILE_BYTES = 64 * 1024
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from loadtower.protocol.engine_kinds import kind
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.scenarios.crossref import engines_match, target_hosts
-from loadtower.scenarios.models import DEFAULT_PORTS
 from loadtower.scenarios.plan import Plan
 
 SEPARATOR = ":"
@@ -80,7 +80,7 @@ def connection(plan: Plan, spec: PhaseSpec) -> dict[str, Any]:
         else [n for n, h in running.items() if engines_match(engine, h.engine)]
     )
     creds = inventory.credentials(engine)
-    port = creds.port or DEFAULT_PORTS[engine]
+    port = creds.port or kind(engine).default_port
     out: dict[str, Any] = {
         "contact_points": [_point(running[n].address, running[n].port, port) for n in hosts],
         "port": port,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.errors import ConfigError
+from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.models import Dataset, Target, Workload
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.loader import load_workload_file
@@ -109,11 +110,9 @@ def for_target(checked: Checked, engine: str, target: Target) -> Checked:
         param_columns=out["param_columns"], params=out["params"])
 
 
-BLOCK_LOADS = ("clickhouse", "mongodb")  # a built-in's load there: insert_batch blocks
-
-
 def builtin_load_op(workload: Workload, engine: str, load: str | None) -> str | None:
-    """The op a built-in workload's load phase runs on `engine` (a file's: its own)."""
-    if workload.file is None and engine in BLOCK_LOADS:
+    """The op a built-in workload's load phase runs on `engine` (a file's: its own): on an
+    engine of block loads, insert_batch blocks."""
+    if workload.file is None and kind(engine).block_load:
         return "insert_batch"
     return load

@@ -16,11 +16,12 @@ from rich.table import Table
 from loadtower.agents.workload.binder import OpBinder
 from loadtower.agents.workload.dataset_reader import DatasetError, DatasetReader
 from loadtower.agents.workload.generators import Context
-from loadtower.scenarios.models import CQL_ENGINES, Scenario, Target
+from loadtower.protocol.engine_kinds import DIALECTS, kind
+from loadtower.scenarios.models import Scenario, Target
 from loadtower.scenarios.workloads.bind_spec import bind_specs
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.models import Op
-from loadtower.scenarios.workloads.target_spec import RUN_ENGINES, render_for_target
+from loadtower.scenarios.workloads.target_spec import render_for_target
 from loadtower.store.terminal_text import cell
 
 EXAMPLE_SEED = 1
@@ -98,7 +99,7 @@ def batch_text(op: Op) -> str:
 
 def engines_of(scenario: Scenario) -> list[str]:
     engines = [t.engine for t in scenario.targets.values()] or [scenario.engine]
-    out = ["cassandra" if e in CQL_ENGINES else e for e in engines]
+    out = [kind(e).dialect for e in engines]
     return list(dict.fromkeys(out))
 
 
@@ -119,7 +120,7 @@ def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
     rendered: dict[str, dict[str, list[str]]] = {}
     for engine in engines:
         spec = render_for_target(checked, workload, engine, _target_of(scenario, engine))
-        if engine in RUN_ENGINES:
+        if engine in DIALECTS:
             ddl.add_row(cell(engine), cell("\n".join(spec["ddl"])))
             rendered[engine] = {op: [s["text"] for s in run["statements"]]
                                 for op, run in spec["run"].items() if "statements" in run}
@@ -163,7 +164,7 @@ def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
 def _target_of(scenario: Scenario, engine: str) -> Target:
     """The target of `engine` (its own keys over [target]'s), else [target]."""
     for target in scenario.targets.values():
-        if ("cassandra" if target.engine in CQL_ENGINES else target.engine) == engine:
+        if kind(target.engine).dialect == engine:
             return target
     return scenario.target
 

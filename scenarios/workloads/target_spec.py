@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 from loadtower.agents.clickhouse.schemas import sql_name
 from loadtower.agents.cql.schemas import cql_name
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.engine_kinds import DIALECTS, kind
 from loadtower.protocol.workload_file_spec import OpRunSpec, StatementSpec, WorkloadFileSpec
 from loadtower.scenarios.crossref import workload_of
-from loadtower.scenarios.models import CQL_ENGINES, Dataset, LoadPhase, Target, Workload
+from loadtower.scenarios.models import Dataset, LoadPhase, Target, Workload
 from loadtower.scenarios.workloads.bind_spec import workload_file_spec
 from loadtower.scenarios.workloads.builtin_files import (
     builtin_checked,
@@ -41,12 +42,9 @@ from loadtower.scenarios.workloads.render_statements import Names, Rendered
 if TYPE_CHECKING:
     from loadtower.scenarios.plan import Plan
 
-RUN_ENGINES = ("cassandra", "clickhouse", "mongodb")
-
-
 def file_engine(engine: str) -> str:
     """The statement slot of a scenario engine: Cassandra and ScyllaDB run `cassandra`."""
-    return "cassandra" if engine in CQL_ENGINES else engine
+    return kind(engine).dialect
 
 
 def table_renames(checked: Checked, workload: Workload, target: Target | None = None
@@ -91,7 +89,7 @@ def rendered_statements(checked: Checked, engine: str, names: Names
     """op -> its statements on `engine` as the agents take them (ops without: absent)."""
     if engine == "mongodb":
         return mongodb_statements(checked, names)
-    if engine not in RUN_ENGINES:
+    if engine not in DIALECTS:
         return {}
     out = {}
     for name, rendered in op_statements(checked, engine, names).items():
@@ -145,7 +143,7 @@ def render_for_target(checked: Checked, workload: Workload, engine: str, target:
 
 def runnable(spec: WorkloadFileSpec, file: str, workload: str) -> WorkloadFileSpec:
     """`spec` when its engine runs workload files and it has an op to run, else one line."""
-    if spec["engine"] not in RUN_ENGINES:
+    if spec["engine"] not in DIALECTS:
         raise LoadtowerError(f"{file}: workload '{workload}' on engine {spec['engine']}: "
                              "workload files run on Cassandra, ScyllaDB, ClickHouse and "
                              "MongoDB")

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents import engine as engine_mod
-from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents import driver_loop as loop_mod
+from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix
 
@@ -33,7 +33,7 @@ def wait_until(check: Callable[[], bool], what: str) -> None:
 class Gate:
     """An op that starts at once and ends when the test opens the gate."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: DriverLoop) -> None:
         self.engine = engine
         self.event = asyncio.Event()
         self.started = 0
@@ -51,9 +51,9 @@ async def instant() -> None:
 
 
 @pytest.fixture
-def engine() -> Iterator[tuple[Engine, list[dict[str, Any]]]]:
+def engine() -> Iterator[tuple[DriverLoop, list[dict[str, Any]]]]:
     lines: list[dict[str, Any]] = []
-    eng = Engine("a/0", "a", out=lines.append)
+    eng = DriverLoop("a/0", "a", out=lines.append)
     eng.start()
     try:
         yield eng, lines
@@ -62,7 +62,7 @@ def engine() -> Iterator[tuple[Engine, list[dict[str, Any]]]]:
         assert not eng.thread.is_alive()
 
 
-def begin(engine: Engine, phase: str, ops: dict[str, Callable[[], Any]],
+def begin(engine: DriverLoop, phase: str, ops: dict[str, Callable[[], Any]],
           think: float = 0.0) -> None:
     """What `configure` ends with, with these ops: the phase starts."""
     cfg = PhaseConfig(phase=phase, mode="run", spec={}, contact_points=[], port=None,
@@ -78,7 +78,7 @@ def begin(engine: Engine, phase: str, ops: dict[str, Callable[[], Any]],
     engine.call(go(), WAIT_S)
 
 
-def remaining(engine: Engine) -> list[dict[str, Any]]:
+def remaining(engine: DriverLoop) -> list[dict[str, Any]]:
     """Every line the recorder still holds (as if all seconds were over)."""
 
     async def go() -> list[dict[str, Any]]:
@@ -189,7 +189,7 @@ def test_past_the_bound_an_op_counts_once_as_drain_timeout(  # noqa: ANN001
     engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     eng, lines = engine
-    monkeypatch.setattr(engine_mod, "DRAIN_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(loop_mod, "DRAIN_TIMEOUT_S", 0.05)
     gate = Gate(eng)
     begin(eng, "A", {"slow": gate.op})
     eng.add_lane(1)
@@ -234,7 +234,7 @@ def test_an_operators_stop_gives_up_on_ops_in_flight_at_its_own_bound(  # noqa: 
     """Ctrl-C: the master's stop carries `drain_s`; the drain ends at that bound, not at
     the agents' own (set here to an hour: the test would hang on it)."""
     eng, lines = engine
-    monkeypatch.setattr(engine_mod, "DRAIN_TIMEOUT_S", 3600.0)
+    monkeypatch.setattr(loop_mod, "DRAIN_TIMEOUT_S", 3600.0)
     gate = Gate(eng)
     begin(eng, "A", {"slow": gate.op})
     eng.add_lane(1)

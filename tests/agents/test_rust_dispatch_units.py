@@ -1,4 +1,4 @@
-"""Which CQL phases the engine puts on the Rust core (agents/engine.py `_rust_wanted`): a
+"""Which CQL phases the engine puts on the Rust core (agents/driver_loop.py `_rust_wanted`): a
 workload file's load, open- and closed-model run phases when the target asks for the
 core and it binds the file (the built-ins are shipped files); other engines never;
 every Python-path phase has a `cql_path` event naming its phase, mode and why."""
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from loadtower.agents.cql import rust_feed
-from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 
 FILE = {"ops": {"put": {"key": {"gen": "sequence"}, "bind": {"id": {"gen": "key"}},
                         "types": {"id": "text"}}},
@@ -33,9 +33,9 @@ def cfg(mode: str, rate: float | None, native_io: str = "rust", wf: Any = FILE,
 
 
 @pytest.fixture()
-def engine() -> Iterator[tuple[Engine, list[dict]]]:
+def engine() -> Iterator[tuple[DriverLoop, list[dict]]]:
     lines: list[dict] = []
-    eng = Engine("a/0", "a", out=lines.append)
+    eng = DriverLoop("a/0", "a", out=lines.append)
     try:
         yield eng, lines
     finally:
@@ -47,7 +47,7 @@ def paths(lines: list[dict]) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(("mode", "rate"), [("load", None), ("run", None), ("run", 100.0)])
-def test_a_workload_files_phases_go_on_the_core(engine: tuple[Engine, list[dict]], mode: str,
+def test_a_workload_files_phases_go_on_the_core(engine: tuple[DriverLoop, list[dict]], mode: str,
                                                 rate: float | None) -> None:
     eng, lines = engine
     wanted = eng._rust_wanted(cfg(mode, rate), "cassandra")
@@ -57,7 +57,7 @@ def test_a_workload_files_phases_go_on_the_core(engine: tuple[Engine, list[dict]
         assert not wanted and "loadtower_core is not installed" in paths(lines)[0][1]
 
 
-def test_only_cql_phases_of_a_workload_file_go_on_the_core(engine: tuple[Engine, list[dict]]
+def test_only_cql_phases_of_a_workload_file_go_on_the_core(engine: tuple[DriverLoop, list[dict]]
                                                            ) -> None:
     eng, lines = engine
     for mode in ("load", "run"):  # (every phase spec has a file: the built-ins' are shipped)
@@ -66,7 +66,7 @@ def test_only_cql_phases_of_a_workload_file_go_on_the_core(engine: tuple[Engine,
     assert paths(lines) == []
 
 
-def test_python_path_phases_say_their_mode_and_why(engine: tuple[Engine, list[dict]]) -> None:
+def test_python_path_phases_say_their_mode_and_why(engine: tuple[DriverLoop, list[dict]]) -> None:
     eng, lines = engine
     assert not eng._rust_wanted(cfg("load", None, "python", phase="L"), "cassandra")
     assert not eng._rust_wanted(cfg("run", None, "python", phase="C"), "cassandra")

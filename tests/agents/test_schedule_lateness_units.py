@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix
 from loadtower.protocol.hdr_encoding import decode, decode_v2
@@ -121,9 +121,9 @@ def test_a_core_that_falls_behind_its_schedule_warns(tmp_path: Path) -> None:
 
 # -- the Python lanes' schedule ------------------------------------------------------------
 @pytest.fixture
-def engine() -> Iterator[tuple[Engine, list[dict[str, Any]]]]:
+def engine() -> Iterator[tuple[DriverLoop, list[dict[str, Any]]]]:
     lines: list[dict[str, Any]] = []
-    eng = Engine("agent1/0", "agent1", out=lines.append)
+    eng = DriverLoop("agent1/0", "agent1", out=lines.append)
     eng.start()
     try:
         yield eng, lines
@@ -132,7 +132,7 @@ def engine() -> Iterator[tuple[Engine, list[dict[str, Any]]]]:
         assert not eng.thread.is_alive()
 
 
-def _lane_lines(engine: Engine, lines: list[dict[str, Any]], rate: float,
+def _lane_lines(engine: DriverLoop, lines: list[dict[str, Any]], rate: float,
                 hold_s: float) -> list[dict[str, Any]]:
     """One open lane at `rate` for RUN_S over an op that holds the loop `hold_s`."""
     cfg = PhaseConfig(phase="run", mode="run", spec={}, contact_points=[], port=None,
@@ -157,14 +157,14 @@ def _lane_lines(engine: Engine, lines: list[dict[str, Any]], rate: float,
 
 
 def test_a_python_lane_records_each_ops_lateness(
-        engine: tuple[Engine, list[dict[str, Any]]]) -> None:
+        engine: tuple[DriverLoop, list[dict[str, Any]]]) -> None:
     lines = _lane_lines(*engine, 500.0, 0.0)
     ops, values = _lateness_counts(lines)
     assert ops > 0 and values == ops
 
 
 def test_a_python_lane_that_falls_behind_warns(
-        engine: tuple[Engine, list[dict[str, Any]]], tmp_path: Path) -> None:
+        engine: tuple[DriverLoop, list[dict[str, Any]]], tmp_path: Path) -> None:
     lines = _lane_lines(*engine, 1000.0, 0.005)  # 5 ms a send: at most 200 ops/s
     ops, values = _lateness_counts(lines)
     assert ops > 0 and values == ops

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from loadtower.agents.cql.rust_feed import RustFeed
-from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix
 
@@ -22,8 +22,8 @@ WAIT_S = 20.0  # a bound on waiting for the engine's thread, not a measured time
 
 
 @pytest.fixture
-def engine() -> Iterator[Engine]:
-    eng = Engine("agent1/0", "agent1", out=lambda line: None)
+def engine() -> Iterator[DriverLoop]:
+    eng = DriverLoop("agent1/0", "agent1", out=lambda line: None)
     eng.start()
     try:
         yield eng
@@ -32,7 +32,7 @@ def engine() -> Iterator[Engine]:
         assert not eng.thread.is_alive()
 
 
-def _phase(engine: Engine, rate: float | None, intended: list[float]) -> PhaseConfig:
+def _phase(engine: DriverLoop, rate: float | None, intended: list[float]) -> PhaseConfig:
     cfg = PhaseConfig(phase="run", mode="run", spec={}, contact_points=[], port=None,
                       username=None, password=None, driver="auto", lane_rate=rate,
                       max_in_flight=16)
@@ -64,7 +64,7 @@ def _wait_for(intended: list[float], count: int) -> None:
     assert len(intended) >= count, f"{len(intended)} ops within {WAIT_S} s"
 
 
-def test_a_python_lane_goes_on_at_the_new_interval(engine: Engine) -> None:
+def test_a_python_lane_goes_on_at_the_new_interval(engine: DriverLoop) -> None:
     intended: list[float] = []
     cfg = _phase(engine, 200.0, intended)
     engine.add_lane(1)
@@ -81,7 +81,7 @@ def test_a_python_lane_goes_on_at_the_new_interval(engine: Engine) -> None:
     assert len(set(intended)) == len(intended)  # none twice
 
 
-def test_a_rate_for_another_phase_or_a_closed_model_changes_nothing(engine: Engine) -> None:
+def test_a_rate_for_another_phase_or_a_closed_model_changes_nothing(engine: DriverLoop) -> None:
     intended: list[float] = []
     cfg = _phase(engine, 200.0, intended)
     engine.call(engine.set_lane_rate("earlier-phase", 1000.0), WAIT_S)

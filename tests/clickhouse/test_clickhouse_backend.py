@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from loadtower.agents.backends import backend_for
-from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.sandbox.clickhouse_chdb import chdb_server
@@ -105,7 +105,7 @@ def scalar(endpoint: tuple[str, int], sql: str) -> Any:
 
 def test_agent_engine_loads_blocks_and_runs_the_recipes_mix(endpoint: tuple[str, int]) -> None:
     lines: list[dict] = []
-    engine = Engine("agent1/0", "agent1", out=lines.append)
+    engine = DriverLoop("agent1/0", "agent1", out=lines.append)
     engine.start()
     try:
         the_spec = spec("lt_engine", "recipes", RECIPES_TARGET, records=250)
@@ -154,7 +154,7 @@ def test_overload_advice_names_max_concurrent_queries(endpoint: tuple[str, int])
     from loadtower.agents.workload.keys import OpMix
 
     lines: list[dict] = []
-    engine = Engine("agent1/0", "agent1", out=lines.append)
+    engine = DriverLoop("agent1/0", "agent1", out=lines.append)
     engine.start()
     try:
         the_spec = spec("lt_busy", "recipes", {}, records=10)

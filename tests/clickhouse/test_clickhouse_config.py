@@ -231,7 +231,7 @@ def test_scale_out_is_for_cql_rings(write) -> None:  # noqa: ANN001
         '\n[[phases]]\ntype = "scale_out"\nhost = "ch2"\nrate = 5\n'
     )
     assert plan_error(write, text, inventory).endswith(
-        "scale_out waits for a node to join a Cassandra/Scylla ring; host 'ch2' runs clickhouse"
+        "scale_out waits for a node to join a Cassandra/ScyllaDB ring; host 'ch2' runs clickhouse"
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.agents.engine import Engine
+from loadtower.agents.driver_loop import DriverLoop
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.workloads.loader import load_workload_file
@@ -53,7 +53,7 @@ def phase_spec(records: int) -> dict:
 def test_engine_loads_and_runs_study1_from_the_file(endpoint: tuple[str, int]) -> None:
     scalar(endpoint, f"DROP DATABASE IF EXISTS {DB}")
     lines: list[dict] = []
-    engine = Engine("agent1/0", "agent1", out=lines.append)
+    engine = DriverLoop("agent1/0", "agent1", out=lines.append)
     engine.start()
     try:
         the_spec = phase_spec(records=250)

@@ -1,7 +1,7 @@
 """Which path the agent hosts' run phases sent on, from a run's stored events: each agent
 process emits a `cql_path` event when it configures a phase on the Rust core, its data
 `Core.path()` (driver, version, protocol, TLS, local DC); a phase the core could not run
-has a `cql_path` event naming the Python path instead (agents/engine.py)."""
+has a `cql_path` event naming the Python path instead (agents/driver_loop.py)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import pymongo
 import pytest
 
 from loadtower.agents.backends import backend_for
-from loadtower.agents.engine import Engine, PhaseConfig
+from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.mongodb.errors import (
     MongoAuthFailed,
     MongoDuplicateKey,
@@ -279,7 +279,7 @@ def op_totals(lines: list[dict], phase: str) -> dict[str, tuple[int, int]]:
 
 def test_agent_engine_loads_blocks_and_runs_ycsb_a(server: tuple[str, int]) -> None:
     lines: list[dict] = []
-    engine = Engine("agent1/0", "agent1", out=lines.append)
+    engine = DriverLoop("agent1/0", "agent1", out=lines.append)
     engine.start()
     try:
         the_spec = spec("lt_engine", 250, preset="ycsb-a", batch_size=100)

@@ -12,7 +12,7 @@ from typing import Any, get_type_hints
 import pytest
 
 from loadtower.agents import locust_setup as ls
-from loadtower.agents.engine import PhaseConfig
+from loadtower.agents.driver_loop import PhaseConfig
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.worker_main import phase_refusal
 from loadtower.protocol.hdr_encoding import encode, new_hist

@@ -8,7 +8,7 @@ from loadtower.agents.workload.keys import load_slice
 from loadtower.errors import ConfigError
 from loadtower.scenarios.catalog import builtin_names, resolve_scenario
 from loadtower.scenarios.loader import load_scenario
-from loadtower.scenarios.models import LoadPhase, PausePhase, RunPhase, SearchPhase
+from loadtower.scenarios.models import LoadPhase, PausePhase, SearchPhase, SteadyPhase
 
 from .conftest import SCENARIO
 
@@ -50,11 +50,11 @@ def test_ttl_tombstones_reproduces_the_study() -> None:
     assert (ttl.table, ttl.ttl, plain.table, plain.ttl) == ("with_ttl", 60.0, "without_ttl", 0.0)
     assert ttl.mix == plain.mix == {"read": 100}
     assert scenario.dataset.records == 20_000
-    runs: dict[str, list[RunPhase]] = {"with-ttl": [], "without-ttl": []}
+    runs: dict[str, list[SteadyPhase]] = {"with-ttl": [], "without-ttl": []}
     loads: dict[str, list[LoadPhase]] = {"with-ttl": [], "without-ttl": []}
     last_ttl_write = wait = None
     for i, phase in enumerate(scenario.phases):
-        if isinstance(phase, RunPhase):
+        if isinstance(phase, SteadyPhase):
             runs[phase.workload or ""].append(phase)
             assert phase.rate * phase.duration == 2000 and phase.duration == 20  # type: ignore[operator]
             if last_ttl_write is not None and phase.workload == "with-ttl":

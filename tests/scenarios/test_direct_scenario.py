@@ -11,7 +11,7 @@ import pytest
 from loadtower.cli import main
 from loadtower.errors import ConfigError
 from loadtower.scenarios.direct_scenario import DEFAULT_RUN_S, direct_scenario
-from loadtower.scenarios.models import RunPhase
+from loadtower.scenarios.models import SteadyPhase
 from loadtower.scenarios.plan import load_plan
 
 from .conftest import INVENTORY
@@ -29,7 +29,7 @@ def test_workloada_as_shipped_checks_with_its_defaults(write, tmp_path: Path, ca
     plan = load_plan(EXAMPLES / "workloada.properties", inv)
     assert plan.scenario.dataset.records == 1000
     load, run = plan.scenario.phases
-    assert load.type == "load" and isinstance(run, RunPhase)
+    assert load.type == "load" and isinstance(run, SteadyPhase)
     assert run.users == 1 and run.duration == DEFAULT_RUN_S
     assert plan.workloads["main"].model.ops["read"].weight == pytest.approx(0.5)
 
@@ -40,7 +40,7 @@ def test_a_file_named_workload_without_suffix(write, tmp_path: Path) -> None:
     path.write_text(path.read_text() + "target=200\noperationcount=3000\nthreadcount=8\n")
     plan = load_plan(path, write("inv.toml", INVENTORY))
     load, run = plan.scenario.phases
-    assert isinstance(run, RunPhase) and run.rate == 200 and run.duration == 15.0
+    assert isinstance(run, SteadyPhase) and run.rate == 200 and run.duration == 15.0
     assert load.concurrency == 8  # type: ignore[union-attr]
     assert any("open model" in n for n in plan.notes)
 

@@ -2,7 +2,8 @@
 
 Cassandra/Scylla hosts run their declared `flush` (if any) and `compact` actions
 (nodetool). ClickHouse hosts run `OPTIMIZE TABLE ... FINAL` on the scenario's tables
-(`clickhouse_node.py`), unless they declare a `compact` action of their own.
+(the engine seam's `compact` hook, `clickhouse_node.py`), unless they declare a `compact`
+action of their own.
 
 The phase's `timeout` bounds each action (and each OPTIMIZE statement): one that runs
 longer is recorded as failed (exit status 124) and the phase goes on with the next host.
@@ -18,8 +19,8 @@ from typing import Any
 
 from loadtower.scenarios.crossref import target_hosts
 from loadtower.scenarios.models import CompactionPhase
-from loadtower.scenarios.orchestrator.clickhouse_node import optimize_final
 from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
+from loadtower.scenarios.orchestrator.engines import hook, seam
 from loadtower.scenarios.orchestrator.phases.impact import impact
 
 
@@ -35,10 +36,12 @@ async def run_phase(ctx: PhaseContext, index: int, phase: CompactionPhase) -> di
             break
         entry: dict[str, Any] = {}
         actions = ctx.plan.inventory.hosts[host].actions
-        if ctx.plan.inventory.hosts[host].engine == "clickhouse" and "compact" not in actions:
-            entry = await optimize_final(ctx, host, phase.timeout)
+        engine = ctx.plan.inventory.hosts[host].engine
+        compact = hook(engine, "compact")
+        if compact is not None and "compact" not in actions:  # the engine's own statement
+            entry = await compact(ctx, host, phase.timeout)
             took, status, err = entry["compaction_s"], entry["exit_status"], entry.get("error", "")
-            what = "OPTIMIZE TABLE ... FINAL"
+            what = seam(engine).compact_what
         else:
             if "flush" in actions:
                 status, _o, _e, took = await ctx.action(host, "flush", timeout=phase.timeout)

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from loadtower.protocol.engine_kinds import titles, with_capability
 from loadtower.scenarios.crossref import target_hosts
-from loadtower.scenarios.models import CQL_ENGINES, FlushPhase
+from loadtower.scenarios.models import FlushPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
 
 
@@ -23,10 +24,11 @@ async def run_phase(ctx: PhaseContext, index: int, phase: FlushPhase) -> dict[st
     mine = set(target_hosts(ctx.plan.scenario, ctx.plan.inventory))
     hosts = phase.hosts or [h for h in ctx.db_hosts_up if h in mine]
     inventory = ctx.plan.inventory.hosts
-    cql = [h for h in hosts if inventory[h].engine in CQL_ENGINES]
+    flushing = with_capability(flush_action=True)
+    cql = [h for h in hosts if inventory[h].engine in flushing]
     others = [h for h in hosts if h not in cql]
     if others:
-        ctx.event("flush", f"nothing to flush on {', '.join(others)} (not Cassandra/Scylla)")
+        ctx.event("flush", f"nothing to flush on {', '.join(others)} (not {titles(flushing)})")
     start = ctx.clock()
     per_host: dict[str, Any] = {}
     for host in cql:

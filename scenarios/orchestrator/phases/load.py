@@ -6,7 +6,7 @@ of rewriting the first ones.
 
 Cassandra/Scylla insert one record per op (`insert`); a workload file's load op its own
 rows per op (docs/workloads.md). ClickHouse and MongoDB (the
-engines with ``block_load`` in ``orchestrator/engines.py``) insert blocks of the
+engines whose kind has ``block_load``, protocol/engine_kinds.py) insert blocks of the
 workload's `batch_size` rows per op (a built-in's load runs its shipped file's
 `insert_batch`: scenarios/workloads/builtin_files.py ``builtin_load_op``); the result then also gives `rows_per_op` and `rows_per_s` (exact
 when there were no errors: every record is then in; with errors, an upper bound). An
@@ -19,10 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 from loadtower.agents.workload.file_ops import load_rows
+from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import LoadPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext
-from loadtower.scenarios.orchestrator.engines import hook, seam
+from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.workloads.dataset_files import dataset_load_rows
 
 
@@ -69,7 +70,7 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
         load_op = workload_file["run"].get(workload_file.get("load") or "")
         per_op = load_rows(load_op, batch_size) if load_op else 1
     else:
-        per_op = batch_size if seam(engine).block_load else 1
+        per_op = batch_size if kind(engine).block_load else 1
     if per_op > 1:
         rows = min(records, (figures.ops - figures.errors) * per_op)
         result.update(rows_per_op=per_op, rows=rows, rows_per_s=round(rows / measured, 1))

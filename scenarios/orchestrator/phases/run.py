@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadtower.scenarios.models import RunPhase
+from loadtower.scenarios.models import SteadyPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.steering import Steering
 
 
-async def run_phase(ctx: PhaseContext, index: int, phase: RunPhase) -> dict[str, Any]:
+async def run_phase(ctx: PhaseContext, index: int, phase: SteadyPhase) -> dict[str, Any]:
     label = ctx.current_phase
     start = ctx.clock()
     await ctx.load.start(

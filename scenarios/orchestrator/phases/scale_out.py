@@ -15,7 +15,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from loadtower.scenarios.models import CQL_ENGINES, ScaleOutPhase
+from loadtower.protocol.engine_kinds import with_capability
+from loadtower.scenarios.models import ScaleOutPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
 from loadtower.scenarios.orchestrator.phases.impact import impact
 from loadtower.scenarios.orchestrator.phases.ring import node_states
@@ -87,7 +88,7 @@ async def bootstrap_streams(ctx: PhaseContext, host: str, deadline: float) -> di
     (not a CQL engine, no ``system_views.streaming``, or it does not answer in time)."""
     from loadtower.scenarios.orchestrator.db_query import cql_rows
 
-    if ctx.plan.inventory.hosts[host].engine not in CQL_ENGINES:
+    if ctx.plan.inventory.hosts[host].engine not in with_capability(ring=True):
         return None
     give_up = min(deadline, ctx.clock() + STREAMS_WAIT_S)
     rows: list[dict[str, Any]] | None = None

@@ -1,4 +1,4 @@
-"""The load engine: one native thread per agent process running an asyncio loop.
+"""The driver loop: one native thread per agent process running an asyncio loop.
 
 The database side is a backend chosen by the scenario's engine (``agents/backends.py``:
 Cassandra/Scylla, ClickHouse); lanes, models and measurement here are the same for all.
@@ -32,6 +32,7 @@ from loadtower.agents.workload import dataset_feed
 from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import OpMix, load_slice
+from loadtower.protocol.engine_kinds import kind
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
@@ -66,7 +67,7 @@ class PhaseConfig:
 
 
 @dataclass
-class PhaseRun:
+class PhaseDrive:
     """One configured phase in this process: its ops are recorded under `name` until
     its drain, which happens once (stop, the next configure, the load's end, shutdown)."""
 
@@ -87,7 +88,7 @@ class Lane:
         self.stopped.set()
 
 
-class Engine:
+class DriverLoop:
     def __init__(
         self, agent: str, host: str, out: Callable[[Mapping[str, Any]], None] | None = None
     ) -> None:
@@ -113,13 +114,13 @@ class Engine:
         self._load_op = "insert"  # the load's op name, and one load op: (first key, rows)
         self._dataset_load: tuple[str, int, int] | None = None  # (data set, first, end)
         self._load_failed = 0  # rows of this phase's load ops that failed
-        self._load_done_for: PhaseRun | None = None  # the load on the core said load_done
+        self._load_done_for: PhaseDrive | None = None  # the load on the core said load_done
         self._load_block: Callable[[int, int], Awaitable[Any]] = self._no_load
         self._slots: asyncio.Semaphore | None = None
         self._ticker: asyncio.Task | None = None
         self._tick_warned: set[str] = set()
         self.total_ops = 0
-        self.run: PhaseRun | None = None
+        self.run: PhaseDrive | None = None
         self.inflight = InFlight()
         self.rust = RustFeed(self.recorder, self._warn, self.out)
         self.rust_on = False
@@ -224,8 +225,8 @@ class Engine:
             self.rust.connect_early(cfg, backend.session_key(cfg))
 
     def _rust_early(self, cfg: PhaseConfig, engine: str) -> bool:
-        """A CQL target that asks for the Rust core, which is installed."""
-        return engine == "cassandra" and rust_feed.asked(cfg) and rust_feed.available()
+        """A target the Rust core drives that asks for it, and the core is installed."""
+        return kind(engine).rust_core and rust_feed.asked(cfg) and rust_feed.available()
 
     def _rust_wanted(self, cfg: PhaseConfig, engine: str) -> bool:
         """A workload file's phase (the built-ins are files too) on a CQL target asking
@@ -233,7 +234,7 @@ class Engine:
         the core's binder. Any other such phase runs on the lanes' Python loop over the
         phase's session driver, and a `cql_path` event says so and why (once per reason)."""
         wf = cfg.spec.get("workload_file")
-        if engine != "cassandra" or not wf:
+        if not kind(engine).rust_core or not wf:
             return False
         asked = rust_feed.asked(cfg)
         why = rust_feed.why_not_file(cfg, engine, wf) if asked else None
@@ -255,7 +256,7 @@ class Engine:
         recorded under its name. Called on the engine's loop, after the previous drain."""
         self._slots = asyncio.Semaphore(cfg.max_in_flight)
         self.config = cfg
-        self.run = PhaseRun(cfg.phase)
+        self.run = PhaseDrive(cfg.phase)
         self.recorder.phase = self.rust.phase = cfg.phase
         self.recorder.mark()
         self._load_lanes = 0
@@ -396,7 +397,7 @@ class Engine:
             if think > 0:
                 await asyncio.sleep(think)
 
-    async def _load_lane(self, lane: Lane, run: PhaseRun) -> None:
+    async def _load_lane(self, lane: Lane, run: PhaseDrive) -> None:
         self._load_lanes += 1
         rows = self._load_rows  # 1: one insert per record; n: blocks of n rows (ClickHouse)
         op, phase, inflight = self._load_op, run.name, self.inflight
@@ -432,7 +433,7 @@ class Engine:
             await self.drain()
             self.out({"type": "load_done", "ts": time.time()})
 
-    async def _core_load_lane(self, lane: Lane, run: PhaseRun) -> None:
+    async def _core_load_lane(self, lane: Lane, run: PhaseDrive) -> None:
         """A load lane on the Rust core: one more of its loops over the worker's slice;
         the lane that sees the slice done says how many rows failed, drains and sends
         load_done, as the Python path does."""
@@ -473,7 +474,7 @@ class Engine:
         finally:
             self.out({"type": "stop_done", "id": stop_id, "ts": time.time()})
 
-    async def _drain(self, run: PhaseRun, bound: float = DRAIN_TIMEOUT_S) -> None:
+    async def _drain(self, run: PhaseDrive, bound: float = DRAIN_TIMEOUT_S) -> None:
         """Wait for the phase's ops in flight (up to `bound` seconds), count those still
         out as `DrainTimeout` errors of the phase, send every remaining line of the phase,
         then the drain event."""

@@ -1,0 +1,59 @@
+"""The engines' kinds (protocol/engine_kinds.py): one per engine the models accept, and
+what the core asks of them gives what the checks and phases did by name before."""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+
+from loadtower.protocol.engine_kinds import DIALECTS, ENGINE_NAMES, KINDS, titles, with_capability
+from loadtower.scenarios import models
+from loadtower.scenarios.crossref import engines_match
+from loadtower.scenarios.workloads.builtin_files import builtin_load_op
+from loadtower.scenarios.workloads.target_spec import file_engine
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_one_kind_per_engine_the_models_accept() -> None:
+    assert ENGINE_NAMES == typing.get_args(models.Engine)
+    assert all(name == k.name for name, k in KINDS.items())
+    assert set(DIALECTS) <= set(ENGINE_NAMES)  # a dialect is the slot of an engine
+
+
+def test_only_keys_are_target_keys_of_one_engine() -> None:
+    owned = [key for k in KINDS.values() for key in k.only_keys]
+    assert len(owned) == len(set(owned))  # no key belongs to two engines
+    assert set(owned) <= set(models.Target.model_fields)
+
+
+def test_scylla_is_cassandra_for_workloads_hosts_and_loads() -> None:
+    assert file_engine("scylla") == file_engine("cassandra") == "cassandra"
+    assert engines_match("cassandra", "scylla") and engines_match("scylla", "cassandra")
+    assert not engines_match("cassandra", "clickhouse")
+    assert not engines_match("mongodb", None)
+
+
+def test_capabilities_answer_what_the_names_did() -> None:
+    assert with_capability(ring=True) == ["cassandra", "scylla"]
+    assert with_capability(flush_action=True) == ["cassandra", "scylla"]
+    assert with_capability(compaction="none") == ["mongodb"]
+    assert with_capability(tls_files=True) == ["cassandra", "scylla", "mongodb"]
+    assert with_capability(per_host_port=True) == ["clickhouse", "mongodb"]
+    assert titles(with_capability(ring=True)) == "Cassandra/ScyllaDB"
+    builtin = models.Workload(preset="ycsb-a")
+    loads = {e: builtin_load_op(builtin, file_engine(e), "insert") for e in ENGINE_NAMES}
+    assert loads == {"cassandra": "insert", "scylla": "insert", "clickhouse": "insert_batch",
+                     "mongodb": "insert_batch"}
+
+
+def test_the_orchestrators_seam_agrees_with_the_kinds() -> None:
+    """An engine whose compaction is its own statement has the seam's hook that runs it;
+    the Rust core and the coordinator tables are Cassandra's alone here."""
+    from loadtower.scenarios.orchestrator.engines import SEAMS
+
+    assert set(SEAMS) == set(ENGINE_NAMES)
+    for name, k in KINDS.items():
+        assert (k.compaction == "statement") == (SEAMS[name].compact is not None), name
+    assert with_capability(rust_core=True) == with_capability(coordinator_latency=True)
+    assert with_capability(rust_core=True) == ["cassandra"]

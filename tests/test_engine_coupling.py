@@ -1,0 +1,50 @@
+"""A ratchet on what the core knows of the engines (issue 30): `scripts/engine_coupling.py`
+counts, per room, branches on an engine's name (or its family's) and engine-keyed tables.
+A new one makes this fail: ask a capability of protocol/engine_kinds.py instead, or, when
+a count went down, lower its ceiling here so that it stays down."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+# the counts on 2026-11-28 once the engines' kinds replaced seven tables and 21 branches
+# (50 branches and 12 tables before)
+CEILINGS = {
+    "loadtower": (0, 0), "agents": (0, 1), "protocol": (0, 0), "sandbox": (6, 3),
+    "scenarios": (23, 3), "store": (0, 0), "tui": (0, 0),
+}  # fmt: skip
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("engine_coupling",
+                                                  ROOT / "scripts" / "engine_coupling.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_new_branch_or_table_on_engine_names() -> None:
+    script = _script()
+    where: list[str] = []
+    counts = script.count(where)
+    over = {
+        room: (c["branches"], c["tables"])
+        for room, c in counts.items()
+        if c["branches"] > CEILINGS[room][0] or c["tables"] > CEILINGS[room][1]
+    }
+    assert not over, f"over the ceilings {CEILINGS}: {over}; " + "; ".join(
+        w for w in where if not w.endswith("inner_import"))
+
+
+def test_the_count_sees_a_new_branch(tmp_path: Path) -> None:
+    """The ratchet can fail: a comparison with an engine's or a family's name is counted."""
+    script = _script()
+    for text in ('if engine == "redis":\n    pass\n', 'ok = kind.family != "cql"\n',
+                 'PORTS = {"mongodb": 1}\n'):  # fmt: skip
+        visitor = script.Counts()
+        visitor.visit(script.ast.parse(text))
+        assert [k for _line, k in visitor.where] in (["branch"], ["table"]), text
