@@ -46,10 +46,9 @@ KINDS: dict[str, EngineKind] = {
     k.name: k
     for k in (
         _CASSANDRA,
-        # the same driver and CQL; the Rust core is tried on Cassandra only (no ScyllaDB
-        # server here to test it on), and ScyllaDB has no coordinator latency tables
-        replace(_CASSANDRA, name="scylla", title="ScyllaDB", rust_core=False,
-                coordinator_latency=False),
+        # the same driver, CQL and agents' backend (the Rust core too); ScyllaDB has no
+        # coordinator latency tables
+        replace(_CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False),
         EngineKind(
             "clickhouse", "ClickHouse", 8123, family="clickhouse", dialect="clickhouse",
             ring=False, per_host_port=True, tls_files=False, block_load=True, flush_action=False,

@@ -47,7 +47,8 @@ def _file_spec(gen: dict) -> dict:
 def test_a_workload_file_names_its_statements_and_why_not() -> None:
     spec = _file_spec({"gen": "key", "prefix": "u"})
     assert file_statements(spec) == {"get/0": "SELECT * FROM t WHERE id = ?"}
-    assert why_not_file(None, "clickhouse", spec) == "the Rust core drives Cassandra only, not clickhouse"
+    assert why_not_file(None, "clickhouse", spec) == (
+        "the Rust core drives Cassandra/ScyllaDB only, not clickhouse")
     if core_module() is None:
         assert "not installed" in str(why_not_file(None, "cassandra", spec))
         return

@@ -49,11 +49,14 @@ def test_capabilities_answer_what_the_names_did() -> None:
 
 def test_the_orchestrators_seam_agrees_with_the_kinds() -> None:
     """An engine whose compaction is its own statement has the seam's hook that runs it;
-    the Rust core and the coordinator tables are Cassandra's alone here."""
+    the Rust core drives the CQL backend, whose engine is `cassandra` for both."""
     from loadtower.scenarios.orchestrator.engines import SEAMS
 
     assert set(SEAMS) == set(ENGINE_NAMES)
     for name, k in KINDS.items():
         assert (k.compaction == "statement") == (SEAMS[name].compact is not None), name
-    assert with_capability(rust_core=True) == with_capability(coordinator_latency=True)
-    assert with_capability(rust_core=True) == ["cassandra"]
+    from loadtower.agents.cql.backend import CqlBackend
+
+    assert with_capability(rust_core=True) == with_capability(family="cql")
+    assert CqlBackend.engine in with_capability(rust_core=True)
+    assert with_capability(coordinator_latency=True) == ["cassandra"]
