@@ -28,8 +28,6 @@ from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.toml_lines import LineIndex, format_path
 from loadtower.scenarios.toml_lines import Path as KeyPath
 
-ENGINES = ENGINE_NAMES  # every engine of the models
-
 
 def _file(value: str, base: Path) -> Path:
     path = Path(value).expanduser()
@@ -103,7 +101,7 @@ def environment_warnings(plan: Plan) -> list[str]:
                 f"the known_hosts file {known} does not exist: every host key will be "
                 "refused (run with --accept-new-host-keys to trust and record new hosts)",
             )
-    for engine in ENGINES:
+    for engine in ENGINE_NAMES:
         creds = inv.credentials(engine)
         if creds.password_env and creds.password_env not in os.environ:
             warn(

@@ -19,7 +19,6 @@ from loadtower.protocol.engine_kinds import ENGINE_NAMES
 from loadtower.scenarios.plan import Plan
 from loadtower.store.redact import command_secrets
 
-ENGINES = ENGINE_NAMES  # every engine of the models
 MIN_SECRET_LEN = 4  # shorter values would mask ordinary words and numbers
 MAX_PASSWORD_FILE_BYTES = 64 * 1024
 
@@ -60,7 +59,7 @@ def db_password(plan: Plan) -> str | None:
 def known_secrets(plan: Plan) -> list[str]:
     """Every secret this plan can reveal, for masking in logs, events and the store."""
     secrets: list[str] = []
-    for engine in ENGINES:
+    for engine in ENGINE_NAMES:
         creds = plan.inventory.credentials(engine)
         if creds.password:
             secrets.append(creds.password)
