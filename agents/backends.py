@@ -5,9 +5,10 @@ workload file's statements on it (``file_runner``: prepare, send, found); every 
 the built-in ones too (their shipped files), arrives as a workload file that the
 orchestrator rendered for the target (DDL, statements, bindings), so the agent's lanes,
 open and closed models and HDR measurement (``agents/driver_loop.py``) are the same for every
-engine. Adding an engine (Aerospike, ...) is one class with the ``Backend`` interface and
-one line in ``_REGISTRY``; its session needs ``ddl``, ``prepare``, ``close`` and what its
-file runner sends with (awaitables).
+engine. An engine's backend is one class with the ``Backend`` interface in its package's
+``agent/`` part (``loadtower.engines.NAME.agent``), named by its kind's ``agent_backend``;
+its session needs ``ddl``, ``prepare``, ``close`` and what its file runner sends with
+(awaitables).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import importlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
+
+from loadtower.protocol.engine_kinds import engine_names, kind
 
 if TYPE_CHECKING:
     from loadtower.agents.driver_loop import PhaseConfig
@@ -54,24 +57,16 @@ class Backend(Protocol):
     def advice(self, exc: BaseException) -> str | None: ...
 
 
-# engine name -> "module:class"; imported on first use
-_REGISTRY: dict[str, str] = {
-    "cassandra": "loadtower.agents.cql.backend:CqlBackend",
-    "scylla": "loadtower.agents.cql.backend:CqlBackend",
-    "clickhouse": "loadtower.agents.clickhouse.backend:ClickhouseBackend",
-    "mongodb": "loadtower.agents.mongodb.backend:MongoBackend",
-}
-
-
 def engines() -> list[str]:
-    return list(_REGISTRY)
+    return list(engine_names())
 
 
 def backend_for(engine: str) -> Backend:
+    """The agents' backend of `engine`, as its kind names it (``agent_backend``)."""
     try:
-        module, _, name = _REGISTRY[engine].partition(":")
+        module, _, name = kind(engine).agent_backend.partition(":")
     except KeyError:
         raise ValueError(
-            f"the load agent has no engine '{engine}' (known: {', '.join(_REGISTRY)})"
+            f"the load agent has no engine '{engine}' (known: {', '.join(engine_names())})"
         ) from None
     return getattr(importlib.import_module(module), name)()

@@ -23,8 +23,6 @@ from typing import Any
 
 from loadtower.agents import precise_selector
 from loadtower.agents.backends import Backend, backend_for
-from loadtower.agents.cql import rust_feed
-from loadtower.agents.cql.rust_feed import RustFeed
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.lane_clock import lane_spin, wait_until
 from loadtower.agents.measure import IntervalRecorder
@@ -32,6 +30,8 @@ from loadtower.agents.workload import dataset_feed
 from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import OpMix, load_slice
+from loadtower.engines.cassandra.agent import rust_feed
+from loadtower.engines.cassandra.agent.rust_feed import RustFeed
 from loadtower.protocol.engine_kinds import kind
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec

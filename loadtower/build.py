@@ -3,7 +3,8 @@ same code (a version number alone does not change between edits).
 
 - ``build_id()``: every room (the orchestrator's whole product).
 - ``agent_build_id()``: only what runs on a load host (the agent install set: the
-  package root's shared modules ``AGENT_ROOT_MODULES``, ``agents`` and ``protocol``),
+  package root's shared modules ``AGENT_ROOT_MODULES``, ``agents``, ``protocol`` and the
+  engine packages without their orchestrator and sandbox parts),
   so an edit of the TUI or the store does not ask for agents to be bootstrapped again.
   The `loadtower-agent` wheel ships exactly ``agent_files()``, so a load host that
   installed it computes the same id as the orchestrator that built it.
@@ -19,8 +20,10 @@ from pathlib import Path
 from loadtower import __version__
 
 ROOMS = ("loadtower", "loadtower.tui", "loadtower.agents", "loadtower.scenarios",
-         "loadtower.store", "loadtower.sandbox", "loadtower.protocol")
-AGENT_ROOMS = ("loadtower", "loadtower.agents", "loadtower.protocol")
+         "loadtower.store", "loadtower.sandbox", "loadtower.protocol", "loadtower.engines")
+AGENT_ROOMS = ("loadtower", "loadtower.agents", "loadtower.protocol", "loadtower.engines")
+# An engine package's parts that stay on the orchestrator (loadtower.engines.NAME.PART).
+NOT_AGENT_PARTS = ("orchestrator", "sandbox")
 # The package root's modules a load host gets (the rest of the root is the orchestrator's).
 AGENT_ROOT_MODULES = ("__init__.py", "__main__.py", "errors.py", "build.py", "cli.py")
 SUFFIXES = (".py", ".toml")
@@ -62,9 +65,18 @@ def room_files(rooms: tuple[str, ...], root_modules: tuple[str, ...] | None = No
     return files
 
 
+def _agent_part(rel: str) -> bool:
+    """Not an engine package's orchestrator or sandbox part."""
+    parts = rel.split("/")
+    return not (parts[:2] == ["loadtower", "engines"] and len(parts) > 4
+                and parts[3] in NOT_AGENT_PARTS)
+
+
 def agent_files() -> list[tuple[str, Path]]:
-    """What the `loadtower-agent` wheel ships, and what the agent build id covers."""
-    return room_files(AGENT_ROOMS, AGENT_ROOT_MODULES)
+    """What the `loadtower-agent` wheel ships, and what the agent build id covers: the
+    agent rooms and each engine package but its orchestrator and sandbox parts."""
+    return [(rel, path) for rel, path in room_files(AGENT_ROOMS, AGENT_ROOT_MODULES)
+            if _agent_part(rel)]
 
 
 def _digest(files: list[tuple[str, Path]]) -> str:

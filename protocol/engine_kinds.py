@@ -4,8 +4,15 @@ One `EngineKind` per value of a scenario's or an inventory host's `engine`. The 
 asks `kind(engine).ring` (can a node join by scale_out), `.block_load` (does a built-in
 workload's load insert blocks), `.dialect` (which statement slot of a workload file it
 runs) and so on, instead of comparing the engine's name with a list of names kept where
-the question is asked. This module is the one place those facts are declared until the
-engines are packages of their own: each will then declare its `EngineKind` itself.
+the question is asked.
+
+Each engine package declares its kinds itself (``KINDS`` in ``loadtower.engines.NAME``)
+and registers them under the entry-point group ``loadtower.engines``
+(``NAME = "package:KINDS"``); they are found here, once, on the first question asked
+(not at import: an engine package imports this module for `EngineKind`), so a third
+party can ship an engine as its own distribution. The core never imports an
+engine package: it reaches an engine's code through the ``module:attribute`` strings of
+its kind (``agent_backend``, ``hooks``).
 
 The protocol room holds it because both sides ask: the orchestrator's checks, plans and
 phases, and the agents.
@@ -13,7 +20,11 @@ phases, and the agents.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import functools
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
 from typing import Literal
 
 Compaction = Literal["action", "statement", "none"]
@@ -34,38 +45,89 @@ class EngineKind:
     compaction: Compaction  # action: the `compact` action; statement: loadtower's own
     rust_core: bool  # the agents' Rust load core drives it (the scylla driver, CQL)
     coordinator_latency: bool  # nodes keep system_views.coordinator_*_latency tables
+    # the agents' backend of its targets, "module:Class" (agents/backends.py, Backend)
+    agent_backend: str
     only_keys: tuple[str, ...] = ()  # target keys that only this engine accepts
+    # the orchestrator's hooks, name -> "module:function" (scenarios/orchestrator/engines.py)
+    hooks: Mapping[str, str] = field(default_factory=dict)
+    compact_what: str = "its compaction statement"  # what a `statement` compaction runs
 
 
-_CASSANDRA = EngineKind(
-    "cassandra", "Cassandra", 9042, family="cql", dialect="cassandra", ring=True,
-    per_host_port=False, tls_files=True, block_load=False, flush_action=True, compaction="action",
-    rust_core=True, coordinator_latency=True,
-)  # fmt: skip
-KINDS: dict[str, EngineKind] = {
-    k.name: k
-    for k in (
-        _CASSANDRA,
-        # the same driver, CQL and agents' backend (the Rust core too); ScyllaDB has no
-        # coordinator latency tables
-        replace(_CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False),
-        EngineKind(
-            "clickhouse", "ClickHouse", 8123, family="clickhouse", dialect="clickhouse",
-            ring=False, per_host_port=True, tls_files=False, block_load=True, flush_action=False,
-            compaction="statement", rust_core=False, coordinator_latency=False,
-            only_keys=("table_engine", "order_by", "skip_indexes", "delete_mode",
-                       "update_mode"),
-        ),  # fmt: skip
-        EngineKind(
-            "mongodb", "MongoDB", 27017, family="mongodb", dialect="mongodb", ring=False,
-            per_host_port=True, tls_files=True, block_load=True, flush_action=False,
-            compaction="none", rust_core=False, coordinator_latency=False,
-            only_keys=("write_concern", "read_preference"),
-        ),  # fmt: skip
-    )
-}
-ENGINE_NAMES = tuple(KINDS)
-DIALECTS = tuple(dict.fromkeys(k.dialect for k in KINDS.values()))
+GROUP = "loadtower.engines"
+
+
+class EngineRegistryError(RuntimeError):
+    """The registered engines cannot be used (none, or two with one name)."""
+
+
+def _loaded(point: EntryPoint) -> Iterable[EngineKind]:
+    found = point.load()
+    kinds = (found,) if isinstance(found, EngineKind) else tuple(found)
+    if not kinds or not all(isinstance(k, EngineKind) for k in kinds):
+        raise EngineRegistryError(
+            f"entry point {GROUP}:{point.name} ({point.value}) is not an EngineKind or a "
+            "tuple of them")
+    return kinds
+
+
+def discover(points: Iterable[EntryPoint] | None = None) -> dict[str, EngineKind]:
+    """The kinds of every engine registered under GROUP, by name, in the order of the
+    entry points' names (a package's own kinds in its order). An entry point that does
+    not import is left out with one line on stderr; two kinds with one name (from two
+    different entry points) are an error, as is no engine at all (loadtower not installed: `make install`)."""
+    found: dict[str, EngineKind] = {}
+    chosen = entry_points(group=GROUP) if points is None else points
+    # one entry point per value: `loadtower` and `loadtower-agent` on one host register
+    # the same built-in engines
+    unique = {(p.name, p.value): p for p in chosen}.values()
+    for point in sorted(unique, key=lambda p: p.name):
+        try:
+            kinds = _loaded(point)
+        except ImportError as exc:
+            print(f"loadtower: engine {point.name} ({point.value}) is left out: {exc}",
+                  file=sys.stderr)
+            continue
+        for k in kinds:
+            if k.name in found:
+                raise EngineRegistryError(
+                    f"two engines are named {k.name!r} ({GROUP}:{point.name} and another)")
+            found[k.name] = k
+    if not found:
+        raise EngineRegistryError(
+            f"no engine is registered under the entry-point group {GROUP}: loadtower is not "
+            "installed here (make install, or pip install -e .)")
+    return found
+
+
+@functools.cache
+def _registered() -> dict[str, EngineKind]:
+    return discover()
+
+
+class _Kinds(Mapping[str, EngineKind]):
+    """The registered engines' kinds by name, found on first use."""
+
+    def __getitem__(self, name: str) -> EngineKind:
+        return _registered()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_registered())
+
+    def __len__(self) -> int:
+        return len(_registered())
+
+
+KINDS: Mapping[str, EngineKind] = _Kinds()
+
+
+def engine_names() -> tuple[str, ...]:
+    """Every registered engine's name, in the registry's order."""
+    return tuple(KINDS)
+
+
+def dialects() -> tuple[str, ...]:
+    """The statement slots of workload files the registered engines run."""
+    return tuple(dict.fromkeys(k.dialect for k in KINDS.values()))
 
 
 def kind(engine: str) -> EngineKind:

@@ -7,7 +7,7 @@ and errors on a target's keys point at ``targets.NAME.KEY``.
 from __future__ import annotations
 
 from loadtower.errors import ConfigError
-from loadtower.protocol.engine_kinds import ENGINE_NAMES, KINDS, kind, titles, with_capability
+from loadtower.protocol.engine_kinds import KINDS, engine_names, kind, titles, with_capability
 from loadtower.scenarios.identifiers import cql_name_problem
 from loadtower.scenarios.models import (
     CompactionPhase,
@@ -36,7 +36,7 @@ def engines_match(scenario_engine: str, host_engine: str | None) -> bool:
     (a ScyllaDB host serves a `cassandra` scenario: the same driver and CQL)."""
     if host_engine == scenario_engine:
         return True
-    if host_engine not in KINDS or scenario_engine not in KINDS:
+    if host_engine is None or host_engine not in KINDS or scenario_engine not in KINDS:
         return False
     return kind(scenario_engine).family == kind(host_engine).family
 
@@ -76,7 +76,7 @@ def check_targets(scenario: Scenario, source: str, file: str) -> None:
             if wanted not in scenario.targets:
                 known = ", ".join(scenario.targets)
                 raise sc.fail(("run_targets", j), f"unknown target '{wanted}' (defined: {known})")
-    from loadtower.agents.clickhouse.schemas import columns, unique_column
+    from loadtower.engines.clickhouse.agent.schemas import columns, unique_column
 
     for name in scenario.targets or [None]:
         single = scenario.for_target(name) if name else scenario
@@ -164,7 +164,7 @@ def _check_cql_names(scenario: Scenario, single: Scenario, where: Path, sc: _Rep
 
 
 def _check_inventory(inventory: Inventory, inv: _Reporter) -> None:
-    for engine in ENGINE_NAMES:
+    for engine in engine_names():
         creds = inventory.credentials(engine)
         given = [k for k in ("password", "password_env", "password_file") if getattr(creds, k)]
         if len(given) > 1:

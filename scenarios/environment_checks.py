@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 from loadtower.errors import ConfigError
-from loadtower.protocol.engine_kinds import ENGINE_NAMES
+from loadtower.protocol.engine_kinds import engine_names
 from loadtower.scenarios.models import TLS_FILE_KEYS
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.toml_lines import LineIndex, format_path
@@ -101,7 +101,7 @@ def environment_warnings(plan: Plan) -> list[str]:
                 f"the known_hosts file {known} does not exist: every host key will be "
                 "refused (run with --accept-new-host-keys to trust and record new hosts)",
             )
-    for engine in ENGINE_NAMES:
+    for engine in engine_names():
         creds = inv.credentials(engine)
         if creds.password_env and creds.password_env not in os.environ:
             warn(

@@ -1,6 +1,6 @@
 """Tombstones scanned per read, per phase and table: the one place that turns the
 ``node_stats`` rows of Cassandra's ``system_views.tombstones_per_read`` (written by
-``scenarios/orchestrator/cql_node_stats.py`` as ``tombstones_per_read/KS.TABLE/NAME``)
+``engines/cassandra/orchestrator/node_stats.py`` as ``tombstones_per_read/KS.TABLE/NAME``)
 into the figures shown beside each phase's p99: the result table of ``loadtower run``,
 the HTML report, ``loadtower compare`` and the TUI's compare screen all read them through
 ``StoreReader.phase_summary``.

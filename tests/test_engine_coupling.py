@@ -10,11 +10,13 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
-# the counts on 2026-11-28 once the engines' kinds replaced seven tables and 21 branches
-# (50 branches and 12 tables before)
+# the counts on 2026-11-28 once the engines were packages found by entry point (their
+# kinds name the agents' backend and the orchestrator's hooks: no _REGISTRY, no SEAMS);
+# 50 branches and 12 tables before the kinds, 29 and 7 before the packages. The engine
+# packages themselves are not bounded: an engine names itself there.
 CEILINGS = {
-    "loadtower": (0, 0), "agents": (0, 1), "protocol": (0, 0), "sandbox": (6, 3),
-    "scenarios": (23, 3), "store": (0, 0), "tui": (0, 0),
+    "loadtower": (0, 0), "agents": (0, 0), "protocol": (0, 0), "sandbox": (6, 3),
+    "scenarios": (20, 2), "store": (0, 0), "tui": (0, 0),
 }  # fmt: skip
 
 
@@ -34,7 +36,8 @@ def test_no_new_branch_or_table_on_engine_names() -> None:
     over = {
         room: (c["branches"], c["tables"])
         for room, c in counts.items()
-        if c["branches"] > CEILINGS[room][0] or c["tables"] > CEILINGS[room][1]
+        if room in CEILINGS
+        and (c["branches"] > CEILINGS[room][0] or c["tables"] > CEILINGS[room][1])
     }
     assert not over, f"over the ceilings {CEILINGS}: {over}; " + "; ".join(
         w for w in where if not w.endswith("inner_import"))

@@ -1,6 +1,6 @@
 """A workload file's ops on an agent: rows from the reference binder (``binder.py``),
-sent through an engine's runner (``agents/cql/file_runner.py``,
-``agents/clickhouse/file_runner.py``) as the orchestrator rendered them for the target
+sent through an engine's runner (``engines/cassandra/agent/file_runner.py``,
+``engines/clickhouse/agent/file_runner.py``) as the orchestrator rendered them for the target
 (``protocol/workload_file_spec.py``: statement text, bind order, insert heads).
 
 - An op of ``batch = N`` binds N rows: a statement with a ``:[...]`` list is sent once

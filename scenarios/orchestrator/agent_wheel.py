@@ -1,7 +1,7 @@
 """The `loadtower-agent` wheel: the agent install set, built from the running loadtower.
 
 What a load host needs and nothing else: the package root's shared modules, the
-`agents` and `protocol` rooms (``loadtower.build.agent_files()``, the same files the
+`agents` and `protocol` rooms and the engines' agent parts (``loadtower.build.agent_files()``, the same files the
 agent build id covers) and the agent dependencies of ``loadtower.install_sets``. Built
 with zipfile from the installed (or source) files, so an installed loadtower can
 bootstrap agents as well as a source tree. The wheel is reproducible: same files, same
@@ -14,16 +14,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import zipfile
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from loadtower import __version__
 from loadtower.build import agent_build_id, agent_files
 from loadtower.install_sets import AGENT_EXTRAS, AGENT_REQUIRES
+from loadtower.protocol.engine_kinds import GROUP
 
 DIST_NAME = "loadtower-agent"
 WHEEL_TAG = "py3-none-any"
 REQUIRES_PYTHON = ">=3.11"
-ENTRY_POINTS = "[console_scripts]\nloadtower = loadtower.cli:main\n"
+CONSOLE_SCRIPTS = "[console_scripts]\nloadtower = loadtower.cli:main\n"
 # a fixed timestamp: the same files give the same wheel
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -51,6 +53,15 @@ def metadata() -> str:
     return "\n".join(lines) + "\n"
 
 
+def entry_points_txt() -> str:
+    """The console script and the built-in engines' registrations (the lines of
+    ``loadtower.engines`` that name a package of ours: a third party's engine is its own
+    distribution, installed on the load hosts apart)."""
+    engines = sorted(f"{p.name} = {p.value}" for p in entry_points(group=GROUP)
+                     if p.value.startswith("loadtower.engines."))
+    return CONSOLE_SCRIPTS + f"\n[{GROUP}]\n" + "".join(f"{line}\n" for line in dict.fromkeys(engines))
+
+
 def wheel_file() -> str:
     return ("Wheel-Version: 1.0\nGenerator: loadtower.agent_wheel\n"
             f"Root-Is-Purelib: true\nTag: {WHEEL_TAG}\n")
@@ -75,7 +86,7 @@ def build_agent_wheel(directory: Path) -> Path:
     entries += [
         (f"{dist_info}/METADATA", metadata().encode()),
         (f"{dist_info}/WHEEL", wheel_file().encode()),
-        (f"{dist_info}/entry_points.txt", ENTRY_POINTS.encode()),
+        (f"{dist_info}/entry_points.txt", entry_points_txt().encode()),
         (f"{dist_info}/top_level.txt", b"loadtower\n"),
     ]
     record = [f"{name},{_record_hash(data)},{len(data)}" for name, data in entries]

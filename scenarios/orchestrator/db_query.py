@@ -16,8 +16,7 @@ import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from loadtower.agents.cql.tls import TlsOptions, wrap
-from loadtower.protocol.engine_kinds import kind
+from loadtower.agents.tls import TlsOptions, wrap
 from loadtower.scenarios.plan import Plan
 
 QUERY_TIMEOUT_S = 15.0
@@ -59,7 +58,7 @@ def _connection_class() -> Any:
     connect timeout."""
     from cassandra.connection import ConnectionShutdown
 
-    from loadtower.agents.cql.driver_session import connection_class
+    from loadtower.engines.cassandra.agent.driver_session import connection_class
 
     base = connection_class()
     base.initialize_reactor()
@@ -141,8 +140,8 @@ async def cql_connection(
 ) -> AsyncIterator[Callable[[str], Awaitable[list[dict[str, Any]]]]]:
     """An ``ask(cql) -> rows`` over one connection to DB host `host` alone, kept open
     until the block ends (samplers that query every second); every wait is bounded."""
-    from loadtower.scenarios.orchestrator.cql_tls import tls_options
     from loadtower.scenarios.orchestrator.secrets import engine_password
+    from loadtower.scenarios.orchestrator.tls_files import tls_options
 
     inventory = plan.inventory
     engine = str(inventory.hosts[host].engine)
@@ -179,70 +178,16 @@ async def cql_queries(
         return [await ask(cql) for cql in cqls]
 
 
-def _clickhouse_version(
-    host: str, port: int, username: str | None, password: str | None, secure: bool,
-    timeout: float,
-) -> str:
-    import clickhouse_connect
-
-    client = clickhouse_connect.get_client(
-        host=host,
-        port=port,
-        username=username or "default",
-        password=password or "",
-        secure=secure,
-        connect_timeout=timeout,
-        send_receive_timeout=timeout,
-    )
-    try:
-        return str(client.command("SELECT version()"))
-    finally:
-        client.close()
-
-
 async def db_version(
     actions: Any, plan: Plan, host: str, timeout: float = QUERY_TIMEOUT_S
 ) -> dict[str, Any]:
-    """``{"engine": ..., "version": ...}`` of DB host `host`: Cassandra's and Scylla's
-    ``release_version`` (and Scylla's own version); other engines' from their ``version``
-    hook (``engines.py``: ClickHouse's ``version()``, MongoDB's ``buildInfo``)."""
-    inventory = plan.inventory
-    engine = str(inventory.hosts[host].engine)
-    if kind(engine).family == "cql":
-        rows = await cql_rows(actions, plan, host, "SELECT release_version FROM system.local",
-                              timeout)
-        found: dict[str, Any] = {"engine": engine,
-                                 "version": rows[0]["release_version"] if rows else None}
-        if engine == "scylla":
-            with contextlib.suppress(Exception):  # Scylla's own version, where it has one
-                more = await cql_rows(actions, plan, host,
-                                      "SELECT version FROM system.versions", timeout)
-                found["scylla_version"] = more[0]["version"] if more else None
-        return found
+    """``{"engine": ..., "version": ...}`` of DB host `host`, from its engine's ``version``
+    hook (``engines.py``: Cassandra's and ScyllaDB's ``release_version``, ClickHouse's
+    ``version()``, MongoDB's ``buildInfo``)."""
     from loadtower.scenarios.orchestrator.engines import hook
 
+    engine = str(plan.inventory.hosts[host].engine)
     found_version = hook(engine, "version")
     if found_version is None:
         raise ValueError(f"loadtower cannot ask a {engine} server for its version")
     return {"engine": engine, **await found_version(actions, plan, host, timeout)}
-
-
-async def clickhouse_version(
-    actions: Any, plan: Plan, host: str, timeout: float = QUERY_TIMEOUT_S
-) -> dict[str, Any]:
-    """``{"version": ...}`` of ClickHouse host `host`: ``SELECT version()``."""
-    from loadtower.scenarios.orchestrator.secrets import engine_password
-
-    inventory = plan.inventory
-    creds = inventory.credentials("clickhouse")
-    address, port = inventory.hosts[host].address, inventory.db_port(host, "clickhouse")
-    password = engine_password(plan, "clickhouse")
-    async with reach(actions, host, address, port) as (point, local_port):
-        version = await asyncio.wait_for(
-            asyncio.to_thread(
-                _clickhouse_version, point, local_port, creds.username, password,
-                creds.secure, timeout,
-            ),
-            timeout * 3,
-        )
-    return {"version": version}

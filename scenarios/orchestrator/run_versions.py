@@ -20,7 +20,7 @@ TIMEOUT_S = 20.0
 
 
 async def _database(pool: Any, plan: Plan, host: str, timeout: float) -> dict[str, Any]:
-    from loadtower.agents.cql.tls import TlsHandshakeError
+    from loadtower.agents.tls import TlsHandshakeError
 
     try:
         return await db_version(pool, plan, host, timeout)

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from loadtower.errors import LoadtowerError
-from loadtower.protocol.engine_kinds import ENGINE_NAMES
+from loadtower.protocol.engine_kinds import engine_names
 from loadtower.scenarios.plan import Plan
 from loadtower.store.redact import command_secrets
 
@@ -59,7 +59,7 @@ def db_password(plan: Plan) -> str | None:
 def known_secrets(plan: Plan) -> list[str]:
     """Every secret this plan can reveal, for masking in logs, events and the store."""
     secrets: list[str] = []
-    for engine in ENGINE_NAMES:
+    for engine in engine_names():
         creds = plan.inventory.credentials(engine)
         if creds.password:
             secrets.append(creds.password)

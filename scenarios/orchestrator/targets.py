@@ -96,7 +96,7 @@ def connection(plan: Plan, spec: PhaseSpec) -> dict[str, Any]:
 def connection_options(plan: Plan, engine: str, hosts: list[str]) -> dict[str, Any]:
     """The spec's ``connection``: ClickHouse's ``secure``; for CQL, TLS (the PEM contents:
     an agent cannot read the orchestrator's files) and the names of the target's nodes."""
-    from loadtower.scenarios.orchestrator.cql_tls import tls_options, tls_spec
+    from loadtower.scenarios.orchestrator.tls_files import tls_options, tls_spec
 
     creds = plan.inventory.credentials(engine)
     out: dict[str, Any] = {"secure": creds.secure}

@@ -16,7 +16,7 @@ from rich.table import Table
 from loadtower.agents.workload.binder import OpBinder
 from loadtower.agents.workload.dataset_reader import DatasetError, DatasetReader
 from loadtower.agents.workload.generators import Context
-from loadtower.protocol.engine_kinds import DIALECTS, kind
+from loadtower.protocol.engine_kinds import dialects, kind
 from loadtower.scenarios.models import Scenario, Target
 from loadtower.scenarios.workloads.bind_spec import bind_specs
 from loadtower.scenarios.workloads.checks import Checked
@@ -120,7 +120,7 @@ def describe(name: str, checked: Checked, scenario: Scenario) -> Group:
     rendered: dict[str, dict[str, list[str]]] = {}
     for engine in engines:
         spec = render_for_target(checked, workload, engine, _target_of(scenario, engine))
-        if engine in DIALECTS:
+        if engine in dialects():
             ddl.add_row(cell(engine), cell("\n".join(spec["ddl"])))
             rendered[engine] = {op: [s["text"] for s in run["statements"]]
                                 for op, run in spec["run"].items() if "statements" in run}

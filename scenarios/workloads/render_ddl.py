@@ -8,8 +8,8 @@ that an existing table takes the file's options, as the built-in schemas do.
 
 from __future__ import annotations
 
-from loadtower.agents.clickhouse.schemas import sql_name
-from loadtower.agents.cql.schemas import cql_name, replication_map
+from loadtower.engines.cassandra.agent.schemas import cql_name, replication_map
+from loadtower.engines.clickhouse.agent.schemas import sql_name
 from loadtower.scenarios.workloads.models import OptionValue, Table
 from loadtower.scenarios.workloads.render_statements import Names, render
 from loadtower.scenarios.workloads.types import clickhouse_type, cql_type

@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from loadtower.agents.clickhouse.schemas import sql_name
-from loadtower.agents.cql.schemas import cql_name
+from loadtower.engines.cassandra.agent.schemas import cql_name
+from loadtower.engines.clickhouse.agent.schemas import sql_name
 from loadtower.scenarios.workloads.statement_text import (
     Native,
     Param,

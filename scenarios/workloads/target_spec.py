@@ -16,10 +16,10 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from loadtower.agents.clickhouse.schemas import sql_name
-from loadtower.agents.cql.schemas import cql_name
+from loadtower.engines.cassandra.agent.schemas import cql_name
+from loadtower.engines.clickhouse.agent.schemas import sql_name
 from loadtower.errors import LoadtowerError
-from loadtower.protocol.engine_kinds import DIALECTS, kind
+from loadtower.protocol.engine_kinds import dialects, kind
 from loadtower.protocol.workload_file_spec import OpRunSpec, StatementSpec, WorkloadFileSpec
 from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import Dataset, LoadPhase, Target, Workload
@@ -89,7 +89,7 @@ def rendered_statements(checked: Checked, engine: str, names: Names
     """op -> its statements on `engine` as the agents take them (ops without: absent)."""
     if engine == "mongodb":
         return mongodb_statements(checked, names)
-    if engine not in DIALECTS:
+    if engine not in dialects():
         return {}
     out = {}
     for name, rendered in op_statements(checked, engine, names).items():
@@ -143,7 +143,7 @@ def render_for_target(checked: Checked, workload: Workload, engine: str, target:
 
 def runnable(spec: WorkloadFileSpec, file: str, workload: str) -> WorkloadFileSpec:
     """`spec` when its engine runs workload files and it has an op to run, else one line."""
-    if spec["engine"] not in DIALECTS:
+    if spec["engine"] not in dialects():
         raise LoadtowerError(f"{file}: workload '{workload}' on engine {spec['engine']}: "
                              "workload files run on Cassandra, ScyllaDB, ClickHouse and "
                              "MongoDB")

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents.cql.rust_feed import RustFeed
 from loadtower.agents.measure import IntervalRecorder
+from loadtower.engines.cassandra.agent.rust_feed import RustFeed
 
 core = pytest.importorskip("loadtower_core", reason="the Rust core is not built (no cargo)")
 

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from loadtower.agents.cql import ddl_retry
+from loadtower.engines.cassandra.agent import ddl_retry
 
 
 class CassErrorLibRequestTimedOut(Exception):

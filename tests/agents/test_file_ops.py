@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents.cql.file_runner import CqlFileRunner, as_floats
 from loadtower.agents.workload.file_ops import (
     FileOps,
     NoRows,
@@ -24,6 +23,7 @@ from loadtower.agents.workload.file_ops import (
     positional,
 )
 from loadtower.agents.workload.generators import Context
+from loadtower.engines.cassandra.agent.file_runner import CqlFileRunner, as_floats
 from loadtower.scenarios.models import Target, Workload
 from loadtower.scenarios.workloads.loader import load_workload_text
 from loadtower.scenarios.workloads.target_spec import render_for_target

@@ -76,7 +76,7 @@ HUNG_ERRORS = {"RequestTimeout", "NodeBusy", "ConnectionError"}
 @pytest.fixture(scope="module")
 def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     if NATIVE_IO == "rust":  # else the agent runs the Python path and the test fails late
-        from loadtower.agents.cql import rust_feed
+        from loadtower.engines.cassandra.agent import rust_feed
 
         assert rust_feed.available(), (
             "native_io rust, but loadtower_core is not installed in this venv "

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents.cql import rust_feed
 from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
+from loadtower.engines.cassandra.agent import rust_feed
 
 FILE = {"ops": {"put": {"key": {"gen": "sequence"}, "bind": {"id": {"gen": "key"}},
                         "types": {"id": "text"}}},

@@ -1,10 +1,10 @@
 """The Rust core's connect errors as the agent says them: a failed TLS handshake is the
-line the agent's own probe writes (agents/cql/tls.py), with the node's inventory name and
+line the agent's own probe writes (agents/tls.py), with the node's inventory name and
 the CA file; any other connect error is left as the core said it."""
 
 from __future__ import annotations
 
-from loadtower.agents.cql.rust_feed import (
+from loadtower.engines.cassandra.agent.rust_feed import (
     core_module,
     file_statements,
     handshake_line,

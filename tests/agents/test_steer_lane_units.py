@@ -13,10 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from loadtower.agents.cql.rust_feed import RustFeed
 from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix
+from loadtower.engines.cassandra.agent.rust_feed import RustFeed
 
 WAIT_S = 20.0  # a bound on waiting for the engine's thread, not a measured time
 

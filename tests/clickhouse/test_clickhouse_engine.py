@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents.clickhouse.session import ClickhouseOverloaded, ClickhouseSession
 from loadtower.agents.workload.values import ValuePool
+from loadtower.engines.clickhouse.agent.session import ClickhouseOverloaded, ClickhouseSession
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from tests.scenarios.builtin_reference import Rows, default_table
 from tests.scenarios.builtin_reference import clickhouse_ddl as ddl

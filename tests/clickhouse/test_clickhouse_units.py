@@ -10,8 +10,8 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 from loadtower.agents.backends import backend_for, engines
-from loadtower.agents.clickhouse.schemas import as_mutation
-from loadtower.agents.clickhouse.session import split_host
+from loadtower.engines.clickhouse.agent.schemas import as_mutation
+from loadtower.engines.clickhouse.agent.session import split_host
 from loadtower.scenarios.models import Dataset, Target, Workload
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 from loadtower.store import StoreWriter

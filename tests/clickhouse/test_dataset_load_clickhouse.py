@@ -16,12 +16,12 @@ from pathlib import Path
 import clickhouse_connect
 import pytest
 
-from loadtower.agents.clickhouse.file_runner import ClickhouseFileRunner
-from loadtower.agents.clickhouse.session import ClickhouseSession
 from loadtower.agents.workload.dataset_feed import dataset_rows, load_dataset, worker_datasets
 from loadtower.agents.workload.file_ops import FileOps
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import load_slice
+from loadtower.engines.clickhouse.agent.file_runner import ClickhouseFileRunner
+from loadtower.engines.clickhouse.agent.session import ClickhouseSession
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Target, Workload
 from loadtower.scenarios.workloads.loader import load_workload_file

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from loadtower.engines.clickhouse.orchestrator.node import warn_sandbox_endpoints
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.sandbox.processes import free_port
-from loadtower.scenarios.orchestrator.clickhouse_node import warn_sandbox_endpoints
 from loadtower.store import StoreReader
 from tests.orchestrator.phase_fixtures import phase_context
 

@@ -1,7 +1,7 @@
 """Workload-file ops on real ClickHouse SQL (chdb over HTTP, as the sandbox's ClickHouse
 host): study 1's file rendered for a ClickHouse target (scenarios/workloads/target_spec),
 its DDL run, its statements prepared and every op run by the agents' executor
-(agents/workload/file_ops.py through agents/clickhouse/file_runner.py and the session):
+(agents/workload/file_ops.py through engines/clickhouse/agent/file_runner.py and the session):
 the load writes the rows, reads with expect = "rows" find them, a 20-row insert is one
 insert, the list delete removes its rows, and a read over keys nobody wrote is NoRows."""
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.agents.clickhouse.file_runner import ClickhouseFileRunner
-from loadtower.agents.clickhouse.session import ClickhouseSession
 from loadtower.agents.workload.file_ops import FileOps, NoRows, interleaved
 from loadtower.agents.workload.generators import Context
+from loadtower.engines.clickhouse.agent.file_runner import ClickhouseFileRunner
+from loadtower.engines.clickhouse.agent.session import ClickhouseSession
 from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Target, Workload
 from loadtower.scenarios.workloads.loader import load_workload_file

@@ -87,7 +87,7 @@ def test_a_wrong_ca_fails_before_load_with_one_line(
 
 def _core_refuses(cluster: dict, ca_file: str, line: str) -> None:
     """`loadtower_core.Core.connect` to db1 with that CA (and the right client certificate)."""
-    from loadtower.agents.cql.rust_feed import core_module
+    from loadtower.engines.cassandra.agent.rust_feed import core_module
     from loadtower.sandbox.auth import password
 
     module = core_module()

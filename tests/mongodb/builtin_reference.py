@@ -1,5 +1,5 @@
 """What the engine's own MongoDB code sent for the built-in ycsb before the built-in
-became its shipped workload file (agents/mongodb/ops.py ``MongoOps`` over the built-in
+became its shipped workload file (engines/mongodb/agent/ops.py ``MongoOps`` over the built-in
 ops' keys and rows, removed in the merge 372a77d): each op's pymongo call and the
 load's, kept as the reference that tests/mongodb/test_mongodb_file_builtin.py holds
 ycsb.toml's ``mongodb`` slots to. Keys and rows are the CQL ops' (``Rows`` of

@@ -18,15 +18,15 @@ import pytest
 
 from loadtower.agents.backends import backend_for
 from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
-from loadtower.agents.mongodb.errors import (
+from loadtower.agents.workload.file_ops import FileOps, interleaved
+from loadtower.agents.workload.generators import Context
+from loadtower.engines.mongodb.agent.errors import (
     MongoAuthFailed,
     MongoDuplicateKey,
     MongoNetwork,
     MongoTimeout,
 )
-from loadtower.agents.mongodb.session import MongoSession
-from loadtower.agents.workload.file_ops import FileOps, interleaved
-from loadtower.agents.workload.generators import Context
+from loadtower.engines.mongodb.agent.session import MongoSession
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 from loadtower.store.rollups import AGENTS_PREFIX

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents.mongodb.file_runner import MongoFileRunner
 from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.values import ValuePool
+from loadtower.engines.mongodb.agent.file_runner import MongoFileRunner
 from loadtower.scenarios.models import Dataset, Target, Workload
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 from tests.mongodb.builtin_reference import MongoOps

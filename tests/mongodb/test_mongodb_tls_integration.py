@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.agents.cql.tls import TlsHandshakeError, TlsOptions
+from loadtower.agents.tls import TlsHandshakeError, TlsOptions
 from loadtower.sandbox import tls_certs
 from loadtower.store import StoreReader
 from tests.mongodb.ferret import PASSWORD, USER, _free_port, _wait_listening, ferretdb_binary
@@ -185,7 +185,7 @@ def test_a_wrong_ca_fails_with_one_line_naming_the_host(
     # the agent's session: the same line before pymongo connects
     import asyncio
 
-    from loadtower.agents.mongodb.session import MongoSession
+    from loadtower.engines.mongodb.agent.session import MongoSession
 
     files = tls_ferret["files"]
     options = TlsOptions(ca_pem=wrong.read_text(), cert_pem=files.client_cert.read_text(),

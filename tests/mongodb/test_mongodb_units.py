@@ -7,7 +7,7 @@ import pytest
 from pymongo import errors as pe
 
 from loadtower.agents.backends import backend_for
-from loadtower.agents.mongodb.errors import (
+from loadtower.engines.mongodb.agent.errors import (
     MongoAuthFailed,
     MongoDuplicateKey,
     MongoNetwork,
@@ -15,12 +15,12 @@ from loadtower.agents.mongodb.errors import (
     MongoTimeout,
     stable,
 )
-from loadtower.agents.mongodb.session import split_host
+from loadtower.engines.mongodb.agent.session import split_host
+from loadtower.engines.mongodb.orchestrator.node import stats_of
 from loadtower.errors import ConfigError, LoadtowerError
 from loadtower.scenarios.crossref import MONGODB_SCHEMAS as SCHEMAS
 from loadtower.scenarios.models import Dataset, Target, Workload
-from loadtower.scenarios.orchestrator.engines import SEAMS, hook
-from loadtower.scenarios.orchestrator.mongodb_node import stats_of
+from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.plan import load_plan
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 
@@ -198,14 +198,9 @@ def test_server_status_figures_mongodb_and_ferretdb() -> None:
     assert figures["opcounters_delta"]["query"] == 10 and figures["opcounters_delta"]["insert"] == 0
 
 
-def test_every_engine_has_a_seam() -> None:
-    from typing import get_args
+def test_mongodbs_hooks_are_its_nodes_functions() -> None:
+    from loadtower.engines.mongodb.orchestrator import node
 
-    from loadtower.scenarios.models import Engine
-
-    assert set(SEAMS) == set(get_args(Engine))
-    for engine, entry in SEAMS.items():
-        for name in ("before_target", "version", "after_load", "node_stats", "compact"):
-            if getattr(entry, name) is not None:
-                assert callable(hook(engine, name)), (engine, name)
-    assert hook("cassandra", "version") is None
+    for name in ("before_target", "version", "after_load", "node_stats"):
+        assert hook("mongodb", name) is getattr(node, name)
+    assert hook("mongodb", "compact") is None  # its kind's compaction is none

@@ -1,4 +1,4 @@
-"""Cassandra's tombstones per read as node_stats rows (cql_node_stats.py): only the run's
+"""Cassandra's tombstones per read as node_stats rows (engines/cassandra/orchestrator/node_stats.py): only the run's
 keyspaces, only tables whose read count moved since the last reading (each once at the
 start), named so that store/table_reads.py can take them apart."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loadtower.scenarios.orchestrator.cql_node_stats import figures, keyspaces
+from loadtower.engines.cassandra.orchestrator.node_stats import figures, keyspaces
 from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.plan import load_plan
 from loadtower.store.table_reads import _split

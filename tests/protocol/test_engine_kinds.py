@@ -6,7 +6,7 @@ from __future__ import annotations
 import typing
 from pathlib import Path
 
-from loadtower.protocol.engine_kinds import DIALECTS, ENGINE_NAMES, KINDS, titles, with_capability
+from loadtower.protocol.engine_kinds import KINDS, dialects, engine_names, titles, with_capability
 from loadtower.scenarios import models
 from loadtower.scenarios.crossref import engines_match
 from loadtower.scenarios.workloads.builtin_files import builtin_load_op
@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_one_kind_per_engine_the_models_accept() -> None:
-    assert ENGINE_NAMES == typing.get_args(models.Engine)
+    assert engine_names() == typing.get_args(models.Engine)
     assert all(name == k.name for name, k in KINDS.items())
-    assert set(DIALECTS) <= set(ENGINE_NAMES)  # a dialect is the slot of an engine
+    assert set(dialects()) <= set(engine_names())  # a dialect is the slot of an engine
 
 
 def test_only_keys_are_target_keys_of_one_engine() -> None:
@@ -42,20 +42,25 @@ def test_capabilities_answer_what_the_names_did() -> None:
     assert with_capability(per_host_port=True) == ["clickhouse", "mongodb"]
     assert titles(with_capability(ring=True)) == "Cassandra/ScyllaDB"
     builtin = models.Workload(preset="ycsb-a")
-    loads = {e: builtin_load_op(builtin, file_engine(e), "insert") for e in ENGINE_NAMES}
+    loads = {e: builtin_load_op(builtin, file_engine(e), "insert") for e in engine_names()}
     assert loads == {"cassandra": "insert", "scylla": "insert", "clickhouse": "insert_batch",
                      "mongodb": "insert_batch"}
 
 
-def test_the_orchestrators_seam_agrees_with_the_kinds() -> None:
-    """An engine whose compaction is its own statement has the seam's hook that runs it;
-    the Rust core drives the CQL backend, whose engine is `cassandra` for both."""
-    from loadtower.scenarios.orchestrator.engines import SEAMS
+def test_the_orchestrators_hooks_agree_with_the_kinds() -> None:
+    """An engine whose compaction is its own statement has the hook that runs it, every
+    engine tells its version, every hook named is one the orchestrator calls and
+    resolves to a function; the Rust core drives the CQL backend, whose engine is
+    `cassandra` for both."""
+    from loadtower.scenarios.orchestrator.engines import HOOKS, hook
 
-    assert set(SEAMS) == set(ENGINE_NAMES)
     for name, k in KINDS.items():
-        assert (k.compaction == "statement") == (SEAMS[name].compact is not None), name
-    from loadtower.agents.cql.backend import CqlBackend
+        assert (k.compaction == "statement") == ("compact" in k.hooks), name
+        assert "version" in k.hooks, name
+        assert set(k.hooks) <= set(HOOKS), name
+        for hook_name in k.hooks:
+            assert callable(hook(name, hook_name)), (name, hook_name)
+    from loadtower.engines.cassandra.agent.backend import CqlBackend
 
     assert with_capability(rust_core=True) == with_capability(family="cql")
     assert CqlBackend.engine in with_capability(rust_core=True)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from loadtower.agents.cql.tls import TlsHandshakeError, TlsOptions, probe
+from loadtower.agents.tls import TlsHandshakeError, TlsOptions, probe
 from loadtower.sandbox import tls_certs
 from loadtower.scenarios.orchestrator.db_query import CqlQueryError, _cql_many
 from loadtower.store import StoreReader
@@ -150,7 +150,7 @@ def test_the_rust_core_refuses_a_wrong_ca_in_one_line(tls_box: dict, tmp_path: P
     """`loadtower_core.Core.connect` itself (the agent's probe aside): a wrong CA and a
     missing client certificate are one line naming the node and the cause; the agent's
     feed words it as the probe does."""
-    from loadtower.agents.cql.rust_feed import core_module, handshake_line
+    from loadtower.engines.cassandra.agent.rust_feed import core_module, handshake_line
 
     cass = tls_box["cassandra"]
     wrong = _other_ca(tmp_path)
@@ -195,7 +195,7 @@ def test_a_client_without_tls_is_refused(tls_box: dict) -> None:
 
 
 def test_every_cql_driver_connects_with_tls_and_a_local_dc(tls_box: dict) -> None:
-    from loadtower.agents.cql.driver_session import DriverSession
+    from loadtower.engines.cassandra.agent.driver_session import DriverSession
 
     cass = tls_box["cassandra"]
     args = ([ADDRESS], cass["port"], cass["username"], cass["password"], "LOCAL_ONE")
@@ -211,7 +211,7 @@ def test_every_cql_driver_connects_with_tls_and_a_local_dc(tls_box: dict) -> Non
     assert asyncio.run(driver_session(DriverSession())) == "datacenter1"
     if not HAS_ACSYLLA:
         return
-    from loadtower.agents.cql.acsylla_session import AcsyllaSession
+    from loadtower.engines.cassandra.agent.acsylla_session import AcsyllaSession
 
     assert asyncio.run(driver_session(AcsyllaSession())) == "datacenter1"
 

@@ -1,5 +1,5 @@
 """What the engines' own code made for the three built-in schemas before the built-ins
-became their shipped workload files (agents/cql/schemas.py, agents/clickhouse/schemas.py
+became their shipped workload files (engines/cassandra/agent/schemas.py, engines/clickhouse/agent/schemas.py
 up to issue 16): the CQL and ClickHouse DDL and statements, kept here as the reference
 that tests/scenarios/test_workload_file_builtins.py holds the shipped files to (the
 same tables, statements and ops as the stored results of earlier runs)."""
@@ -9,10 +9,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from loadtower.agents.clickhouse.schemas import as_mutation, columns, keys, sql_name
-from loadtower.agents.cql.schemas import cql_name, replication_map
 from loadtower.agents.workload.keys import fnv64
 from loadtower.agents.workload.values import ValuePool
+from loadtower.engines.cassandra.agent.schemas import cql_name, replication_map
+from loadtower.engines.clickhouse.agent.schemas import as_mutation, columns, keys, sql_name
 
 VERSION = "ver UInt64 DEFAULT toUnixTimestamp64Nano(now64(9))"
 TTL_BLOOM_FP_CHANCE = 0.01  # the ttl schema's bloom_filter_fp_chance unless told (STCS's)

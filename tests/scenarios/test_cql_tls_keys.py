@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.agents.cql.tls import TlsOptions, failure_line, split_point
+from loadtower.agents.tls import TlsOptions, failure_line, split_point
 from loadtower.cli import main
 from loadtower.errors import ConfigError
 from loadtower.sandbox import tls_certs
 from loadtower.scenarios.environment_checks import check_tls_files, environment_warnings
 from loadtower.scenarios.loader import load_inventory, load_scenario_text
-from loadtower.scenarios.orchestrator.cql_tls import tls_options
 from loadtower.scenarios.orchestrator.targets import connection
+from loadtower.scenarios.orchestrator.tls_files import tls_options
 from loadtower.scenarios.plan import load_plan
 from tests.scenarios import builtin_render as render
 

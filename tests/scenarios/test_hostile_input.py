@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.agents.clickhouse.schemas import sql_name
-from loadtower.agents.cql.schemas import cql_name
 from loadtower.cli import main
+from loadtower.engines.cassandra.agent.schemas import cql_name
+from loadtower.engines.clickhouse.agent.schemas import sql_name
 from loadtower.errors import ConfigError
 from loadtower.scenarios.loader import MAX_INPUT_BYTES, load_inventory, load_scenario
 from loadtower.scenarios.orchestrator.ssh_pool import HostPool, action_command

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.agents.clickhouse import schemas as ch
+from loadtower.engines.clickhouse.agent import schemas as ch
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.loader import load_workload_file
 from loadtower.scenarios.workloads.op_statements import engine_names, op_statements

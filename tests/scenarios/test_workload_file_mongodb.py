@@ -3,7 +3,7 @@
 order and their portable types, column groups (``"${g*}" = ":g*"``, ``${g#}``: one call
 per member), the collection's name (the workload's table rename), sort and limit, the
 DDL (collections and indexes); the checks' lines for a bad slot; `check` prints what
-the agents get; and the agent's compiled templates (agents/mongodb/file_runner.py) put
+the agents get; and the agent's compiled templates (engines/mongodb/agent/file_runner.py) put
 BSON-friendly values in place."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 import pytest
 from rich.console import Console
 
-from loadtower.agents.mongodb.file_runner import Call, compile_template
+from loadtower.engines.mongodb.agent.file_runner import Call, compile_template
 from loadtower.errors import ConfigError
 from loadtower.protocol.workload_file_spec import PARAM_MARK
 from loadtower.scenarios.models import Target, Workload

@@ -2,7 +2,7 @@
 
 Cassandra/Scylla hosts run their declared `flush` (if any) and `compact` actions
 (nodetool). ClickHouse hosts run `OPTIMIZE TABLE ... FINAL` on the scenario's tables
-(the engine seam's `compact` hook, `clickhouse_node.py`), unless they declare a `compact`
+(the engine seam's `compact` hook, `engines/clickhouse/orchestrator/node.py`), unless they declare a `compact`
 action of their own.
 
 The phase's `timeout` bounds each action (and each OPTIMIZE statement): one that runs
@@ -20,7 +20,7 @@ from typing import Any
 from loadtower.scenarios.crossref import target_hosts
 from loadtower.scenarios.models import CompactionPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
-from loadtower.scenarios.orchestrator.engines import hook, seam
+from loadtower.scenarios.orchestrator.engines import compact_what, hook
 from loadtower.scenarios.orchestrator.phases.impact import impact
 
 
@@ -41,7 +41,7 @@ async def run_phase(ctx: PhaseContext, index: int, phase: CompactionPhase) -> di
         if compact is not None and "compact" not in actions:  # the engine's own statement
             entry = await compact(ctx, host, phase.timeout)
             took, status, err = entry["compaction_s"], entry["exit_status"], entry.get("error", "")
-            what = seam(engine).compact_what
+            what = compact_what(engine)
         else:
             if "flush" in actions:
                 status, _o, _e, took = await ctx.action(host, "flush", timeout=phase.timeout)

@@ -28,7 +28,7 @@ from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S, reach
 from loadtower.scenarios.plan import Plan
 
 if TYPE_CHECKING:
-    from loadtower.agents.cql.tls import TlsOptions
+    from loadtower.agents.tls import TlsOptions
 
 AUTH_FAILED = 18
 OPCOUNTERS = ("insert", "query", "update", "delete", "getmore", "command")
@@ -48,8 +48,8 @@ def _client(point: str, port: int, username: str | None, password: str | None, s
 
     import pymongo
 
-    from loadtower.agents.cql.tls import wrap
-    from loadtower.agents.mongodb.tls import client_kwargs
+    from loadtower.agents.tls import wrap
+    from loadtower.engines.mongodb.agent.tls import client_kwargs
 
     auth: dict[str, Any] = {}
     if username:
@@ -72,8 +72,8 @@ def _client(point: str, port: int, username: str | None, password: str | None, s
 async def connected(actions: Any, plan: Plan, host: str, timeout: float = QUERY_TIMEOUT_S
                     ) -> AsyncIterator[Any]:
     """A pymongo client logged in to MongoDB host ``host`` (over a forward when SSH)."""
-    from loadtower.scenarios.orchestrator.cql_tls import tls_options
     from loadtower.scenarios.orchestrator.secrets import engine_password
+    from loadtower.scenarios.orchestrator.tls_files import tls_options
 
     inventory = plan.inventory
     creds = inventory.credentials("mongodb")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from loadtower.agents.cql.tls import TlsOptions
-from loadtower.agents.mongodb.errors import MongoAuthFailed, MongoDuplicateKey
-from loadtower.agents.mongodb.session import MongoSession
+from loadtower.agents.tls import TlsOptions
+from loadtower.engines.mongodb.agent.errors import MongoAuthFailed, MongoDuplicateKey
+from loadtower.engines.mongodb.agent.session import MongoSession
 from loadtower.protocol.phase_spec import TargetSpec
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class MongoBackend:
 
     def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
         """A workload file's calls on the spec's collections (``file_runner.py``)."""
-        from loadtower.agents.mongodb.file_runner import MongoFileRunner
+        from loadtower.engines.mongodb.agent.file_runner import MongoFileRunner
 
         return MongoFileRunner(session, list(spec["tables"]))
 

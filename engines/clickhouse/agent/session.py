@@ -1,6 +1,6 @@
 """The ClickHouse path: clickhouse-connect's sync HTTP client behind an asyncio face.
 
-Same interface as ``agents/cql/driver_session.DriverSession``. The calls run on a
+Same interface as ``engines/cassandra/agent/driver_session.DriverSession``. The calls run on a
 ThreadPoolExecutor (as many threads as ops may be in flight); every call returns an
 asyncio future, so the agent's loop never blocks on HTTP. ``connect`` makes ONE client
 per contact point, shared by the threads (each thread sticks to one, round robin):
@@ -12,7 +12,7 @@ share one urllib3 pool sized to the threads.
 Contact points are ``host`` or ``host:port`` (a per-host HTTP port); ``port`` is the
 port of those without one.
 
-Statements come from ``agents/clickhouse/schemas``: ``{p0:Type}...`` bind the op's
+Statements come from ``engines/clickhouse/agent/schemas``: ``{p0:Type}...`` bind the op's
 parameters in order, ``{keys:Array(...)}`` takes the list of keys of a delete, and an
 ``insert`` statement is ``INSERT INTO db.t (cols)``, sent with ``client.insert``.
 The CQL ``consistency`` is accepted and ignored. ``settings`` are ClickHouse settings
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from loadtower.agents.clickhouse.schemas import as_mutation
+from loadtower.engines.clickhouse.agent.schemas import as_mutation
 
 TOO_MANY_SIMULTANEOUS_QUERIES = 202
 _INSERT = re.compile(r"^\s*INSERT\s+INTO\s+(\S+)\s*\(([^)]*)\)\s*$", re.I | re.S)

@@ -30,7 +30,7 @@ async def _reach(ctx: PhaseContext, host: str, address: str, port: int) -> Async
 
 def scenario_tables(ctx: PhaseContext) -> list[str]:
     """``database.table`` of every table the (single-target) scenario's workloads use."""
-    from loadtower.agents.clickhouse.schemas import default_table
+    from loadtower.engines.clickhouse.agent.schemas import default_table
 
     sc = ctx.plan.scenario
     names = {
@@ -42,7 +42,7 @@ def scenario_tables(ctx: PhaseContext) -> list[str]:
 async def optimize_final(ctx: PhaseContext, host: str, timeout_s: float) -> dict[str, Any]:
     """Run OPTIMIZE TABLE ... FINAL for the scenario's tables on ``host``; the entry of the
     compaction phase's result (durations, exit status 0 or 1, the error if any)."""
-    from loadtower.agents.clickhouse.session import ClickhouseSession
+    from loadtower.engines.clickhouse.agent.session import ClickhouseSession
     from loadtower.scenarios.orchestrator.secrets import db_password
 
     inventory = ctx.plan.inventory

@@ -1,4 +1,5 @@
-"""TLS for every CQL client path: one set of options, one way to say a handshake failed.
+"""TLS for the engines' client paths (CQL and MongoDB): one set of options, one way to say
+a handshake failed.
 
 The orchestrator sends the PEM contents in the phase spec (``connection.tls``,
 protocol/phase_spec.py ``TlsSpec``): a load host cannot read the orchestrator's files.

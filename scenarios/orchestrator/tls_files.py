@@ -1,4 +1,5 @@
-"""The inventory's CQL TLS keys as the orchestrator uses them: for its own queries
+"""The inventory's TLS keys (`[ENGINE] tls_*_file`, engines whose kind has `tls_files`) as
+the orchestrator uses them: for its own queries
 (db_query.py, coordinators.py) and, as PEM contents, in the phase spec for the agents
 (``connection.tls``; the agents cannot read the orchestrator's files).
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadtower.agents.cql.tls import TlsOptions
+from loadtower.agents.tls import TlsOptions
 from loadtower.errors import LoadtowerError
 from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.environment_checks import file_problem, tls_path

@@ -18,9 +18,9 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from loadtower.agents.cql.tls import TlsOptions, probe
-from loadtower.agents.mongodb.errors import MongoAuthFailed, stable
-from loadtower.agents.mongodb.tls import client_kwargs
+from loadtower.agents.tls import TlsOptions, probe
+from loadtower.engines.mongodb.agent.errors import MongoAuthFailed, stable
+from loadtower.engines.mongodb.agent.tls import client_kwargs
 
 T = TypeVar("T")
 NAMESPACE_EXISTS = 48

@@ -37,10 +37,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from loadtower.agents.backends import prepare_retrying
-from loadtower.agents.cql.schemas import cql_name
-from loadtower.agents.cql.tls import TlsHandshakeError, TlsOptions, split_point
 from loadtower.agents.measure import IntervalRecorder
+from loadtower.agents.tls import TlsHandshakeError, TlsOptions, split_point
 from loadtower.agents.workload.file_ops import statement_name
+from loadtower.engines.cassandra.agent.schemas import cql_name
 from loadtower.protocol.engine_kinds import titles, with_capability
 
 STOP_TIMEOUT_S = 30.0  # lanes gone without a drain: how long the core waits for its ops

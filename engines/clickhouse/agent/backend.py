@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from loadtower.agents.clickhouse.session import ClickhouseOverloaded, ClickhouseSession
+from loadtower.engines.clickhouse.agent.session import ClickhouseOverloaded, ClickhouseSession
 from loadtower.protocol.phase_spec import TargetSpec
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class ClickhouseBackend:
-    """ClickHouse over HTTP through clickhouse-connect (``agents/clickhouse``)."""
+    """ClickHouse over HTTP through clickhouse-connect (``engines/clickhouse/agent``)."""
 
     engine = "clickhouse"
     default_port = 8123
@@ -70,7 +70,7 @@ class ClickhouseBackend:
 
     def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
         """A workload file's statements (``agents/workload/file_ops.py``)."""
-        from loadtower.agents.clickhouse.file_runner import ClickhouseFileRunner
+        from loadtower.engines.clickhouse.agent.file_runner import ClickhouseFileRunner
 
         return ClickhouseFileRunner(session, spec["tables"])
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from loadtower.agents.cql.ddl_retry import ATTEMPT_S, with_retries
-from loadtower.agents.cql.tls import TlsOptions
+from loadtower.agents.tls import TlsOptions
+from loadtower.engines.cassandra.agent.ddl_retry import ATTEMPT_S, with_retries
 
 # the C++ driver's CassSslVerifyFlags (cassandra.h): the certificate, and the node's IP in it
 SSL_VERIFY_PEER_CERT, SSL_VERIFY_PEER_IDENTITY = 0x01, 0x02

@@ -14,8 +14,8 @@ import asyncio
 import collections
 from typing import Any
 
-from loadtower.agents.cql.ddl_retry import ATTEMPT_S, with_retries
-from loadtower.agents.cql.tls import TlsOptions
+from loadtower.agents.tls import TlsOptions
+from loadtower.engines.cassandra.agent.ddl_retry import ATTEMPT_S, with_retries
 
 
 def connection_class() -> Any:
@@ -159,7 +159,7 @@ def make_session(driver: str) -> Any:
         try:
             import acsylla  # noqa: F401
 
-            from loadtower.agents.cql.acsylla_session import AcsyllaSession
+            from loadtower.engines.cassandra.agent.acsylla_session import AcsyllaSession
 
             return AcsyllaSession()
         except ImportError:

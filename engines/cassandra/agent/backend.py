@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from loadtower.agents.cql.tls import TlsOptions, probe
+from loadtower.agents.tls import TlsOptions, probe
 
 if TYPE_CHECKING:
     from loadtower.agents.driver_loop import PhaseConfig
@@ -29,7 +29,7 @@ class CqlBackend:
                 tls.key() if tls else None, cfg.spec["target"].get("local_dc"))
 
     async def open(self, cfg: PhaseConfig) -> Any:
-        from loadtower.agents.cql.driver_session import make_session
+        from loadtower.engines.cassandra.agent.driver_session import make_session
 
         port = cfg.port or self.default_port
         tls = tls_of(cfg)
@@ -53,7 +53,7 @@ class CqlBackend:
 
     def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
         """A workload file's statements (``agents/workload/file_ops.py``)."""
-        from loadtower.agents.cql.file_runner import CqlFileRunner
+        from loadtower.engines.cassandra.agent.file_runner import CqlFileRunner
 
         return CqlFileRunner(session)
 

@@ -23,8 +23,8 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from loadtower.agents.backends import PREPARE_TIMEOUT_S, prepare_retrying
-from loadtower.agents.mongodb.session import guarded
 from loadtower.agents.workload.file_ops import Row
+from loadtower.engines.mongodb.agent.session import guarded
 from loadtower.protocol.workload_file_spec import (
     MONGO_INSERTS,
     PARAM_MARK,

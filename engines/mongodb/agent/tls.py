@@ -1,4 +1,4 @@
-"""TLS options for pymongo from the phase spec's ``connection.tls`` (agents/cql/tls.py
+"""TLS options for pymongo from the phase spec's ``connection.tls`` (agents/tls.py
 ``TlsOptions``: the PEM contents; a load host cannot read the orchestrator's files).
 
 pymongo reads the CA and the client certificate only from files, and only while the
@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from loadtower.agents.cql.tls import TlsOptions, combined_pem, private_files
+from loadtower.agents.tls import TlsOptions, combined_pem, private_files
 
 
 @contextlib.contextmanager

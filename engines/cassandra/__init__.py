@@ -1,0 +1,29 @@
+"""Cassandra and ScyllaDB (CQL): one package, two kinds.
+
+ScyllaDB is Cassandra's flavour here: the same driver, CQL, agents' backend and Rust load
+core; it has no coordinator latency tables. Parts: ``agent/`` (sessions over
+cassandra-driver or acsylla, the file runner, the Rust core's feed), ``orchestrator/``
+(the server version, tombstones per read from the nodes' tables).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from loadtower.protocol.engine_kinds import EngineKind
+
+_ORCH = "loadtower.engines.cassandra.orchestrator"
+
+CASSANDRA = EngineKind(
+    "cassandra", "Cassandra", 9042, family="cql", dialect="cassandra", ring=True,
+    per_host_port=False, tls_files=True, block_load=False, flush_action=True,
+    compaction="action", rust_core=True, coordinator_latency=True,
+    agent_backend="loadtower.engines.cassandra.agent.backend:CqlBackend",
+    hooks={"version": f"{_ORCH}.version:version",
+           "node_stats": f"{_ORCH}.node_stats:node_stats"},
+)  # fmt: skip
+SCYLLA = replace(
+    CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False,
+    hooks={"version": f"{_ORCH}.version:scylla_version"},
+)  # fmt: skip
+KINDS = (CASSANDRA, SCYLLA)

@@ -1,0 +1,24 @@
+"""ClickHouse: HTTP through clickhouse-connect on the agents, block loads, compaction as a
+statement (``OPTIMIZE TABLE ... FINAL``). Parts: ``agent/`` (the session, the file
+runner, schemas' names), ``orchestrator/`` (the compaction statement, the sandbox
+endpoint's warning, the server version).
+"""
+
+from __future__ import annotations
+
+from loadtower.protocol.engine_kinds import EngineKind
+
+_ORCH = "loadtower.engines.clickhouse.orchestrator"
+
+CLICKHOUSE = EngineKind(
+    "clickhouse", "ClickHouse", 8123, family="clickhouse", dialect="clickhouse",
+    ring=False, per_host_port=True, tls_files=False, block_load=True, flush_action=False,
+    compaction="statement", rust_core=False, coordinator_latency=False,
+    agent_backend="loadtower.engines.clickhouse.agent.backend:ClickhouseBackend",
+    only_keys=("table_engine", "order_by", "skip_indexes", "delete_mode", "update_mode"),
+    hooks={"before_target": f"{_ORCH}.node:warn_sandbox_endpoints",
+           "version": f"{_ORCH}.version:version",
+           "compact": f"{_ORCH}.node:optimize_final"},
+    compact_what="OPTIMIZE TABLE ... FINAL",
+)  # fmt: skip
+KINDS = (CLICKHOUSE,)

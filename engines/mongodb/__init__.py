@@ -1,0 +1,22 @@
+"""MongoDB (the sandbox runs FerretDB): pymongo's asyncio client on the agents, block
+loads, TLS from the inventory's files. Parts: ``agent/`` (the session, error classes, the
+file runner, TLS), ``orchestrator/`` (pre-flight checks, the server version, the load's
+counts, node figures from serverStatus).
+"""
+
+from __future__ import annotations
+
+from loadtower.protocol.engine_kinds import EngineKind
+
+_NODE = "loadtower.engines.mongodb.orchestrator.node"
+
+MONGODB = EngineKind(
+    "mongodb", "MongoDB", 27017, family="mongodb", dialect="mongodb", ring=False,
+    per_host_port=True, tls_files=True, block_load=True, flush_action=False,
+    compaction="none", rust_core=False, coordinator_latency=False,
+    agent_backend="loadtower.engines.mongodb.agent.backend:MongoBackend",
+    only_keys=("write_concern", "read_preference"),
+    hooks={name: f"{_NODE}:{name}"
+           for name in ("before_target", "version", "after_load", "node_stats")},
+)  # fmt: skip
+KINDS = (MONGODB,)
