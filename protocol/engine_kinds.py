@@ -12,7 +12,7 @@ and registers them under the entry-point group ``loadtower.engines``
 (not at import: an engine package imports this module for `EngineKind`), so a third
 party can ship an engine as its own distribution. The core never imports an
 engine package: it reaches an engine's code through the ``module:attribute`` strings of
-its kind (``agent_backend``, ``hooks``).
+its kind (``agent_backend``, ``hooks``, ``sandbox_service``).
 
 The protocol room holds it because both sides ask: the orchestrator's checks, plans and
 phases, and the agents.
@@ -51,6 +51,9 @@ class EngineKind:
     # the orchestrator's hooks, name -> "module:function" (scenarios/orchestrator/engines.py)
     hooks: Mapping[str, str] = field(default_factory=dict)
     compact_what: str = "its compaction statement"  # what a `statement` compaction runs
+    # its host in the loopback sandbox, "module:attribute" (sandbox/engine_services.py);
+    # None: the sandbox runs none (Cassandra's ring is the sandbox's own)
+    sandbox_service: str | None = None
 
 
 GROUP = "loadtower.engines"

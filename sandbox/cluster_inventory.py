@@ -70,14 +70,15 @@ def _db_lines(directory: Path) -> list[str]:
 def _clickhouse_lines(directory: Path, state: ClusterState) -> list[str]:
     if "clickhouse" not in state.services:
         return []
-    from loadtower.sandbox import clickhouse_service as ch
+    from loadtower.sandbox.engine_services import service
 
+    ch = service("clickhouse")
     name = CLICKHOUSE_HOST.name
     return [
         "# ch1: ClickHouse's engine (chdb) behind the sandbox's HTTP endpoint, in its own",
         "# namespace. ClickHouse TIMINGS FROM IT MEAN NOTHING (one query at a time).",
         "[clickhouse]",
-        f"username = {q(ch.USERNAME)}",
+        f"username = {q(ch.username)}",
         f"password_file = {q(str(ch.password_file(directory)))}",
         "",
         f"[hosts.{name}]",

@@ -33,6 +33,7 @@ from loadtower.sandbox import (
     cluster_nodes,
     cluster_sudoers,
     cluster_tls,
+    engine_services,
     host_cgroup,
     host_sshd,
     host_teardown,
@@ -41,7 +42,6 @@ from loadtower.sandbox import (
     netns,
     ssh_server,
 )
-from loadtower.sandbox import clickhouse_service as ch
 from loadtower.sandbox import cluster_state as cst
 from loadtower.sandbox import processes as procs
 from loadtower.sandbox.cassandra_node import check_java
@@ -73,6 +73,11 @@ def owner() -> Path | None:
         return None
 
 
+def _clickhouse() -> engine_services.EngineService:
+    """The ClickHouse host's sandbox part (the cluster runs it in namespace host ch1)."""
+    return engine_services.service("clickhouse")
+
+
 class ClusterSandbox:
     def __init__(
         self, directory: Path | str, heap: str = "1G", clickhouse: bool | None = None
@@ -85,7 +90,7 @@ class ClusterSandbox:
     def up(self, timeout: float = 300.0, say: Callable[[str], None] | None = None) -> dict:
         say = say or (lambda line: print(line, file=sys.stderr))
         cluster_sudoers.check_path("the sandbox directory", self.dir)
-        clickhouse = ch.wanted(self.clickhouse)
+        clickhouse = engine_services.wanted(_clickhouse(), self.clickhouse)
         self._refuse_other_owner()
         self.dir.mkdir(parents=True, exist_ok=True)
         with locked(self.dir):
@@ -247,29 +252,13 @@ class ClusterSandbox:
     def _start_clickhouse(self, state: ClusterState, timeout: float) -> None:
         name = CLICKHOUSE_HOST.name
         address = netns.data_address(name)
-        data = cluster_dir(self.dir) / "clickhouse" / "data"
-        data.mkdir(parents=True, exist_ok=True)
-        auth.secret(ch.password_file(self.dir))
-        argv = [
-            sys.executable,
-            "-m",
-            "loadtower.sandbox.clickhouse_chdb",
-            "--address",
-            address,
-            "--port",
-            str(CLICKHOUSE_PORT),
-            "--user",
-            ch.USERNAME,
-            "--password-file",
-            str(ch.password_file(self.dir)),
-            "--data",
-            str(data),
-        ]
+        ch = _clickhouse()
+        argv = ch.argv(self.dir, address, CLICKHOUSE_PORT, data_root=cluster_dir(self.dir))
         log = cluster_dir(self.dir) / "logs" / "clickhouse.log"
         state.services["clickhouse"] = procs.spawn(host_cgroup.wrap(name, argv), log)
         cst.save(self.dir, state)
         procs.wait_ready(
-            f"ClickHouse (chdb) on {name} {address}:{CLICKHOUSE_PORT}",
+            f"{ch.server} on {name} {address}:{CLICKHOUSE_PORT}",
             state.services["clickhouse"],
             lambda: ch.ping(address, CLICKHOUSE_PORT),
             min(timeout, 60.0),
@@ -348,16 +337,17 @@ class ClusterSandbox:
         if "clickhouse" not in state.services:
             return {"enabled": False, "up": False}
         address = netns.data_address(CLICKHOUSE_HOST.name)
+        ch = _clickhouse()
         return {
             "enabled": True,
             "host": CLICKHOUSE_HOST.name,
             "address": address,
             "port": CLICKHOUSE_PORT,
-            "url": f"http://{address}:{CLICKHOUSE_PORT}",
-            "username": ch.USERNAME,
+            "url": ch.url(address, CLICKHOUSE_PORT),
+            "username": ch.username,
             "password_file": str(ch.password_file(self.dir)),
             "up": procs.is_alive(state.services.get("clickhouse")),
-            "warning": ch.WARNING,
+            "warning": ch.warning,
         }
 
     # ---- node actions ----------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`loadtower sandbox`: fetch, up, status, down, node, clickhouse, mongodb."""
+"""`loadtower sandbox`: fetch, up, status, down, node, and one command per engine host
+(clickhouse, mongodb: sandbox/engine_services.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,10 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 from loadtower.defaults import default_sandbox_dir
-from loadtower.errors import LoadtowerError
-from loadtower.sandbox import clickhouse_service as ch
-from loadtower.sandbox import inventory_file
-from loadtower.sandbox import mongodb_service as mongo
+from loadtower.sandbox import engine_services, inventory_file
 
 HELP = (
     "Start, inspect and stop a local sandbox of real services "
@@ -62,9 +59,7 @@ CLUSTER_HELP = (
     "namespaces, Cassandra in two DCs with TLS, SSH as ltsandbox (docs/cluster-sandbox.md); "
     "status/node/down find a cluster directory by themselves"
 )
-CLICKHOUSE_ACTIONS = ch.ACTIONS
-MONGODB_ACTIONS = mongo.ACTIONS
-REQUIRE_MONGODB_ENV = "LOADTOWER_REQUIRE_MONGODB"  # CI: a sandbox without FerretDB is an error
+ENGINE_ACTIONS = engine_services.ACTIONS
 
 
 def _dir_arg(p: argparse.ArgumentParser) -> None:
@@ -87,13 +82,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="download the Cassandra jars once (Maven Central); build FerretDB once "
         "(Go module proxy) when Go is on PATH",
     )
-    fetch.add_argument(
-        "--require-mongodb",
-        action="store_true",
-        default=os.environ.get(REQUIRE_MONGODB_ENV) == "1",
-        help=f"fail when FerretDB cannot be built (no Go) instead of going on without "
-        f"MongoDB (default: on when ${REQUIRE_MONGODB_ENV}=1, as in CI)",
-    )
+    for svc in engine_services.services():
+        if svc.fetch_help:
+            env = engine_services.REQUIRE_ENV.format(svc.name.upper())
+            fetch.add_argument(
+                f"--require-{svc.name}",
+                dest=f"require_{svc.name}",
+                action="store_true",
+                default=os.environ.get(env) == "1",
+                help=f"{svc.fetch_help} (default: on when ${env}=1, as in CI)",
+            )
     up = sub.add_parser("up", help="start the sandbox and wait until every service answers")
     _dir_arg(up)
     up.add_argument("--cassandra-nodes", type=int, default=1, help="running nodes (default 1)")
@@ -110,20 +108,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     up.add_argument("--heap", default="1G", help="JVM heap per Cassandra node (default 1G)")
     up.add_argument("--timeout", type=float, default=300.0, help="seconds to wait per service")
-    up.add_argument(
-        "--clickhouse",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="run the ClickHouse host (chdb endpoint; its timings mean nothing); "
-        "default: when chdb is importable. --no-clickhouse stops a running one",
-    )
-    up.add_argument(
-        "--mongodb",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="run the MongoDB host (FerretDB on SQLite; its timings are FerretDB's, not "
-        "MongoDB's); default: when FerretDB is built. --no-mongodb stops a running one",
-    )
+    for svc in engine_services.services():  # --clickhouse / --no-clickhouse, ...
+        up.add_argument(
+            f"--{svc.name}",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help=svc.up_help,
+        )
     up.add_argument(
         "--tls",
         action="store_true",
@@ -148,28 +139,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _cluster_arg(node)
     node.add_argument("index", type=int, help="node number (1 = 127.0.0.1)")
     node.add_argument("--no-wait", action="store_true", help="start: do not wait for CQL")
-    clickhouse = sub.add_parser(
-        "clickhouse",
-        help="act on the ClickHouse host (chdb endpoint): " + ", ".join(CLICKHOUSE_ACTIONS),
-    )
-    clickhouse.add_argument(
-        "clickhouse_action",
-        choices=CLICKHOUSE_ACTIONS,
-        metavar="CLICKHOUSE_ACTION",
-        help=", ".join(CLICKHOUSE_ACTIONS) + " (status: exit 3 when stopped)",
-    )
-    _dir_arg(clickhouse)
-    mongodb = sub.add_parser(
-        "mongodb",
-        help="act on the MongoDB host (FerretDB): " + ", ".join(MONGODB_ACTIONS),
-    )
-    mongodb.add_argument(
-        "mongodb_action",
-        choices=MONGODB_ACTIONS,
-        metavar="MONGODB_ACTION",
-        help=", ".join(MONGODB_ACTIONS) + " (status: exit 3 when stopped)",
-    )
-    _dir_arg(mongodb)
+    for svc in engine_services.services():  # `sandbox clickhouse restart`, ...
+        host = sub.add_parser(
+            svc.name,
+            help=f"act on the {svc.title} host ({svc.server}): " + ", ".join(ENGINE_ACTIONS),
+        )
+        host.add_argument(
+            "engine_action",
+            choices=ENGINE_ACTIONS,
+            metavar=f"{svc.name.upper()}_ACTION",
+            help=", ".join(ENGINE_ACTIONS) + " (status: exit 3 when stopped)",
+        )
+        _dir_arg(host)
 
 
 def _print_info(info: dict) -> None:
@@ -198,26 +179,20 @@ def _print_info(info: dict) -> None:
         if cass.get("tls"):
             print(f"  tls            CA {cass['tls']['ca']}, client certificate "
                   f"{cass['tls']['cert']} (client encryption required)")
-        ch = info.get("clickhouse") or {}
-        if ch.get("enabled"):
-            print(
-                f"  clickhouse     {ch['host']}  {ch['url']}  {'up' if ch['up'] else 'down'}  "
-                f"({ch['engine']}; login {ch['username']} / password in {ch['password_file']})"
-            )
-        mongo = info.get("mongodb") or {}
-        if mongo.get("enabled"):
-            print(
-                f"  mongodb        {mongo['host']}  {mongo['url']}  "
-                f"{'up' if mongo['up'] else 'down'}  ({mongo['engine']}; login "
-                f"{mongo['username']} / password in {mongo['password_file']})"
-            )
-        elif mongo.get("reason"):
-            print(f"  mongodb        off: {mongo['reason']}")
+        engines = [(svc.name, info.get(svc.name) or {}) for svc in engine_services.services()]
+        for name, host in engines:
+            if host.get("enabled"):
+                print(
+                    f"  {name:<14} {host['host']}  {host['url']}  "
+                    f"{'up' if host['up'] else 'down'}  ({host['engine']}; login "
+                    f"{host['username']} / password in {host['password_file']})"
+                )
+            elif host.get("reason"):
+                print(f"  {name:<14} off: {host['reason']}")
         print(f"  inventory      {info['inventory']}")
-        if ch.get("enabled"):
-            print(f"WARNING: {ch['warning']}.")
-        if mongo.get("enabled"):
-            print(f"WARNING: {mongo['warning']}.")
+        for _name, host in engines:
+            if host.get("enabled"):
+                print(f"WARNING: {host['warning']}.")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -226,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.action == "fetch":
         print(f"Cassandra jars in {fetch_jars(quiet=False)}")
-        _fetch_ferretdb(args.require_mongodb)
+        for svc in engine_services.services():
+            svc.fetch(bool(getattr(args, f"require_{svc.name}", False)))
         return 0
     directory = args.dir or default_sandbox_dir()
     if args.action in ("up", "status", "down", "node") and _is_cluster(args, directory):
@@ -245,17 +221,18 @@ def run(args: argparse.Namespace) -> int:
             standby=args.standby,
             first_address=args.first_address,
             heap=args.heap,
-            clickhouse=args.clickhouse,
-            mongodb=args.mongodb,
+            engines={svc.name: getattr(args, svc.name)
+                     for svc in engine_services.services()},
             tls=args.tls,
         )
         info = sandbox.up(timeout=args.timeout)
         if args.json:
-            for name in ("clickhouse", "mongodb"):
-                if info.get(name, {}).get("enabled"):
-                    print(f"WARNING: {info[name]['warning']}.", file=sys.stderr)
-            if info.get("mongodb", {}).get("reason"):
-                print(f"note: {info['mongodb']['reason']}", file=sys.stderr)
+            for svc in engine_services.services():
+                host = info.get(svc.name, {})
+                if host.get("enabled"):
+                    print(f"WARNING: {host['warning']}.", file=sys.stderr)
+                elif host.get("reason"):
+                    print(f"note: {host['reason']}", file=sys.stderr)
     else:
         sandbox = Sandbox(directory)
     if args.action == "down":
@@ -264,14 +241,10 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "node":
         print(sandbox.node(args.node_action, args.index, wait=not args.no_wait), end="")
         return 0
-    if args.action == "clickhouse":
-        running, line = sandbox.clickhouse_action(args.clickhouse_action)
+    if args.action in {svc.name for svc in engine_services.services()}:
+        running, line = sandbox.engine_action(args.action, args.engine_action)
         print(line)
-        return 3 if args.clickhouse_action == "status" and not running else 0
-    if args.action == "mongodb":
-        running, line = sandbox.mongodb_action(args.mongodb_action)
-        print(line)
-        return 3 if args.mongodb_action == "status" and not running else 0
+        return 3 if args.engine_action == "status" and not running else 0
     if args.action == "status":
         info = sandbox.info()
     if args.json:
@@ -303,7 +276,8 @@ def _run_cluster(args: argparse.Namespace, directory: Path) -> int:
                 file=sys.stderr,
             )
             return 2
-        sandbox = ClusterSandbox(directory, heap=args.heap, clickhouse=args.clickhouse)
+        sandbox = ClusterSandbox(directory, heap=args.heap,
+                                 clickhouse=getattr(args, "clickhouse", None))
         info = sandbox.up(timeout=args.timeout)
     else:
         sandbox = ClusterSandbox(directory)
@@ -342,23 +316,3 @@ def _print_cluster(info: dict) -> None:
         print(f"  inventory      {info['inventory']}")
     for line in info.get("leftovers", []):
         print(f"  leftover       {line}")
-
-
-def _fetch_ferretdb(require: bool) -> None:
-    """Build FerretDB once (cached) when Go can; without Go say so in one line, or fail
-    when ``require`` (CI must test against it)."""
-    from loadtower.sandbox import ferretdb
-
-    if ferretdb.available():
-        print(f"FerretDB {ferretdb.FERRETDB_VERSION} in {ferretdb.binary_path()}")
-        return
-    go, why_not = ferretdb.usable_go()
-    if go is None:
-        if require:
-            raise LoadtowerError(f"{why_not} (--require-mongodb / ${REQUIRE_MONGODB_ENV}=1)")
-        print(f"{why_not}: the sandbox runs without MongoDB")
-        return
-    print(f"building FerretDB {ferretdb.FERRETDB_VERSION} with {go} (once; cached)...", flush=True)
-    started = time.monotonic()
-    path = ferretdb.build()
-    print(f"FerretDB {ferretdb.FERRETDB_VERSION} built in {time.monotonic() - started:.0f} s: {path}")

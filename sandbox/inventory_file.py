@@ -1,11 +1,10 @@
 """Writes DIR/inventory.toml: the sandbox's hosts as a loadtower inventory.
 
 Every "host" is reached through the sandbox's sshd on 127.0.0.1; DB hosts carry
-node actions that call `loadtower sandbox node ...` on that host. The ClickHouse host
-``ch1`` (when the sandbox runs one) carries actions that call `loadtower sandbox
-clickhouse ...`; its compaction is the orchestrator's own OPTIMIZE TABLE ... FINAL.
-The MongoDB host ``mongo1`` (FerretDB, when the sandbox runs it) carries actions that
-call `loadtower sandbox mongodb ...`; its timings are FerretDB's, not MongoDB's.
+node actions that call `loadtower sandbox node ...` on that host. Each engine host the
+sandbox runs (sandbox/engine_services.py: the ClickHouse host ``ch1``, the MongoDB host
+``mongo1``) writes its own credentials section and host, whose actions call `loadtower
+sandbox NAME ...`.
 """
 
 from __future__ import annotations
@@ -16,8 +15,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from loadtower.sandbox import clickhouse_service as ch
-from loadtower.sandbox import mongodb_service as mongo
+from loadtower.sandbox import engine_services
 from loadtower.sandbox.auth import USERNAME, password_file
 from loadtower.sandbox.metrics_services import run_metrics_target
 from loadtower.sandbox.state import SandboxState
@@ -51,67 +49,6 @@ def node_action(directory: Path, action: str, index: int) -> str:
         str(index),
     ]
     return shlex.join(argv)
-
-
-def clickhouse_action(directory: Path, action: str) -> str:
-    argv = [sys.executable, "-m", "loadtower", "sandbox", "clickhouse", action]
-    return shlex.join([*argv, "--dir", str(directory)])
-
-
-def clickhouse_lines(directory: Path, state: SandboxState) -> list[str]:
-    """``[clickhouse]`` credentials and the host ch1 (no ``compact`` action: the
-    compaction phase then runs OPTIMIZE TABLE ... FINAL itself, table by table)."""
-    if not ch.enabled(state):
-        return []
-    return [
-        "# ch1: ClickHouse's engine (chdb) behind the sandbox's HTTP endpoint.",
-        "# ClickHouse TIMINGS FROM IT MEAN NOTHING (one Python server, one query at a time).",
-        "[clickhouse]",
-        f"username = {q(ch.USERNAME)}",
-        f"password_file = {q(str(ch.password_file(directory)))}",
-        "",
-        f"[hosts.{ch.HOST}]",
-        f"address = {q(ch.address(state))}",
-        f"port = {state.ports['clickhouse']}",
-        'ssh_host = "127.0.0.1"',
-        'roles = ["db"]',
-        'engine = "clickhouse"',
-        f"node_exporter = {q('127.0.0.1:' + str(state.ports['node_exporter']))}",
-        "",
-        f"[hosts.{ch.HOST}.actions]",
-        *(f"{a} = {q(clickhouse_action(directory, a))}" for a in ch.ACTIONS),
-        "",
-    ]
-
-
-def mongodb_action(directory: Path, action: str) -> str:
-    argv = [sys.executable, "-m", "loadtower", "sandbox", "mongodb", action]
-    return shlex.join([*argv, "--dir", str(directory)])
-
-
-def mongodb_lines(directory: Path, state: SandboxState) -> list[str]:
-    """``[mongodb]`` credentials and the host mongo1 (FerretDB)."""
-    if not mongo.enabled(state):
-        return []
-    return [
-        f"# mongo1: {mongo.ENGINE} speaking the MongoDB protocol.",
-        "# Its TIMINGS ARE FERRETDB'S, NOT MONGODB'S (a Go proxy over SQLite files).",
-        "[mongodb]",
-        f"port = {state.ports[mongo.SERVICE]}",
-        f"username = {q(mongo.USERNAME)}",
-        f"password_file = {q(str(mongo.password_file(directory)))}",
-        "",
-        f"[hosts.{mongo.HOST}]",
-        f"address = {q(mongo.address(state))}",
-        'ssh_host = "127.0.0.1"',
-        'roles = ["db"]',
-        'engine = "mongodb"',
-        f"node_exporter = {q('127.0.0.1:' + str(state.ports['node_exporter']))}",
-        "",
-        f"[hosts.{mongo.HOST}.actions]",
-        *(f"{a} = {q(mongodb_action(directory, a))}" for a in mongo.ACTIONS),
-        "",
-    ]
 
 
 def client_tls_files(directory: Path) -> tuple[Path, Path, Path]:
@@ -180,8 +117,7 @@ def render(directory: Path, state: SandboxState) -> str:
             *(f"{a} = {q(cmd)}" for a, cmd in node_actions(directory, index).items()),
             "",
         ]
-    lines += clickhouse_lines(directory, state)
-    lines += mongodb_lines(directory, state)
+    lines += engine_services.inventory_lines(directory, state)
     lines += [
         "[hosts.agent1]",
         'address = "127.0.0.1"',

@@ -1,8 +1,8 @@
 """The local sandbox: real Cassandra nodes, node_exporter, Prometheus and sshd on loopback,
-plus a ClickHouse host (ClickHouse's engine, chdb, behind a small HTTP endpoint whose
-timings mean nothing: sandbox/clickhouse_service.py) when chdb is importable, and a
-MongoDB host (FerretDB on SQLite, whose timings are FerretDB's:
-sandbox/mongodb_service.py) when FerretDB is built.
+plus a host for each engine whose sandbox part can run here (sandbox/engine_services.py:
+a ClickHouse host, ClickHouse's engine, chdb, behind a small HTTP endpoint whose timings
+mean nothing, when chdb is importable; a MongoDB host, FerretDB on SQLite, whose timings
+are FerretDB's, when FerretDB is built).
 
 ``Sandbox(dir).up()`` starts what is not running and waits until each service
 answers; ``down()`` stops everything the sandbox started (safe when idle);
@@ -15,14 +15,13 @@ import ipaddress
 import shutil
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loadtower.errors import LoadtowerError
 from loadtower.sandbox import auth, inventory_file, metrics_services, ssh_server
-from loadtower.sandbox import clickhouse_service as ch
-from loadtower.sandbox import mongodb_service as mongo
+from loadtower.sandbox import engine_services as hosts
 from loadtower.sandbox import processes as procs
 from loadtower.sandbox import state as st
 from loadtower.sandbox.cassandra_node import NodeSpec, NodeTls, check_java
@@ -42,12 +41,11 @@ class Sandbox:
         standby: int = 1,
         first_address: str = "127.0.0.1",
         heap: str = "1G",
-        clickhouse: bool | None = None,
-        mongodb: bool | None = None,
+        engines: Mapping[str, bool | None] | None = None,
         tls: bool = False,
     ) -> None:
-        """``clickhouse``: run the sandbox's ClickHouse host (None: when chdb is importable);
-        ``mongodb``: its MongoDB host, FerretDB (None: when FerretDB is built); ``tls``:
+        """``engines``: an engine host's name -> run it (`--NAME` / `--no-NAME`; absent or
+        None: when it can run here, e.g. chdb importable, FerretDB built); ``tls``:
         Cassandra with client encryption required (certificates in DIR/tls/)."""
         if cassandra_nodes < 1:
             raise LoadtowerError("--cassandra-nodes must be at least 1")
@@ -58,8 +56,10 @@ class Sandbox:
         if not self.first_address.is_loopback:
             raise LoadtowerError(f"--first-address {first_address} is not a loopback address")
         self.heap = heap
-        self.clickhouse = clickhouse
-        self.mongodb = mongodb
+        self.engines = dict(engines or {})
+        known = {svc.name for svc in hosts.services()}
+        if set(self.engines) - known:
+            raise LoadtowerError(f"the sandbox has no host for {', '.join(set(self.engines) - known)}")
         self.tls = tls
 
     # ---- layout -------------------------------------------------------------------------
@@ -101,7 +101,7 @@ class Sandbox:
         return auth.ClientTls(ca=files.ca, cert=files.client_cert, key=files.client_key)
 
     def _plan(
-        self, old: st.SandboxState | None, clickhouse: bool, mongodb: bool = False
+        self, old: st.SandboxState | None, wanted: Collection[str] = ()
     ) -> st.SandboxState:
         """Ports and nodes: kept from an earlier `up` when still free, chosen afresh otherwise."""
         total = self.cassandra_nodes + self.standby
@@ -132,10 +132,9 @@ class Sandbox:
                 metrics_services.RUN_METRICS, addresses[:1], metrics_services.RUN_METRICS_PORT
             ),
         }
-        if clickhouse:
-            state.ports["clickhouse"] = pick("clickhouse", addresses[:1], ch.PREFERRED_PORT)
-        if mongodb:
-            state.ports[mongo.SERVICE] = pick(mongo.SERVICE, addresses[:1], mongo.PREFERRED_PORT)
+        for svc in hosts.services():  # engine hosts on node 1's address
+            if svc.name in wanted:
+                state.ports[svc.name] = pick(svc.name, addresses[:1], svc.preferred_port)
         for i in range(1, total + 1):
             prev_node = old.nodes.get(i) if old else None
             jmx = procs.free_port(
@@ -155,21 +154,21 @@ class Sandbox:
         self._refuse_resize(running)
         fetch_jars()
         check_java()
-        clickhouse = ch.wanted(self.clickhouse)
-        mongodb = self._mongodb_wanted()
+        wanted = {svc.name: hosts.wanted(svc, self.engines.get(svc.name))
+                  for svc in hosts.services()}
         self.dir.mkdir(parents=True, exist_ok=True)
         with st.locked(self.dir):
             old = st.load(self.dir)
             if old and self._core_alive(old):
                 self._refuse_resize(old)
-                # Cassandra and the services run: only ClickHouse may need starting/stopping
-                self._reconcile_clickhouse(old, clickhouse, timeout)
-                mongo.reconcile(self.dir, old, mongodb, self._wait, timeout)
+                # Cassandra and the services run: only engine hosts may need starting/stopping
+                for svc in hosts.services():
+                    hosts.reconcile(svc, self.dir, old, wanted[svc.name], self._wait, timeout)
                 inventory_file.write(self.dir, old)
                 return self.info()
             if old:
                 self._stop_all(old)  # half-up: start again from a clean slate
-            state = self._plan(old, clickhouse, mongodb)
+            state = self._plan(old, [name for name, on in wanted.items() if on])
             st.save(self.dir, state)
             try:
                 self._start_services(state, timeout)
@@ -179,10 +178,9 @@ class Sandbox:
                                  tls=self._client_tls(state))
                 state.auth_ready = True
                 st.save(self.dir, state)
-                if clickhouse:
-                    self._start_clickhouse(state, timeout)
-                if mongodb:
-                    mongo.start(self.dir, state, self._wait, timeout)
+                for svc in hosts.services():
+                    if wanted[svc.name]:
+                        hosts.start(svc, self.dir, state, self._wait, timeout)
             except BaseException:
                 self._stop_all(state)
                 st.save(self.dir, state)
@@ -231,83 +229,11 @@ class Sandbox:
                 f"`loadtower sandbox down --dir {self.dir}` first"
             )
 
-    def _mongodb_wanted(self) -> bool:
-        if self.mongodb is None:
-            return mongo.available()
-        if self.mongodb and not mongo.available():
-            raise LoadtowerError(f"--mongodb: {mongo.missing_reason()}; or use --no-mongodb")
-        return self.mongodb
-
-    def mongodb_action(self, action: str, timeout: float = 60.0) -> tuple[bool, str]:
-        """start / stop / kill / restart / status of the MongoDB host: (running, a line)."""
+    def engine_action(self, name: str, action: str, timeout: float = 60.0) -> tuple[bool, str]:
+        """start / stop / kill / restart / status of engine host `name`: (running, a line)."""
+        svc = hosts.service(name)
         with st.locked(self.dir):
-            return mongo.act(self.dir, self._require_state(), action, self._wait, timeout)
-
-    def _reconcile_clickhouse(self, state: st.SandboxState, wanted: bool, timeout: float) -> None:
-        """Start the ClickHouse host when wanted and not running; stop and drop it when not
-        wanted. Cassandra and the other services are left as they are."""
-        if not wanted:
-            if ch.enabled(state):
-                procs.stop(state.services.get("clickhouse"))
-                state.services.pop("clickhouse", None)
-                state.ports.pop("clickhouse", None)
-                st.save(self.dir, state)
-            return
-        host = ch.address(state)
-        stopped = not procs.is_alive(state.services.get("clickhouse"))
-        if not ch.enabled(state) or (
-            stopped and not procs.port_free(host, state.ports["clickhouse"])
-        ):  # new, or its port was taken while it was stopped: a free port (inventory follows)
-            state.ports.pop("clickhouse", None)
-            taken = set(state.ports.values()) | {n.jmx_port for n in state.nodes.values()}
-            state.ports["clickhouse"] = procs.free_port([host], ch.PREFERRED_PORT, taken)
-            st.save(self.dir, state)
-        self._start_clickhouse(state, timeout)
-
-    def _start_clickhouse(self, state: st.SandboxState, timeout: float) -> None:
-        if procs.is_alive(state.services.get("clickhouse")):
-            return
-        host, port = ch.address(state), state.ports["clickhouse"]
-        record = procs.spawn(ch.command(self.dir, state), ch.log_file(self.dir))
-        state.services["clickhouse"] = record
-        st.save(self.dir, state)
-        self._wait(
-            f"ClickHouse (chdb) on {host}:{port}",
-            record,
-            lambda: ch.ping(host, port),
-            min(timeout, 60.0),
-        )
-
-    def clickhouse_action(self, action: str, timeout: float = 60.0) -> tuple[bool, str]:
-        """start / stop / kill / restart / status of the ClickHouse host: (running, a line)."""
-        if action not in ch.ACTIONS:
-            raise LoadtowerError(f"unknown ClickHouse action '{action}'")
-        with st.locked(self.dir):
-            state = self._require_state()
-            if not ch.enabled(state):
-                raise LoadtowerError(
-                    f"the sandbox in {self.dir} has no ClickHouse host "
-                    f"(`loadtower sandbox up --dir {self.dir} --clickhouse`)"
-                )
-            record = state.services.get("clickhouse")
-            if action in ("stop", "kill", "restart"):
-                if action == "kill":
-                    procs.kill(record)
-                procs.stop(record)
-                state.services["clickhouse"] = None
-                st.save(self.dir, state)
-            if action in ("start", "restart"):
-                self._start_clickhouse(state, timeout)
-            record = state.services.get("clickhouse")
-        running = procs.is_alive(record)
-        where = f"{ch.address(state)}:{state.ports['clickhouse']}"
-        if not running:
-            return False, f"clickhouse {where}: stopped"
-        assert record is not None
-        return (
-            True,
-            f"clickhouse {where}: up (pid {record.pid}; chdb endpoint, timings mean nothing)",
-        )
+            return hosts.act(svc, self.dir, self._require_state(), action, self._wait, timeout)
 
     def _start_services(self, state: st.SandboxState, timeout: float) -> None:
         ports = state.ports
@@ -366,8 +292,8 @@ class Sandbox:
         return services and nodes and state.auth_ready
 
     def _all_alive(self, state: st.SandboxState) -> bool:
-        clickhouse = not ch.enabled(state) or procs.is_alive(state.services.get("clickhouse"))
-        return self._core_alive(state) and clickhouse and mongo.alive(state)
+        return self._core_alive(state) and all(hosts.alive(svc, state)
+                                               for svc in hosts.services())
 
     def _require_state(self) -> st.SandboxState:
         state = st.load(self.dir)
@@ -437,8 +363,7 @@ class Sandbox:
                 "known_hosts": state.ssh.get("known_hosts"),
                 "up": services["sshd"],
             },
-            "clickhouse": self._clickhouse_info(state),
-            "mongodb": mongo.info(self.dir, state),
+            **{svc.name: hosts.info(svc, self.dir, state) for svc in hosts.services()},
         }
 
     def _tls_info(self, state: st.SandboxState) -> dict | None:
@@ -447,35 +372,10 @@ class Sandbox:
         ca, cert, key = inventory_file.client_tls_files(self.dir)
         return {"ca": str(ca), "cert": str(cert), "key": str(key)}
 
-    def _clickhouse_info(self, state: st.SandboxState) -> dict:
-        if not ch.enabled(state):
-            return {"enabled": False, "up": False}
-        record = state.services.get("clickhouse")
-        alive = procs.is_alive(record)
-        host, port = ch.address(state), state.ports["clickhouse"]
-        pwd_file = ch.password_file(self.dir)
-        return {
-            "enabled": True,
-            "host": ch.HOST,
-            "address": host,
-            "port": port,
-            "url": f"http://{host}:{port}",
-            "engine": ch.engine_version(),
-            "username": ch.USERNAME,
-            "password": pwd_file.read_text().strip() if pwd_file.exists() else None,
-            "password_file": str(pwd_file),
-            "up": alive and ch.ping(host, port),
-            "pid": record.pid if alive and record else None,
-            "log": str(ch.log_file(self.dir)),
-            "warning": ch.WARNING,
-        }
-
     # ---- down -----------------------------------------------------------------------------
     def _stop_all(self, state: st.SandboxState) -> None:
-        if "clickhouse" in state.services:
-            procs.stop(state.services["clickhouse"])
-            state.services["clickhouse"] = None
-        mongo.stop(state)
+        for svc in hosts.services():
+            hosts.stop(svc, state)
         for node in state.nodes.values():
             procs.stop(node.process)
             node.process = None

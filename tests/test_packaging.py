@@ -19,7 +19,7 @@ import pytest
 from loadtower.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOMS = ("protocol", "tui", "agents", "scenarios", "store", "sandbox")
+ROOMS = ("protocol", "tui", "agents", "scenarios", "store", "sandbox", "engines")
 PACKAGING_FILES = ("pyproject.toml", "setup.py", "README.md")
 OFFLINE = {"PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONNOUSERSITE": "1"}
 
@@ -94,7 +94,10 @@ def test_wheel_has_one_top_level_package(wheel: Path) -> None:
         assert f"loadtower/{room}/__init__.py" in names
     assert "loadtower/scenarios/builtin/quickstart.toml" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "loadtower = loadtower.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "loadtower = loadtower.cli:main" in text
+    assert "[loadtower.engines]" in text and "mongodb = loadtower.engines.mongodb:KINDS" in text
+    assert "loadtower/engines/mongodb/sandbox/service.py" in names
 
 
 def test_console_script_help_from_another_directory(venv: Path, elsewhere: Path) -> None:

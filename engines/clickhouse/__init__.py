@@ -1,7 +1,8 @@
 """ClickHouse: HTTP through clickhouse-connect on the agents, block loads, compaction as a
 statement (``OPTIMIZE TABLE ... FINAL``). Parts: ``agent/`` (the session, the file
 runner, schemas' names), ``orchestrator/`` (the compaction statement, the sandbox
-endpoint's warning, the server version).
+endpoint's warning, the server version), ``sandbox/`` (the sandbox's host ch1:
+ClickHouse's engine, chdb, behind a small HTTP endpoint).
 """
 
 from __future__ import annotations
@@ -20,5 +21,6 @@ CLICKHOUSE = EngineKind(
            "version": f"{_ORCH}.version:version",
            "compact": f"{_ORCH}.node:optimize_final"},
     compact_what="OPTIMIZE TABLE ... FINAL",
+    sandbox_service="loadtower.engines.clickhouse.sandbox.service:SERVICE",
 )  # fmt: skip
 KINDS = (CLICKHOUSE,)

@@ -1,7 +1,8 @@
 """MongoDB (the sandbox runs FerretDB): pymongo's asyncio client on the agents, block
 loads, TLS from the inventory's files. Parts: ``agent/`` (the session, error classes, the
 file runner, TLS), ``orchestrator/`` (pre-flight checks, the server version, the load's
-counts, node figures from serverStatus).
+counts, node figures from serverStatus), ``sandbox/`` (the sandbox's host mongo1:
+FerretDB on SQLite, built once with Go).
 """
 
 from __future__ import annotations
@@ -18,5 +19,6 @@ MONGODB = EngineKind(
     only_keys=("write_concern", "read_preference"),
     hooks={name: f"{_NODE}:{name}"
            for name in ("before_target", "version", "after_load", "node_stats")},
+    sandbox_service="loadtower.engines.mongodb.sandbox.service:SERVICE",
 )  # fmt: skip
 KINDS = (MONGODB,)

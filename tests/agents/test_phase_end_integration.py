@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from loadtower.engines.clickhouse.sandbox.chdb_server import chdb_server
 from loadtower.protocol.version import PROTOCOL_VERSION
-from loadtower.sandbox.clickhouse_chdb import chdb_server
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file

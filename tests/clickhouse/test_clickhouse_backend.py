@@ -17,7 +17,7 @@ from loadtower.agents.backends import backend_for
 from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
-from loadtower.sandbox.clickhouse_chdb import chdb_server
+from loadtower.engines.clickhouse.sandbox.chdb_server import chdb_server
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 from loadtower.store.rollups import AGENTS_PREFIX

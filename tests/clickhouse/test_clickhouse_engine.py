@@ -17,7 +17,7 @@ import pytest
 
 from loadtower.agents.workload.values import ValuePool
 from loadtower.engines.clickhouse.agent.session import ClickhouseOverloaded, ClickhouseSession
-from loadtower.sandbox.clickhouse_chdb import chdb_server
+from loadtower.engines.clickhouse.sandbox.chdb_server import chdb_server
 from tests.scenarios.builtin_reference import Rows, default_table
 from tests.scenarios.builtin_reference import clickhouse_ddl as ddl
 from tests.scenarios.builtin_reference import clickhouse_statements as statements

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from loadtower.engines.clickhouse.orchestrator.node import warn_sandbox_endpoints
-from loadtower.sandbox.clickhouse_chdb import chdb_server
+from loadtower.engines.clickhouse.sandbox.chdb_server import chdb_server
 from loadtower.sandbox.processes import free_port
 from loadtower.store import StoreReader
 from tests.orchestrator.phase_fixtures import phase_context

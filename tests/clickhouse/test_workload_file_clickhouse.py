@@ -18,7 +18,7 @@ from loadtower.agents.workload.file_ops import FileOps, NoRows, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.engines.clickhouse.agent.file_runner import ClickhouseFileRunner
 from loadtower.engines.clickhouse.agent.session import ClickhouseSession
-from loadtower.sandbox.clickhouse_chdb import chdb_server
+from loadtower.engines.clickhouse.sandbox.chdb_server import chdb_server
 from loadtower.scenarios.models import Target, Workload
 from loadtower.scenarios.workloads.loader import load_workload_file
 from loadtower.scenarios.workloads.target_spec import render_for_target

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from loadtower.agents.driver_loop import DriverLoop
-from loadtower.sandbox.clickhouse_chdb import chdb_server
+from loadtower.engines.clickhouse.sandbox.chdb_server import chdb_server
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.workloads.loader import load_workload_file
 from loadtower.scenarios.workloads.scenario_files import with_weights

@@ -22,7 +22,7 @@ USER, PASSWORD = "bench", "secret-pw"
 def ferretdb_binary() -> Path | None:
     """The sandbox's cached FerretDB binary, else the hand-built one, else None."""
     with contextlib.suppress(Exception):
-        from loadtower.sandbox import ferretdb
+        from loadtower.engines.mongodb.sandbox import ferretdb
 
         found = ferretdb.binary_path()
         if found is not None and Path(found).is_file():

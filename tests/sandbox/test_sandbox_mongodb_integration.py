@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.sandbox import mongodb_service as mongo
+from loadtower.engines.mongodb.sandbox.service import SERVICE as mongo
 from loadtower.scenarios.loader import load_inventory
 from tests.conftest import run_cli
 
@@ -60,7 +60,7 @@ def test_the_sandbox_describes_its_ferretdb(sandbox: dict, mongodb: dict) -> Non
     status = run_cli(["sandbox", "status", "--dir", sandbox["dir"]], timeout=60)
     assert status.returncode == 0, status.stdout + status.stderr
     assert f"mongodb        mongo1  {mongodb['url']}  up" in status.stdout
-    assert f"WARNING: {mongo.WARNING}." in status.stdout
+    assert f"WARNING: {mongo.warning}." in status.stdout
 
 
 def test_the_right_password_inserts_and_counts(mongodb: dict, database: str) -> None:

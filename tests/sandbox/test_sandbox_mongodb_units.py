@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from loadtower.engines.mongodb.sandbox import ferretdb
+from loadtower.engines.mongodb.sandbox.service import SERVICE as mongo
 from loadtower.errors import LoadtowerError
-from loadtower.sandbox import Sandbox, ferretdb
-from loadtower.sandbox import mongodb_service as mongo
+from loadtower.sandbox import Sandbox, engine_services
 from loadtower.sandbox import state as st
 from loadtower.sandbox.commands import add_arguments
 from loadtower.sandbox.inventory_file import write
@@ -234,7 +235,7 @@ def test_no_mongo1_without_ferretdb(tmp_path: Path) -> None:
 def test_actions_without_a_mongodb_host_say_how_to_get_one(tmp_path: Path, cache: Path) -> None:
     st.save(tmp_path, _state(tmp_path))
     with pytest.raises(LoadtowerError, match="has no MongoDB host .*--mongodb"):
-        Sandbox(tmp_path).mongodb_action("start")
+        Sandbox(tmp_path).engine_action("mongodb", "start")
     info = Sandbox(tmp_path).info()["mongodb"]
     assert info["enabled"] is False and info["up"] is False
     assert info["reason"].startswith("FerretDB v1.24.2 is not built")
@@ -243,9 +244,9 @@ def test_actions_without_a_mongodb_host_say_how_to_get_one(tmp_path: Path, cache
 
 def test_mongodb_asked_for_but_not_built_is_one_line(tmp_path: Path, cache: Path) -> None:
     with pytest.raises(LoadtowerError) as info:
-        Sandbox(tmp_path, mongodb=True)._mongodb_wanted()
+        engine_services.wanted(mongo, True)
     assert str(info.value).startswith("--mongodb: FerretDB v1.24.2 is not built")
-    assert Sandbox(tmp_path)._mongodb_wanted() is False  # default: only when built
+    assert engine_services.wanted(mongo, None) is False  # default: only when built
 
 
 def test_the_cli_takes_mongodb_flags_and_actions() -> None:
@@ -257,7 +258,7 @@ def test_the_cli_takes_mongodb_flags_and_actions() -> None:
     assert parser.parse_args(["up", "--mongodb"]).mongodb is True
     assert parser.parse_args(["up"]).mongodb is None
     args = parser.parse_args(["mongodb", "kill", "--dir", "x"])
-    assert (args.action, args.mongodb_action, args.dir) == ("mongodb", "kill", Path("x"))
+    assert (args.action, args.engine_action, args.dir) == ("mongodb", "kill", Path("x"))
     with pytest.raises(SystemExit):
         parser.parse_args(["mongodb", "pause"])
 
@@ -265,16 +266,15 @@ def test_the_cli_takes_mongodb_flags_and_actions() -> None:
 def test_fetch_without_go_says_so_in_one_line_or_fails_when_required(
     cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from loadtower.sandbox.commands import _fetch_ferretdb
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setattr(ferretdb, "GO_FALLBACK", tmp_path / "no-go")
-    _fetch_ferretdb(require=False)
+    mongo.fetch(require=False)
     out = capsys.readouterr().out.strip()
     assert out.startswith("no `go` on PATH") and out.endswith("the sandbox runs without MongoDB")
     assert "\n" not in out
     with pytest.raises(LoadtowerError, match=r"LOADTOWER_REQUIRE_MONGODB=1"):
-        _fetch_ferretdb(require=True)
+        mongo.fetch(require=True)
     assert not os.path.exists(ferretdb.binary_path())
 
 
@@ -301,7 +301,7 @@ def test_no_mongodb_on_a_running_sandbox_stops_it_and_drops_mongo1(tmp_path: Pat
         st.save(tmp_path, state)
         write(tmp_path, state)
         assert "mongo1" in load_inventory(tmp_path / "inventory.toml")[0].hosts
-        info = Sandbox(tmp_path, clickhouse=False, mongodb=False).up(timeout=5)
+        info = Sandbox(tmp_path, engines={"clickhouse": False, "mongodb": False}).up(timeout=5)
         assert info["mongodb"]["enabled"] is False
         assert not procs.is_alive(ferret)
         assert all(procs.is_alive(r) for r in records if r is not ferret)

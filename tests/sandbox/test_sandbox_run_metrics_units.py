@@ -29,7 +29,7 @@ def _state(tmp_path: Path, **ports: int) -> SandboxState:
 
 
 def test_the_port_is_reserved_on_the_first_address(tmp_path: Path) -> None:
-    state = Sandbox(tmp_path, first_address="127.0.3.1", clickhouse=False)._plan(None, False)
+    state = Sandbox(tmp_path, first_address="127.0.3.1")._plan(None)
     port = state.ports[RUN_METRICS]
     assert list(state.ports.values()).count(port) == 1  # no other service's
     assert run_metrics_target(state) == f"127.0.3.1:{port}"

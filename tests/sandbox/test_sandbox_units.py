@@ -156,9 +156,11 @@ def test_clickhouse_actions_without_a_clickhouse_host_say_how_to_get_one(tmp_pat
 
     st.save(tmp_path, _state(tmp_path))
     with pytest.raises(LoadtowerError, match="has no ClickHouse host .*--clickhouse"):
-        Sandbox(tmp_path).clickhouse_action("start")
+        Sandbox(tmp_path).engine_action("clickhouse", "start")
     info = Sandbox(tmp_path).info()
-    assert info["clickhouse"] == {"enabled": False, "up": False}
+    assert info["clickhouse"]["enabled"] is False and info["clickhouse"]["up"] is False
+    assert info["clickhouse"]["reason"] in ("not started (--no-clickhouse)",
+                                            "chdb is not importable here (pip install chdb-core)")
 
 
 def test_decommission_is_for_standby_nodes_only(tmp_path: Path) -> None:
@@ -199,8 +201,9 @@ def test_no_clickhouse_on_a_running_sandbox_stops_it_and_drops_ch1(tmp_path: Pat
         state.auth_ready = True
         records += [r for r in state.services.values() if r] + [state.nodes[1].process]
         st.save(tmp_path, state)
-        info = Sandbox(tmp_path, clickhouse=False, mongodb=False).up(timeout=5)
-        assert info["clickhouse"] == {"enabled": False, "up": False}
+        info = Sandbox(tmp_path, engines={"clickhouse": False, "mongodb": False}).up(timeout=5)
+        assert info["clickhouse"]["enabled"] is False and info["clickhouse"]["up"] is False
+        assert info["clickhouse"]["reason"] == "not started (--no-clickhouse)"
         assert not procs.is_alive(records[-2])  # the ClickHouse host
         assert all(procs.is_alive(r) for r in records if r is not records[-2])
         inventory, _ = load_inventory(tmp_path / "inventory.toml")

@@ -17,7 +17,7 @@ from typing import Any
 from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.db_query import reach
 
-# what `loadtower sandbox`'s chdb endpoint names itself in every reply (sandbox/clickhouse_chdb.py)
+# what `loadtower sandbox`'s chdb endpoint names itself in every reply (engines/clickhouse/sandbox/chdb_server.py)
 SANDBOX_DISPLAY_NAME = "loadtower-sandbox-chdb"
 
 

@@ -21,8 +21,8 @@ reply (``/ping`` too) carries ``X-ClickHouse-Server-Display-Name: loadtower-sand
 which is how a run recognises this endpoint and warns that its timings mean nothing.
 
 ``chdb_server()`` serves a throw-away database in a thread (the test suite's);
-``python -m loadtower.sandbox.clickhouse_chdb ...`` is the server process that
-``loadtower sandbox up`` starts (sandbox/clickhouse_service.py).
+``python -m loadtower.engines.clickhouse.sandbox.chdb_server ...`` is the server process that
+``loadtower sandbox up`` starts (engines/clickhouse/sandbox/service.py).
 """
 
 from __future__ import annotations
@@ -309,8 +309,8 @@ def serve(address: str, port: int, user: str, password: str, data: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m loadtower.sandbox.clickhouse_chdb --address A --port P --data DIR ...``:
-    the endpoint as a server process (what sandbox/clickhouse_service.py starts)."""
+    """``python -m loadtower.engines.clickhouse.sandbox.chdb_server --address A --port P --data DIR ...``:
+    the endpoint as a server process (what engines/clickhouse/sandbox/service.py starts)."""
     import argparse
     from pathlib import Path
 
