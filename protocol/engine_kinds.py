@@ -76,7 +76,7 @@ def _loaded(point: EntryPoint) -> Iterable[EngineKind]:
 def discover(points: Iterable[EntryPoint] | None = None) -> dict[str, EngineKind]:
     """The kinds of every engine registered under GROUP, by name, in the order of the
     entry points' names (a package's own kinds in its order). An entry point that does
-    not import is left out with one line on stderr; two kinds with one name (from two
+    not import (its module, or the name in it) is left out with one line on stderr; two kinds with one name (from two
     different entry points) are an error, as is no engine at all (loadtower not installed: `make install`)."""
     found: dict[str, EngineKind] = {}
     chosen = entry_points(group=GROUP) if points is None else points
@@ -86,7 +86,7 @@ def discover(points: Iterable[EntryPoint] | None = None) -> dict[str, EngineKind
     for point in sorted(unique, key=lambda p: p.name):
         try:
             kinds = _loaded(point)
-        except ImportError as exc:
+        except (ImportError, AttributeError) as exc:  # its module, or the name in it
             print(f"loadtower: engine {point.name} ({point.value}) is left out: {exc}",
                   file=sys.stderr)
             continue

@@ -75,11 +75,16 @@ def test_a_registration_that_is_not_a_kind_is_refused(fixture_module: types.Modu
 
 def test_an_engine_that_does_not_import_is_left_out_with_a_line(
         capsys: pytest.CaptureFixture[str]) -> None:
-    points = [*entry_points(group=GROUP), _point("gone", "loadtower_no_such_engine:KINDS")]
-    assert "gone" not in discover(points)
+    points = [*entry_points(group=GROUP), _point("gone", "loadtower_no_such_engine:KINDS"),
+              _point("nameless", "loadtower.engines.mongodb:NO_SUCH_KINDS")]
+    kinds = discover(points)
+    assert "gone" not in kinds and "nameless" not in kinds and "mongodb" in kinds
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(
+    assert len(err) == 2
+    assert err[0].startswith(
         "loadtower: engine gone (loadtower_no_such_engine:KINDS) is left out: No module named")
+    assert err[1].startswith("loadtower: engine nameless (loadtower.engines.mongodb:NO_SUCH_KINDS)"
+                             " is left out: ")
 
 
 def test_no_engine_at_all_says_to_install() -> None:
