@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -12,11 +12,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    create_model,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
-from loadtower.protocol.engine_kinds import KINDS, kind
+from loadtower.protocol.engine_kinds import KINDS, engine_names, kind
 from loadtower.scenarios.durations import parse_duration
 from loadtower.scenarios.identifiers import (
     address_problem,
@@ -28,7 +30,21 @@ from loadtower.scenarios.presets import OPS, PRESETS, SCHEMAS
 from loadtower.scenarios.serve_address import serve_address_problem
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
-Engine = Literal["cassandra", "scylla", "clickhouse", "mongodb"]
+
+
+def _registered_engine(value: str) -> str:
+    """An engine name the registry knows (protocol/engine_kinds.py): refused as a literal
+    is, so the loader's line says what was expected."""
+    if value not in KINDS:
+        names = [repr(n) for n in engine_names()]
+        expected = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        raise PydanticCustomError("literal_error", "Input should be {expected}",
+                                  {"expected": expected})
+    return value
+
+
+# the `engine` of a target or a host: one of the registered engines (their kinds)
+Engine = Annotated[str, AfterValidator(_registered_engine)]
 PositiveInt = Annotated[int, Field(gt=0)]
 
 # the ranges of numbers (docs/formats.md, "Input files, names and ranges"); every float
@@ -582,13 +598,12 @@ class Host(Strict):
         return self
 
 
-class Inventory(Strict):
+class InventoryBase(Strict):
+    """An inventory without its engines' sections; `Inventory` adds one `[ENGINE]`
+    section (`Credentials`) per registered engine."""
+
     ssh: SshDefaults = Field(default_factory=SshDefaults)
     metrics: Metrics = Field(default_factory=Metrics)
-    cassandra: Credentials = Field(default_factory=Credentials)
-    scylla: Credentials = Field(default_factory=Credentials)
-    clickhouse: Credentials = Field(default_factory=Credentials)
-    mongodb: Credentials = Field(default_factory=Credentials)
     hosts: Annotated[dict[HostName, Host], Field(min_length=1)]
 
     def with_role(self, role: str, include_standby: bool = False) -> dict[str, Host]:
@@ -599,17 +614,29 @@ class Inventory(Strict):
         }
 
     @model_validator(mode="after")
-    def _tls_only_for_cql(self) -> Inventory:
-        if self.clickhouse.tls:
-            raise ValueError("[clickhouse] has no tls keys: use secure = true (HTTPS)")
+    def _tls_only_where_it_has_files(self) -> InventoryBase:
+        for name in engine_names():
+            if not kind(name).tls_files and self.credentials(name).tls:
+                raise ValueError(f"[{name}] has no tls keys: use secure = true")
         return self
 
     def credentials(self, engine: str) -> Credentials:
+        """The `[ENGINE]` section (an engine's credentials, port and TLS)."""
         return getattr(self, engine)
 
     def db_port(self, host: str, engine: str) -> int:
         """A DB host's port: its own ``port``, else ``[engine].port``, else the default."""
         return self.hosts[host].port or self.credentials(engine).port or kind(engine).default_port
+
+
+if TYPE_CHECKING:
+    Inventory = InventoryBase
+else:  # one `[ENGINE]` section per registered engine, in the registry's order
+    Inventory = create_model(
+        "Inventory",
+        __base__=InventoryBase,
+        **{name: (Credentials, Field(default_factory=Credentials)) for name in engine_names()},
+    )
 
 
 def model_fields_of(model: type[BaseModel]) -> list[str]:

@@ -3,7 +3,6 @@ what the core asks of them gives what the checks and phases did by name before."
 
 from __future__ import annotations
 
-import typing
 from pathlib import Path
 
 from loadtower.protocol.engine_kinds import KINDS, dialects, engine_names, titles, with_capability
@@ -16,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_one_kind_per_engine_the_models_accept() -> None:
-    assert engine_names() == typing.get_args(models.Engine)
+    assert engine_names() == tuple(f for f in models.Inventory.model_fields if f in KINDS)
     assert all(name == k.name for name, k in KINDS.items())
     assert set(dialects()) <= set(engine_names())  # a dialect is the slot of an engine
 
@@ -65,3 +64,34 @@ def test_the_orchestrators_hooks_agree_with_the_kinds() -> None:
     assert with_capability(rust_core=True) == with_capability(family="cql")
     assert CqlBackend.engine in with_capability(rust_core=True)
     assert with_capability(coordinator_latency=True) == ["cassandra"]
+
+
+def test_the_inventory_has_a_section_per_registered_engine_and_refuses_others(
+        tmp_path: Path) -> None:
+    """An engine's `[ENGINE]` section and `engine = ...` come from the registry: a name
+    no engine has is one line with the names it could be, as a literal's would be."""
+    import pytest
+
+    from loadtower.errors import LoadtowerError
+    from loadtower.scenarios.loader import load_inventory
+
+    host = '[hosts.db1]\naddress = "127.0.0.1"\nroles = ["db"]\nengine = "{}"\n'
+    good = tmp_path / "good.toml"
+    good.write_text('[mongodb]\nusername = "u"\n\n' + host.format("mongodb"))
+    inventory, _ = load_inventory(good)
+    assert inventory.credentials("mongodb").username == "u"
+    bad = tmp_path / "bad.toml"
+    bad.write_text(host.format("redis"))
+    with pytest.raises(LoadtowerError) as refused:
+        load_inventory(bad)
+    assert str(refused.value).endswith(
+        "key 'hosts.db1.engine': invalid value 'redis' "
+        "(expected 'cassandra', 'scylla', 'clickhouse' or 'mongodb')")
+    section = tmp_path / "section.toml"
+    section.write_text('[redis]\nusername = "u"\n\n' + host.format("cassandra"))
+    with pytest.raises(LoadtowerError, match=r"section.toml:1: key 'redis': unknown key"):
+        load_inventory(section)
+    tls = tmp_path / "tls.toml"
+    tls.write_text('[clickhouse]\ntls = true\ntls_ca_file = "ca.pem"\n\n' + host.format("clickhouse"))
+    with pytest.raises(LoadtowerError, match=r"\[clickhouse\] has no tls keys: use secure = true"):
+        load_inventory(tls)  # its kind has no TLS files
