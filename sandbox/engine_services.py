@@ -19,7 +19,6 @@ The sandbox imports no engine package: the services are found through the kinds.
 from __future__ import annotations
 
 import importlib
-import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -32,8 +31,8 @@ from loadtower.sandbox import state as st
 from loadtower.sandbox.auth import secret
 
 ACTIONS = ("start", "stop", "kill", "restart", "status")  # `loadtower sandbox NAME ...`
-# CI: `LOADTOWER_REQUIRE_MONGODB=1` (its name kept for the CI scripts): a service whose
-# fetch cannot build what it needs is an error, not a sandbox without it
+# `fetch --require-NAME`'s default (CI sets LOADTOWER_REQUIRE_MONGODB=1): a service whose
+# fetch cannot build what it needs is then an error, not a sandbox without it
 REQUIRE_ENV = "LOADTOWER_REQUIRE_{}"
 
 Wait = Callable[[str, procs.ProcessRecord | None, Callable[[], bool], float], None]
@@ -127,10 +126,6 @@ def service(name: str) -> EngineService:
             return svc
     raise LoadtowerError(f"the sandbox runs no {name} host (it runs: "
                          f"{', '.join(s.name for s in services()) or 'none'})")
-
-
-def required(svc: EngineService) -> bool:
-    return os.environ.get(REQUIRE_ENV.format(svc.name.upper())) == "1"
 
 
 def wanted(svc: EngineService, flag: bool | None) -> bool:
