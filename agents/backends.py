@@ -14,12 +14,11 @@ its session needs ``ddl``, ``prepare``, ``close`` and what its file runner sends
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from loadtower.protocol.engine_kinds import engine_names, kind
+from loadtower.protocol.engine_kinds import engine_names, kind, load_attribute
 
 if TYPE_CHECKING:
     from loadtower.agents.driver_loop import PhaseConfig
@@ -64,9 +63,9 @@ def engines() -> list[str]:
 def backend_for(engine: str) -> Backend:
     """The agents' backend of `engine`, as its kind names it (``agent_backend``)."""
     try:
-        module, _, name = kind(engine).agent_backend.partition(":")
+        where = kind(engine).agent_backend
     except KeyError:
         raise ValueError(
             f"the load agent has no engine '{engine}' (known: {', '.join(engine_names())})"
         ) from None
-    return getattr(importlib.import_module(module), name)()
+    return load_attribute(where)()

@@ -21,11 +21,12 @@ phases, and the agents.
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
-from typing import Literal
+from typing import Any, Literal
 
 Compaction = Literal["action", "statement", "none"]
 
@@ -76,8 +77,9 @@ def _loaded(point: EntryPoint) -> Iterable[EngineKind]:
 def discover(points: Iterable[EntryPoint] | None = None) -> dict[str, EngineKind]:
     """The kinds of every engine registered under GROUP, by name, in the order of the
     entry points' names (a package's own kinds in its order). An entry point that does
-    not import (its module, or the name in it) is left out with one line on stderr; two kinds with one name (from two
-    different entry points) are an error, as is no engine at all (loadtower not installed: `make install`)."""
+    not import (its module, or the name in it) is left out with one line on stderr; two
+    kinds with one name (from two different entry points) are an error, as is no engine
+    at all (loadtower not installed: `make install`)."""
     found: dict[str, EngineKind] = {}
     chosen = entry_points(group=GROUP) if points is None else points
     # one entry point per value: `loadtower` and `loadtower-agent` on one host register
@@ -121,6 +123,13 @@ class _Kinds(Mapping[str, EngineKind]):
 
 
 KINDS: Mapping[str, EngineKind] = _Kinds()
+
+
+def load_attribute(where: str) -> Any:
+    """What a kind names as ``"module:attribute"`` (its ``agent_backend``, a hook, its
+    ``sandbox_service``), the module imported on first use."""
+    module, _, attribute = where.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def engine_names() -> tuple[str, ...]:

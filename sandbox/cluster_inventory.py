@@ -24,7 +24,7 @@ from loadtower.sandbox.cluster_layout import (
 )
 from loadtower.sandbox.cluster_state import ClusterState
 from loadtower.sandbox.cluster_sudoers import NODE_ACTIONS, USER, node_command
-from loadtower.sandbox.inventory_file import q
+from loadtower.sandbox.toml_values import q
 
 AGENT_PYTHON = "/usr/bin/python3"
 HEADER = """\

@@ -18,17 +18,17 @@ The sandbox imports no engine package: the services are found through the kinds.
 
 from __future__ import annotations
 
-import importlib
 import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from loadtower.errors import LoadtowerError
-from loadtower.protocol.engine_kinds import KINDS
+from loadtower.protocol.engine_kinds import KINDS, load_attribute
 from loadtower.sandbox import processes as procs
 from loadtower.sandbox import state as st
 from loadtower.sandbox.auth import secret
+from loadtower.sandbox.toml_values import q
 
 ACTIONS = ("start", "stop", "kill", "restart", "status")  # `loadtower sandbox NAME ...`
 # `fetch --require-NAME`'s default (CI sets LOADTOWER_REQUIRE_MONGODB=1): a service whose
@@ -88,10 +88,14 @@ class EngineService:
         """More keys of its `status --json` entry."""
         return {}
 
-    def inventory_lines(self, directory: Path, state: st.SandboxState,
-                        actions: dict[str, str]) -> list[str]:
-        """Its credentials section and host in the sandbox's inventory.toml."""
+    def inventory_section(self, directory: Path, state: st.SandboxState) -> list[str]:
+        """Its comment and `[NAME]` credentials section in the sandbox's inventory.toml
+        (its host follows: `inventory_lines`)."""
         raise NotImplementedError
+
+    def host_keys(self, state: st.SandboxState) -> list[str]:
+        """Keys of its own in its host's table, after ``address``."""
+        return []
 
     def fetch(self, require: bool) -> None:
         """`loadtower sandbox fetch`: build or download what it needs, once (cached)."""
@@ -115,8 +119,7 @@ def services() -> list[EngineService]:
     found: dict[str, EngineService] = {}
     for kind in KINDS.values():
         if kind.sandbox_service and kind.sandbox_service not in found:
-            module, _, attribute = kind.sandbox_service.partition(":")
-            found[kind.sandbox_service] = getattr(importlib.import_module(module), attribute)
+            found[kind.sandbox_service] = load_attribute(kind.sandbox_service)
     return list(found.values())
 
 
@@ -260,10 +263,24 @@ def action_command(svc: EngineService, directory: Path, action: str) -> str:
 
 
 def inventory_lines(directory: Path, state: st.SandboxState) -> list[str]:
-    """Every running engine host's credentials section and host."""
+    """Every running engine host's credentials section and host (reached through the
+    sandbox's sshd; its actions call `loadtower sandbox NAME ACTION`)."""
     lines: list[str] = []
     for svc in services():
         if enabled(svc, state):
-            actions = {a: action_command(svc, directory, a) for a in ACTIONS}
-            lines += svc.inventory_lines(directory, state, actions)
+            lines += [
+                *svc.inventory_section(directory, state),
+                "",
+                f"[hosts.{svc.host}]",
+                f"address = {q(address(state))}",
+                *svc.host_keys(state),
+                'ssh_host = "127.0.0.1"',
+                'roles = ["db"]',
+                f"engine = {q(svc.name)}",
+                f"node_exporter = {q('127.0.0.1:' + str(state.ports['node_exporter']))}",
+                "",
+                f"[hosts.{svc.host}.actions]",
+                *(f"{a} = {q(action_command(svc, directory, a))}" for a in ACTIONS),
+                "",
+            ]
     return lines

@@ -9,7 +9,6 @@ sandbox NAME ...`.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -19,13 +18,9 @@ from loadtower.sandbox import engine_services
 from loadtower.sandbox.auth import USERNAME, password_file
 from loadtower.sandbox.metrics_services import run_metrics_target
 from loadtower.sandbox.state import SandboxState
+from loadtower.sandbox.toml_values import q
 
 NODE_ACTIONS = ("start", "stop", "kill", "pause", "resume", "flush", "compact", "status")
-
-
-def q(value: object) -> str:
-    """A TOML value: JSON string/number literals are valid TOML."""
-    return json.dumps(value)
 
 
 def node_actions(directory: Path, index: int) -> dict[str, str]:

@@ -20,10 +20,9 @@ loads, a ring, ...) is its kind's too (``protocol/engine_kinds.py``).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from loadtower.protocol.engine_kinds import KINDS
+from loadtower.protocol.engine_kinds import KINDS, load_attribute
 
 HOOKS = ("before_target", "version", "after_load", "compact", "node_stats")
 
@@ -34,10 +33,7 @@ def hook(engine: str | None, name: str) -> Any:
         raise ValueError(f"no engine hook is called {name!r} (hooks: {', '.join(HOOKS)})")
     found = KINDS.get(str(engine))
     where = found.hooks.get(name) if found is not None else None
-    if where is None:
-        return None
-    module, _, function = where.partition(":")
-    return getattr(importlib.import_module(module), function)
+    return None if where is None else load_attribute(where)
 
 
 def compact_what(engine: str | None) -> str:

@@ -18,20 +18,15 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import json
 import sys
 import urllib.request
 from pathlib import Path
 
-from loadtower.sandbox.engine_services import EngineService, address
+from loadtower.sandbox.engine_services import EngineService
 from loadtower.sandbox.state import SandboxState
+from loadtower.sandbox.toml_values import q
 
 SERVER_MODULE = "loadtower.engines.clickhouse.sandbox.chdb_server"
-
-
-def q(value: object) -> str:
-    """A TOML value: JSON string/number literals are valid TOML."""
-    return json.dumps(value)
 
 
 class ClickhouseService(EngineService):
@@ -81,29 +76,19 @@ class ClickhouseService(EngineService):
     def url(self, host: str, port: int) -> str:
         return f"http://{host}:{port}"
 
-    def inventory_lines(self, directory: Path, state: SandboxState,
-                        actions: dict[str, str]) -> list[str]:
-        """``[clickhouse]`` credentials and the host ch1 (no ``compact`` action: the
-        compaction phase then runs OPTIMIZE TABLE ... FINAL itself, table by table)."""
+    def inventory_section(self, directory: Path, state: SandboxState) -> list[str]:
+        """``[clickhouse]`` credentials (host ch1 has no ``compact`` action: the compaction
+        phase then runs OPTIMIZE TABLE ... FINAL itself, table by table)."""
         return [
             "# ch1: ClickHouse's engine (chdb) behind the sandbox's HTTP endpoint.",
             "# ClickHouse TIMINGS FROM IT MEAN NOTHING (one Python server, one query at a time).",
             "[clickhouse]",
             f"username = {q(self.username)}",
             f"password_file = {q(str(self.password_file(directory)))}",
-            "",
-            f"[hosts.{self.host}]",
-            f"address = {q(address(state))}",
-            f"port = {state.ports[self.name]}",
-            'ssh_host = "127.0.0.1"',
-            'roles = ["db"]',
-            'engine = "clickhouse"',
-            f"node_exporter = {q('127.0.0.1:' + str(state.ports['node_exporter']))}",
-            "",
-            f"[hosts.{self.host}.actions]",
-            *(f"{a} = {q(command)}" for a, command in actions.items()),
-            "",
         ]
+
+    def host_keys(self, state: SandboxState) -> list[str]:
+        return [f"port = {state.ports[self.name]}"]
 
 
 SERVICE = ClickhouseService()

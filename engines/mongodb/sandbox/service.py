@@ -18,23 +18,18 @@ against a real MongoDB-protocol server, not to measure MongoDB.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
 from loadtower.engines.mongodb.sandbox import ferretdb
 from loadtower.errors import LoadtowerError
-from loadtower.sandbox.engine_services import EngineService, address
+from loadtower.sandbox.engine_services import EngineService
 from loadtower.sandbox.state import SandboxState
+from loadtower.sandbox.toml_values import q
 
 AUTH_SOURCE = "admin"
 ENGINE = f"FerretDB {ferretdb.FERRETDB_VERSION} (SQLite backend)"
-
-
-def q(value: object) -> str:
-    """A TOML value: JSON string/number literals are valid TOML."""
-    return json.dumps(value)
 
 
 def home(directory: Path) -> Path:
@@ -122,9 +117,8 @@ class MongodbService(EngineService):
     def info_extra(self) -> dict:
         return {"auth_source": AUTH_SOURCE}
 
-    def inventory_lines(self, directory: Path, state: SandboxState,
-                        actions: dict[str, str]) -> list[str]:
-        """``[mongodb]`` credentials and the host mongo1 (FerretDB)."""
+    def inventory_section(self, directory: Path, state: SandboxState) -> list[str]:
+        """``[mongodb]`` credentials (host mongo1: FerretDB)."""
         return [
             f"# mongo1: {ENGINE} speaking the MongoDB protocol.",
             "# Its TIMINGS ARE FERRETDB'S, NOT MONGODB'S (a Go proxy over SQLite files).",
@@ -132,17 +126,6 @@ class MongodbService(EngineService):
             f"port = {state.ports[self.name]}",
             f"username = {q(self.username)}",
             f"password_file = {q(str(self.password_file(directory)))}",
-            "",
-            f"[hosts.{self.host}]",
-            f"address = {q(address(state))}",
-            'ssh_host = "127.0.0.1"',
-            'roles = ["db"]',
-            'engine = "mongodb"',
-            f"node_exporter = {q('127.0.0.1:' + str(state.ports['node_exporter']))}",
-            "",
-            f"[hosts.{self.host}.actions]",
-            *(f"{a} = {q(command)}" for a, command in actions.items()),
-            "",
         ]
 
     def fetch(self, require: bool) -> None:
