@@ -12,7 +12,7 @@ and registers them under the entry-point group ``loadtower.engines``
 (not at import: an engine package imports this module for `EngineKind`), so a third
 party can ship an engine as its own distribution. The core never imports an
 engine package: it reaches an engine's code through the ``module:attribute`` strings of
-its kind (``agent_backend``, ``hooks``, ``sandbox_service``).
+its kind (``agent_backend``, ``hooks``, ``sandbox_service``, ``workload_file``).
 
 The protocol room holds it because both sides ask: the orchestrator's checks, plans and
 phases, and the agents.
@@ -55,6 +55,9 @@ class EngineKind:
     # its host in the loopback sandbox, "module:attribute" (sandbox/engine_services.py);
     # None: the sandbox runs none (Cassandra's ring is the sandbox's own)
     sandbox_service: str | None = None
+    # its dialect's slot of workload files, "module:attribute" of a FileSlot (its models and
+    # rendering: scenarios/workloads/file_slot.py); None: its targets run no workload files
+    workload_file: str | None = None
 
 
 GROUP = "loadtower.engines"

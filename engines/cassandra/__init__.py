@@ -3,7 +3,7 @@
 ScyllaDB is Cassandra's flavour here: the same driver, CQL, agents' backend and Rust load
 core; it has no coordinator latency tables. Parts: ``agent/`` (sessions over
 cassandra-driver or acsylla, the file runner, the Rust core's feed), ``orchestrator/``
-(the server version, tombstones per read from the nodes' tables).
+(the server version, tombstones per read from the nodes' tables, workload files in CQL).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ CASSANDRA = EngineKind(
     agent_backend="loadtower.engines.cassandra.agent.backend:CqlBackend",
     hooks={"version": f"{_ORCH}.version:version",
            "node_stats": f"{_ORCH}.node_stats:node_stats"},
+    workload_file=f"{_ORCH}.file_slot:SLOT",
 )  # fmt: skip
 SCYLLA = replace(
     CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False,

@@ -1,8 +1,8 @@
 """ClickHouse: HTTP through clickhouse-connect on the agents, block loads, compaction as a
 statement (``OPTIMIZE TABLE ... FINAL``). Parts: ``agent/`` (the session, the file
 runner, schemas' names), ``orchestrator/`` (the compaction statement, the sandbox
-endpoint's warning, the server version), ``sandbox/`` (the sandbox's host ch1:
-ClickHouse's engine, chdb, behind a small HTTP endpoint).
+endpoint's warning, the server version, workload files in its SQL), ``sandbox/`` (the
+sandbox's host ch1: ClickHouse's engine, chdb, behind a small HTTP endpoint).
 """
 
 from __future__ import annotations
@@ -22,5 +22,6 @@ CLICKHOUSE = EngineKind(
            "compact": f"{_ORCH}.node:optimize_final"},
     compact_what="OPTIMIZE TABLE ... FINAL",
     sandbox_service="loadtower.engines.clickhouse.sandbox.service:SERVICE",
+    workload_file=f"{_ORCH}.file_slot:SLOT",
 )  # fmt: skip
 KINDS = (CLICKHOUSE,)

@@ -1,8 +1,8 @@
 """MongoDB (the sandbox runs FerretDB): pymongo's asyncio client on the agents, block
 loads, TLS from the inventory's files. Parts: ``agent/`` (the session, error classes, the
 file runner, TLS), ``orchestrator/`` (pre-flight checks, the server version, the load's
-counts, node figures from serverStatus), ``sandbox/`` (the sandbox's host mongo1:
-FerretDB on SQLite, built once with Go).
+counts, node figures from serverStatus, the workload file's ``mongodb`` slot: calls),
+``sandbox/`` (the sandbox's host mongo1: FerretDB on SQLite, built once with Go).
 """
 
 from __future__ import annotations
@@ -20,5 +20,6 @@ MONGODB = EngineKind(
     hooks={name: f"{_NODE}:{name}"
            for name in ("before_target", "version", "after_load", "node_stats")},
     sandbox_service="loadtower.engines.mongodb.sandbox.service:SERVICE",
+    workload_file="loadtower.engines.mongodb.orchestrator.file_slot:SLOT",
 )  # fmt: skip
 KINDS = (MONGODB,)

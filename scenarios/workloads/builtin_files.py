@@ -7,7 +7,7 @@ The scenario's settings become the file's variables (``dataset.records``, ``fiel
 ``bloom_filter_fp_chance``, hotspot fractions), its mix the ops' weights (an op the mix
 does not name: weight 0). ``bloom_filter_fp_chance`` on a schema whose file has no such
 variable (ycsb, recipes) becomes a Cassandra option of the file's table, as the engines'
-own DDL had it. A ClickHouse target's ``update_mode = "mutation"`` runs an op's
+own DDL had it (the slot's ``tune_builtin``). A ClickHouse target's ``update_mode = "mutation"`` runs an op's
 ``OP_mutation`` (the file's ``update_mutation``) as OP: ``for_target``. A built-in's
 load on ClickHouse and MongoDB runs the file's ``insert_batch`` (blocks of
 ``batch_size`` rows, the op name the engines' code gave those blocks): ``builtin_load_op``.
@@ -24,6 +24,7 @@ from loadtower.errors import ConfigError
 from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.models import Dataset, Target, Workload
 from loadtower.scenarios.workloads.checks import Checked
+from loadtower.scenarios.workloads.file_slot import file_slots
 from loadtower.scenarios.workloads.loader import load_workload_file
 from loadtower.scenarios.workloads.variables import Scalar
 
@@ -67,12 +68,12 @@ def builtin_checked(dataset: Dataset, workload: Workload, where: str) -> Checked
     ops = {name: op.model_copy(update={"weight": float(workload.mix.get(name, 0))})
            for name, op in model.ops.items()}
     tables = dict(model.tables)
-    if workload.bloom_filter_fp_chance is not None and "bloom_filter_fp_chance" not in declared:
+    for slot in file_slots():
         for name, table in tables.items():
-            options = {**table.cassandra.options,
-                       "bloom_filter_fp_chance": float(workload.bloom_filter_fp_chance)}
-            cassandra = table.cassandra.model_copy(update={"options": options})
-            tables[name] = table.model_copy(update={"cassandra": cassandra})
+            own = table.slot(slot.name)
+            if slot.tune_builtin is not None and own is not None:
+                tuned = slot.tune_builtin(own, workload, declared)
+                tables[name] = table.model_copy(update={slot.name: tuned})
     checked.model = model.model_copy(update={"ops": ops, "tables": tables})
     return checked
 

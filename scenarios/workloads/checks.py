@@ -8,14 +8,13 @@ and a native binder need.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from loadtower.errors import ConfigError
 from loadtower.scenarios.identifiers import NAME
 from loadtower.scenarios.toml_lines import LineIndex, format_path
-from loadtower.scenarios.workloads import mongodb_slot
+from loadtower.scenarios.workloads.file_slot import file_slots
 from loadtower.scenarios.workloads.generators import (
     KEY_KINDS,
     DatasetColumn,
@@ -24,20 +23,9 @@ from loadtower.scenarios.workloads.generators import (
     value_kind,
 )
 from loadtower.scenarios.workloads.models import ColumnGroup, Op, Table, WorkloadFile
-from loadtower.scenarios.workloads.statement_text import (
-    Native,
-    Param,
-    ParamList,
-    Part,
-    Ref,
-    Text,
-    param_names,
-    parts,
-)
+from loadtower.scenarios.workloads.rendering import WorkloadRendering, workload_rendering
 from loadtower.scenarios.workloads.types import FITS, TYPES, kind_of
 
-ENGINES = ("cassandra", "clickhouse")
-_COMPARED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)?\s*(?:=|<>|!=|<=|>=|<|>|\bIN)\s*$", re.I)
 # a generator's own kind -> the parameter type it gives when nothing else does
 _DEFAULT_TYPE = {
     "int": "int", "float": "double", "text": "text", "blob": "blob", "bool": "boolean",
@@ -113,12 +101,9 @@ def _check_table(name: str, table: Table, fail: _Fail) -> None:
         for i, column in enumerate(getattr(table, key)):
             if column not in columns:
                 raise fail((*where, key, i), _not_a_column(column, name, columns))
-    for engine_key, keys in (
-        ("cassandra", ("clustering_order", "types")),
-        ("clickhouse", ("order_by", "types")),
-    ):
-        spec = getattr(table, engine_key)
-        for key in keys:
+    for slot in file_slots():
+        engine_key, spec = slot.name, table.slot(slot.name)
+        for key in slot.column_keys if spec is not None else ():
             for i, column in enumerate(getattr(spec, key) or []):
                 if column not in columns:
                     at = i if isinstance(getattr(spec, key), list) else column
@@ -130,11 +115,13 @@ def _not_a_column(column: str, table: str, columns: dict[str, str]) -> str:
     return f"'{column}' is not a column of table '{table}' (columns: {shown})"
 
 
-def _refs(op: Op) -> Iterator[tuple[str, list[Part]]]:
-    for engine in ENGINES:
-        statement = getattr(op, engine)
-        if statement is not None:
-            yield engine, parts(statement, engine == "clickhouse")
+def _statements(op: Op) -> Iterator[tuple[str, WorkloadRendering, object]]:
+    """(slot, its rendering, the op's statement) of each slot the op has one in."""
+    for slot in file_slots():
+        statement = op.statement(slot.name)
+        rendering = workload_rendering(slot.name) if statement is not None else None
+        if rendering is not None:
+            yield slot.name, rendering, statement
 
 
 def _op_table(model: WorkloadFile, name: str, op: Op, fail: _Fail) -> str:
@@ -145,12 +132,10 @@ def _op_table(model: WorkloadFile, name: str, op: Op, fail: _Fail) -> str:
         return op.table
     if len(model.tables) == 1:
         return next(iter(model.tables))
-    for _, items in _refs(op):
-        for part in items:
-            if isinstance(part, Ref) and part.body in model.tables:
-                return part.body
-    if op.mongodb is not None and op.mongodb.collection.strip("${}") in model.tables:
-        return op.mongodb.collection.strip("${}")
+    for _, rendering, statement in _statements(op):
+        named = rendering.op_table(statement, model.tables)
+        if named is not None:
+            return named
     raise fail(("ops", name), "name the op's table: table = \"...\" (the file has several)")
 
 
@@ -171,9 +156,11 @@ def _check_op(model: WorkloadFile, name: str, op: Op, out: Checked, fail: _Fail)
     types: dict[str, str] = {}
     cols: dict[str, str] = {}
     out.params[name] = {}
-    for engine, items in _refs(op):
-        _check_refs(model, items, groups, (*where, engine), fail)
-        names = param_names(items, groups)
+    for engine, rendering, statement in _statements(op):
+        bad = rendering.problem(statement, model.tables, groups, op.rows(engine))
+        if bad:
+            raise fail((*where, engine), bad)
+        names = rendering.params(statement, groups)
         out.params[name][engine] = names
         for param in names:
             param = _bound_as(op, param, groups)
@@ -181,25 +168,8 @@ def _check_op(model: WorkloadFile, name: str, op: Op, out: Checked, fail: _Fail)
                 raise fail((*where, engine), f"parameter :{param} has no binding (add "
                            f"bind.{param} = {{ gen = \"...\" }})")
             used.setdefault(param)
-        for param, context_column in _contexts(items, groups, columns):
+        for param, context_column in rendering.contexts(statement, groups, columns):
             cols.setdefault(param, context_column)
-        if op.rows(engine) > 1 and engine == "clickhouse":
-            _check_clickhouse_batch(items, (*where, engine), fail)
-    if op.mongodb is not None:
-        bad = mongodb_slot.problem(op.mongodb, model.tables, groups, op.rows("mongodb"))
-        if bad:
-            raise fail((*where, "mongodb"), bad)
-        mongo = mongodb_slot.op_params(op.mongodb, groups)
-        out.params[name]["mongodb"] = mongo
-        for _, template in mongodb_slot.templates(op.mongodb):
-            for param, context_column in mongodb_slot.contexts(template, groups, columns):
-                cols.setdefault(param, context_column)
-        for param in mongo:
-            param = _bound_as(op, param, groups)
-            if param not in op.bind:
-                raise fail((*where, "mongodb"), f"parameter :{param} has no binding (add "
-                           f"bind.{param} = {{ gen = \"...\" }})")
-            used.setdefault(param)
     for param, gen in op.bind.items():
         bwhere = (*where, "bind", param)
         if param not in used:
@@ -294,57 +264,3 @@ def _check_written(model: WorkloadFile, op: str, param: str, gen: Written, out: 
         raise fail(where, f"{source_op}.{source_param} is {typ}, but :{param} is {mine}")
     if typ and param not in out.param_types[op]:
         out.param_types[op][param] = typ
-
-
-def _check_refs(model: WorkloadFile, items: list[Part], groups: dict[str, list[str]],
-                where: Path, fail: _Fail) -> None:
-    for part in items:
-        if isinstance(part, Param) and part.group and part.name not in groups:
-            raise fail(where, f":{part.name}* names no column group of the op's table "
-                       f"(groups: {', '.join(g + '*' for g in groups) or 'none'})")
-        if not isinstance(part, Ref):
-            continue
-        body = part.body
-        group = body.split("|", 1)[0].strip()
-        if body in model.tables or body in ("keyspace", "final"):
-            continue
-        if group.endswith(("*", "#")) and group[:-1] in groups:
-            if "|" in body and not (group.endswith("*") and body.split("|", 1)[1].strip()
-                                    .startswith(":")):
-                raise fail(where, f"${{{body}}}: write ${{{group[:-1]}*|:param}}")
-            continue
-        raise fail(where, f"${{{body}}} is not a table ({', '.join(model.tables)}), keyspace, "
-                   f"final or a column group of the op's table "
-                   f"({', '.join(g + '*' for g in groups) or 'none'})")
-
-
-def _contexts(items: list[Part], groups: dict[str, list[str]],
-              columns: dict[str, str]) -> Iterator[tuple[str, str]]:
-    """(parameter, column) where a statement compares or sets a column to a parameter."""
-    for j, part in enumerate(items):
-        if isinstance(part, Ref) and "|" in part.body:
-            group = part.body.split("|", 1)[0].strip().rstrip("*")
-            yield part.body.split("|", 1)[1].strip().removeprefix(":"), groups[group][0]
-        if not isinstance(part, Param | Native) or j == 0 or not isinstance(items[j - 1], Text):
-            continue
-        prev = items[j - 1]
-        assert isinstance(prev, Text)
-        m = _COMPARED.search(prev.text)
-        if not m:
-            continue
-        if m.group(1) and m.group(1) in columns:
-            yield part.name, m.group(1)
-        elif not m.group(1) and j >= 2:
-            ref = items[j - 2]
-            if isinstance(ref, Ref) and ref.body.endswith("#") and ref.body[:-1] in groups:
-                yield part.name, groups[ref.body[:-1]][0]
-
-
-def _check_clickhouse_batch(items: list[Part], where: Path, fail: _Fail) -> None:
-    from loadtower.scenarios.workloads.render_statements import _INSERT
-
-    text = "".join(p.text if isinstance(p, Text) else "x" for p in items)
-    if _INSERT.match(text) or any(isinstance(p, ParamList) for p in items):
-        return
-    raise fail(where, "a batch op's ClickHouse statement must be an INSERT ... VALUES "
-               "(one insert of the batch's rows) or take a list parameter :[...]")

@@ -1,31 +1,28 @@
 """The workload file model: tables, data sets, ops with one statement per engine,
 bindings (``loadtower.scenarios.workloads.loader`` validates a file into it).
 
+``[ops.X]`` and ``[tables.T]`` have one key per slot of the registered engines
+(file_slot.py): the engines' packages give each slot's models, so `Table` and `Op` are
+built here from the registry (``create_model``), typed as their bases for mypy.
+
 A plain description: ``as_spec()`` (``model_dump``) is what travels to agents in the
 phase spec; nothing in it is Python code.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import BaseModel, Discriminator, Field, Tag, create_model, model_validator
 
 from loadtower.scenarios.models import MAX_BATCH, MAX_FIELDS, Name, Strict, Weight
+from loadtower.scenarios.workloads.file_slot import file_slots, slot_names
 from loadtower.scenarios.workloads.generators import Generator, KeyDraw
 from loadtower.scenarios.workloads.types import TypeName
 
-OptionValue = str | int | float | bool
-# a key of an option's map (CQL's compaction = {'class': ..., 'max_threshold': 32}): a
-# word, never quotes or anything else that could end the map in the rendered statement
-OPTION_KEY = re.compile(r"[A-Za-z0-9_.-]{1,100}")
-OptionKey = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
-Option = OptionValue | dict[OptionKey, OptionValue]
-Statement = Annotated[str, Field(min_length=1, max_length=100_000)]
 Rows = Annotated[int, Field(gt=0, le=MAX_BATCH)]
-Slot = Literal["cassandra", "clickhouse", "mongodb"]  # the engines a file has statements for
-SLOTS: tuple[Slot, ...] = ("cassandra", "clickhouse", "mongodb")  # Op's statement fields' order
+SLOTS: tuple[str, ...] = slot_names()  # the engines' slots, in the order of Op's fields
+Slot = Literal[SLOTS]  # type: ignore[valid-type]  # one of SLOTS (built from the registry)
 # a number, or a table by engine (its own errors, not "expected an integer" for a table)
 Batch = Annotated[
     Annotated[Rows, Tag("rows")] | Annotated[dict[Slot, Rows], Tag("by engine")],
@@ -41,58 +38,15 @@ class ColumnGroup(Strict):
     count: Annotated[int, Field(gt=0, le=MAX_FIELDS)]
 
 
-class CassandraTable(Strict):
-    options: dict[Name, Option] = Field(default_factory=dict)  # WITH k = v AND ...
-
-    @field_validator("options", mode="before")
-    @classmethod
-    def _map_keys_are_words(cls, options: Any) -> Any:
-        for name, value in (options or {}).items() if isinstance(options, dict) else ():
-            for key in value if isinstance(value, dict) else ():
-                if not isinstance(key, str) or not OPTION_KEY.fullmatch(key):
-                    raise ValueError(f"option {name}: map key {str(key)[:60]!r} is not a "
-                                     "word (letters, digits, '_', '.', '-')")
-        return options
-    clustering_order: dict[Name, Literal["ASC", "DESC"]] = Field(default_factory=dict)
-    types: dict[Name, Annotated[str, Field(max_length=200)]] = Field(default_factory=dict)
-    ddl: list[Statement] | None = None  # raw DDL instead of the generated CREATE TABLE
-
-
-class ClickhouseTtl(Strict):
-    column: Name
-    seconds: Annotated[int, Field(ge=0)]  # 0: no TTL
-
-
-class ClickhouseTable(Strict):
-    engine: Annotated[str, Field(min_length=1, max_length=200)] = "MergeTree"
-    order_by: list[Name] | None = None  # default: partition key, then clustering key
-    partition_by: Annotated[str, Field(max_length=1000)] | None = None
-    ttl: ClickhouseTtl | None = None
-    # columns the statements never write: "ver UInt64 DEFAULT now64()"-like definitions
-    extra_columns: dict[Name, Annotated[str, Field(max_length=1000)]] = Field(
-        default_factory=dict
-    )
-    skip_indexes: dict[Name, Annotated[str, Field(max_length=1000)]] = Field(
-        default_factory=dict
-    )
-    settings: dict[Name, OptionValue] = Field(default_factory=dict)
-    types: dict[Name, Annotated[str, Field(max_length=200)]] = Field(default_factory=dict)
-    ddl: list[Statement] | None = None
-
-
-class MongodbTable(Strict):
-    """The slot for MongoDB: the collection's secondary indexes (create_index)."""
-
-    indexes: list[dict[str, Literal[1, -1]]] = Field(default_factory=list)
-
-
-class Table(Strict):
+class TableBase(Strict):
     columns: Annotated[dict[str, TypeName | ColumnGroup], Field(min_length=1)]
     partition_key: Annotated[list[Name], Field(min_length=1)]
     clustering_key: list[Name] = Field(default_factory=list)
-    cassandra: CassandraTable = Field(default_factory=CassandraTable)
-    clickhouse: ClickhouseTable = Field(default_factory=ClickhouseTable)
-    mongodb: MongodbTable | None = None
+
+    def slot(self, name: str) -> BaseModel | None:
+        """The table's ``[tables.T.NAME]`` (None: an optional slot the file leaves out)."""
+        found: BaseModel | None = getattr(self, name, None)
+        return found
 
     def column_types(self) -> dict[str, str]:
         """Every column (groups expanded, in order) -> its portable type."""
@@ -114,25 +68,7 @@ class Table(Strict):
         }
 
 
-class MongodbOp(Strict):
-    """The slot for MongoDB: one pymongo call; strings ":name" in
-    filter/document/update/pipeline/limit are parameters (``mongodb_slot.py``,
-    rendered by ``render_mongodb.py``)."""
-
-    call: Literal[
-        "find_one", "find", "insert_one", "insert_many", "update_one", "update_many",
-        "replace_one", "delete_one", "delete_many", "aggregate", "count_documents",
-    ]  # fmt: skip
-    collection: str
-    filter: dict[str, Any] = Field(default_factory=dict)
-    document: dict[str, Any] | None = None
-    update: dict[str, Any] | None = None
-    pipeline: list[dict[str, Any]] | None = None
-    sort: dict[str, Literal[1, -1]] | None = None
-    limit: Annotated[int, Field(gt=0)] | str | None = None
-
-
-class Op(Strict):
+class OpBase(Strict):
     weight: Weight = 1.0
     # rows per op, or per engine: { cassandra = 100, clickhouse = 10000 } (a CQL batch
     # over ~50 kB is refused; ClickHouse wants inserts of thousands of rows)
@@ -143,18 +79,19 @@ class Op(Strict):
     table: Name | None = None  # the table its parameters' columns are in
     key: KeyDraw | None = None  # the row's key number, shared by its gen = "key" bindings
     steps: Annotated[list[Name], Field(min_length=2, max_length=16)] | None = None
-    cassandra: Statement | None = None
-    clickhouse: Statement | None = None
-    mongodb: MongodbOp | None = None
-    bind: dict[str, Generator] = Field(default_factory=dict)
+    # then one field per slot (statement_fields) and `bind` (the fields' order of a file)
+
+    def statement(self, slot: str) -> Any:
+        """The op's statement in `slot` (text, or the engine's model), or None."""
+        return getattr(self, slot, None)
 
     @model_validator(mode="after")
-    def _something(self) -> Op:
-        statements = (self.cassandra, self.clickhouse, self.mongodb)
+    def _something(self) -> OpBase:
+        statements = [self.statement(s) for s in SLOTS]
         if self.steps is not None and any(s is not None for s in statements):
             raise ValueError("an op with 'steps' runs other ops: it has no statement of its own")
         if self.steps is None and all(s is None for s in statements):
-            raise ValueError("an op needs a statement (cassandra, clickhouse or mongodb) or steps")
+            raise ValueError(f"an op needs a statement ({_either(SLOTS)}) or steps")
         if isinstance(self.batch, dict):
             engines = [e for e, s in zip(SLOTS, statements, strict=True) if s is not None]
             stray = [e for e in self.batch if e not in engines]
@@ -172,6 +109,31 @@ class Op(Strict):
         if isinstance(self.batch, int):
             return self.batch
         return next((rows for slot, rows in self.batch.items() if slot == engine), 1)
+
+
+def _either(names: tuple[str, ...]) -> str:
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def _table_field(optional: bool, model: type[BaseModel]) -> Any:
+    return (model | None, None) if optional else (model, Field(default_factory=model))
+
+
+_Table = create_model(
+    "Table", __base__=TableBase,
+    **{s.name: _table_field(s.table_optional, s.table) for s in file_slots()})
+_Op = create_model(  # type: ignore[call-overload]
+    "Op", __base__=OpBase,
+    **{s.name: (s.op | None, None) for s in file_slots()},
+    bind=(dict[str, Generator], Field(default_factory=dict)))
+
+if TYPE_CHECKING:
+    Table = TableBase
+
+    class Op(OpBase):
+        bind: dict[str, Generator]
+else:
+    Table, Op = _Table, _Op
 
 
 class DataSet(Strict):

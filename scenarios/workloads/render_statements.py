@@ -1,9 +1,12 @@
-"""A workload file's statements as each engine's driver takes them.
+"""A workload file's statements as an engine's driver takes them, in the engine's
+SQL dialect (`SqlDialect`, given by the engine's package: ``scenarios/workloads/
+sql_rendering.py``).
 
-``:name`` becomes CQL's ``?`` and ClickHouse's ``{name:Type}`` (the type of the column
-it stands for); ``${table}`` the keyspace-qualified table; column-group references
-their members. A ClickHouse ``INSERT INTO t (cols) VALUES (:a, ...)`` becomes the head
-``INSERT INTO t (cols)``: its rows go in one ``client.insert`` (a batch: N rows).
+``:name`` becomes the dialect's marker (CQL's ``?``, ClickHouse's ``{name:Type}`` with
+the type of the column it stands for); ``${table}`` the keyspace-qualified table;
+column-group references their members. A dialect may turn ``INSERT INTO t (cols) VALUES
+(:a, ...)`` into a head whose rows go in one insert (ClickHouse's ``client.insert``: a
+batch of N rows).
 """
 
 from __future__ import annotations
@@ -11,9 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from loadtower.engines.cassandra.agent.schemas import cql_name
-from loadtower.engines.clickhouse.agent.schemas import sql_name
 from loadtower.scenarios.workloads.statement_text import (
     Native,
     Param,
@@ -24,7 +26,7 @@ from loadtower.scenarios.workloads.statement_text import (
     parts,
 )
 
-_INSERT = re.compile(
+INSERT_VALUES = re.compile(
     r"^\s*INSERT\s+INTO\s+(?P<table>\S+)\s*\((?P<cols>[^()]*)\)\s*VALUES\s*\((?P<vals>.*)\)\s*;?\s*$",
     re.I | re.S,
 )
@@ -44,56 +46,75 @@ class Names:
 class Rendered:
     text: str
     binds: list[Bind]  # in the order of the bind markers
-    insert_rows: bool = False  # ClickHouse: a head whose rows go in one client.insert
+    insert_rows: bool = False  # a head whose rows go in one insert (ClickHouse's)
 
 
-def variants(statement: str, groups: dict[str, list[str]], clickhouse: bool = False) -> int:
+class SqlDialect(Protocol):
+    """How an engine writes what a workload file's statement leaves open."""
+
+    native_params: bool  # it has its own parameters, ``{name:Type}``, kept as they are
+
+    def quote(self, name: str) -> str:
+        """A keyspace's or a table's name, quoted where it must be."""
+        ...
+
+    def marker(self, name: str, type_: str) -> str:
+        """The bind marker of parameter `name` (of the engine's type `type_`)."""
+        ...
+
+    def list_marker(self, names: tuple[str, ...], types: list[str]) -> str:
+        """The bind marker of ``:[a, b]``: the list of (a, b) over the batch's rows."""
+        ...
+
+    def final(self, names: Names, table: str | None) -> str:
+        """What ``${final}`` is in a read of `table`."""
+        ...
+
+    def rows_insert(self, text: str) -> str | None:
+        """The head of an ``INSERT ... VALUES`` whose rows go in one insert, or None: the
+        statement runs as it is."""
+        ...
+
+
+def variants(statement: str, groups: dict[str, list[str]], native_params: bool = False
+             ) -> int:
     """How many statements one op has: the members of the group it picks from (``${g#}``
     or ``${g*|:p}``), else 1."""
-    for part in parts(statement, clickhouse):
+    for part in parts(statement, native_params):
         if isinstance(part, Ref) and (part.body.endswith("#") or "|" in part.body):
             name = part.body.split("|", 1)[0].strip().rstrip("#*")
             return max(1, len(groups.get(name, [])))
     return 1
 
 
-def _table(name: str, names: Names, engine: str) -> str:
-    quote = sql_name if engine == "clickhouse" else cql_name
-    return f"{quote(names.keyspace)}.{quote(names.tables.get(name, name))}"
-
-
 def render(
     statement: str,
-    engine: str,
+    dialect: SqlDialect,
     names: Names,
     groups: dict[str, list[str]],
     types: dict[str, str],
     picked: int = 0,
     table: str | None = None,
 ) -> Rendered:
-    """`statement` for `engine` ("cassandra" or "clickhouse"); `types`: each parameter's
-    ClickHouse type; `picked`: the group member of this variant."""
-    clickhouse = engine == "clickhouse"
+    """`statement` in `dialect`; `types`: each parameter's type on the engine; `picked`:
+    the group member of this variant."""
     out: list[str] = []
     binds: list[Bind] = []
 
     def marker(name: str) -> str:
         binds.append(name)
-        return f"{{{name}:{types[name]}}}" if clickhouse else "?"
+        return dialect.marker(name, types.get(name, ""))
 
-    for part in parts(statement, clickhouse):
-        out.append(_one(part, engine, names, groups, types, picked, table, marker, binds))
+    for part in parts(statement, dialect.native_params):
+        out.append(_one(part, dialect, names, groups, types, picked, table, marker, binds))
     text = "".join(out)
-    if clickhouse:
-        m = _INSERT.match(text)
-        if m and all(b is not None for b in binds):
-            return Rendered(f"INSERT INTO {m['table']} ({m['cols'].strip()})", binds, True)
-    return Rendered(text, binds)
+    head = dialect.rows_insert(text)
+    return Rendered(text, binds) if head is None else Rendered(head, binds, True)
 
 
 def _one(
     part: Part,
-    engine: str,
+    dialect: SqlDialect,
     names: Names,
     groups: dict[str, list[str]],
     types: dict[str, str],
@@ -112,17 +133,13 @@ def _one(
         return ", ".join(mark(m) for m in members)
     if isinstance(part, ParamList):
         binds.append(part.names)
-        if engine != "clickhouse":
-            return "?"
-        inner = [types[n] for n in part.names]
-        kind = inner[0] if len(inner) == 1 else f"Tuple({', '.join(inner)})"
-        return f"{{{'_'.join(part.names)}:Array({kind})}}"
-    return _ref(part.body, engine, names, groups, picked, table, mark)
+        return dialect.list_marker(part.names, [types.get(n, "") for n in part.names])
+    return _ref(part.body, dialect, names, groups, picked, table, mark)
 
 
 def _ref(
     body: str,
-    engine: str,
+    dialect: SqlDialect,
     names: Names,
     groups: dict[str, list[str]],
     picked: int,
@@ -130,10 +147,9 @@ def _ref(
     mark: Callable[[str], str],
 ) -> str:
     if body == "keyspace":
-        quote = sql_name if engine == "clickhouse" else cql_name
-        return quote(names.keyspace)
+        return dialect.quote(names.keyspace)
     if body == "final":
-        return names.finals.get(table or "", "") if engine == "clickhouse" else ""
+        return dialect.final(names, table)
     if "|" in body:
         group, param = (s.strip() for s in body.split("|", 1))
         members = groups[group.rstrip("*")]
@@ -143,4 +159,4 @@ def _ref(
         return ", ".join(groups[body[:-1]])
     if body.endswith("#"):
         return groups[body[:-1]][picked]
-    return _table(body, names, engine)
+    return f"{dialect.quote(names.keyspace)}.{dialect.quote(names.tables.get(body, body))}"

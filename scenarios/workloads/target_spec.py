@@ -1,14 +1,14 @@
 """A workload file rendered for one target: what a phase spec's ``workload_file`` holds
 (protocol/workload_file_spec.py) and what ``loadtower check`` prints (one code path).
 
-For the target's engine: the DDL (the target's keyspace and replication, the workload's
-table rename, a ClickHouse target's table_engine / order_by / skip_indexes; MongoDB's
+For the target's engine, as its package renders it (its kind's ``workload``,
+rendering.py): the DDL (the target's keyspace and replication, the workload's table
+rename, a ClickHouse target's table_engine / order_by / skip_indexes; MongoDB's
 collections and indexes), the file's tables as qualified names, each op's statements
 with the driver's markers and their parameters in order (MongoDB: the call with its
-parameters' marks, ``render_mongodb.py``), its batch (a batch by engine: the target's),
-expect and weight, ops made of
-steps, and the op a load phase runs. Agents take this as it is: they never import a
-workload file's model.
+parameters' marks); here: each op's batch (a batch by engine: the target's), expect and
+weight, ops made of steps, and the op a load phase runs. Agents take this as it is: they
+never import a workload file's model.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from loadtower.engines.cassandra.agent.schemas import cql_name
-from loadtower.engines.clickhouse.agent.schemas import sql_name
 from loadtower.errors import LoadtowerError
-from loadtower.protocol.engine_kinds import dialects, kind
+from loadtower.protocol.engine_kinds import KINDS, kind, titles
 from loadtower.protocol.workload_file_spec import OpRunSpec, StatementSpec, WorkloadFileSpec
 from loadtower.scenarios.crossref import workload_of
 from loadtower.scenarios.models import Dataset, LoadPhase, Target, Workload
@@ -30,14 +28,7 @@ from loadtower.scenarios.workloads.builtin_files import (
     for_target,
 )
 from loadtower.scenarios.workloads.checks import Checked
-from loadtower.scenarios.workloads.op_statements import (
-    engine_names,
-    op_statements,
-    param_engine_types,
-)
-from loadtower.scenarios.workloads.render_ddl import clickhouse_ddl, cql_ddl
-from loadtower.scenarios.workloads.render_mongodb import mongodb_ddl, mongodb_statements
-from loadtower.scenarios.workloads.render_statements import Names, Rendered
+from loadtower.scenarios.workloads.rendering import rendered_slots, workload_rendering
 
 if TYPE_CHECKING:
     from loadtower.scenarios.plan import Plan
@@ -55,47 +46,6 @@ def table_renames(checked: Checked, workload: Workload, target: Target | None = 
     table = workload.table or (target.table if target is not None and workload.file is None
                                else None)
     return {next(iter(tables)): table} if table and len(tables) == 1 else None
-
-
-def target_ddl(checked: Checked, engine: str, target: Target, names: Names) -> list[str]:
-    tables = checked.model.tables
-    if engine == "cassandra":
-        return cql_ddl(tables, names, target.replication or target.replication_factor)
-    if engine == "clickhouse":
-        indexes = ({k: str(v) for k, v in target.skip_indexes.items()}
-                   if target.skip_indexes is not None else None)
-        return clickhouse_ddl(tables, names, target.table_engine, target.order_by, indexes)
-    if engine == "mongodb":
-        return mongodb_ddl(tables, names)
-    return []
-
-
-def _qualified(engine: str, names: Names, table: str) -> str:
-    if engine == "mongodb":  # a collection of the target's database
-        return names.tables.get(table, table)
-    quote = sql_name if engine == "clickhouse" else cql_name
-    return f"{quote(names.keyspace)}.{quote(names.tables.get(table, table))}"
-
-
-def _statement(r: Rendered, types: dict[str, str]) -> StatementSpec:
-    binds = [b if isinstance(b, str) else list(b) for b in r.binds]
-    names = {n for b in r.binds for n in ((b,) if isinstance(b, str) else b)}
-    return {"text": r.text, "binds": binds, "insert_rows": r.insert_rows,
-            "types": {n: t for n, t in types.items() if n in names}}
-
-
-def rendered_statements(checked: Checked, engine: str, names: Names
-                        ) -> dict[str, list[StatementSpec]]:
-    """op -> its statements on `engine` as the agents take them (ops without: absent)."""
-    if engine == "mongodb":
-        return mongodb_statements(checked, names)
-    if engine not in dialects():
-        return {}
-    out = {}
-    for name, rendered in op_statements(checked, engine, names).items():
-        types = param_engine_types(checked, name, engine)
-        out[name] = [_statement(r, types) for r in rendered]
-    return out
 
 
 def run_ops(checked: Checked, statements: dict[str, list[StatementSpec]], slot: str
@@ -127,26 +77,27 @@ def render_for_target(checked: Checked, workload: Workload, engine: str, target:
     """The file as the agents of a target of `engine` run it (see the module docstring)."""
     slot = file_engine(engine)
     checked = batches_on(for_target(checked, slot, target), slot)
-    names = engine_names(checked, target.keyspace, table_renames(checked, workload, target),
-                         target.table_engine)
     spec = workload_file_spec(checked)
-    statements = rendered_statements(checked, slot, names)
-    spec.update({
-        "engine": slot,
-        "ddl": target_ddl(checked, slot, target, names),
-        "tables": [_qualified(slot, names, t) for t in checked.model.tables],
-        "run": run_ops(checked, statements, slot),
-        "load": builtin_load_op(workload, slot, checked.load_op),
-    })
+    spec.update({"engine": slot, "ddl": [], "tables": [], "run": {},
+                 "load": builtin_load_op(workload, slot, checked.load_op)})
+    rendering = workload_rendering(slot)
+    if rendering is not None:
+        names = rendering.names(checked, target.keyspace,
+                                table_renames(checked, workload, target), target.table_engine)
+        spec.update({
+            "ddl": rendering.ddl(checked, target, names),
+            "tables": [rendering.qualified(names, t) for t in checked.model.tables],
+            "run": run_ops(checked, rendering.statements(checked, names), slot),
+        })
     return spec
 
 
 def runnable(spec: WorkloadFileSpec, file: str, workload: str) -> WorkloadFileSpec:
     """`spec` when its engine runs workload files and it has an op to run, else one line."""
-    if spec["engine"] not in dialects():
+    if spec["engine"] not in rendered_slots():
+        able = [k.name for k in KINDS.values() if k.dialect in rendered_slots()]
         raise LoadtowerError(f"{file}: workload '{workload}' on engine {spec['engine']}: "
-                             "workload files run on Cassandra, ScyllaDB, ClickHouse and "
-                             "MongoDB")
+                             f"workload files run on {titles(able)}")
     if not any(op.get("weight", 0) > 0 for op in spec["run"].values()):
         raise LoadtowerError(f"{file}: workload '{workload}': no op with a weight has a "
                              f"{spec['engine']} statement: nothing to run on this target")

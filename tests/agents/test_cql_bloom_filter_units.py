@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from loadtower.engines.cassandra.orchestrator.workload import cql_ddl
 from loadtower.scenarios.loader import load_scenario
 from loadtower.scenarios.models import Workload
 from loadtower.scenarios.workloads.loader import load_workload_file
-from loadtower.scenarios.workloads.op_statements import engine_names
-from loadtower.scenarios.workloads.render_ddl import cql_ddl
 from loadtower.scenarios.workloads.scenario_files import load_scenario_workloads
 from loadtower.scenarios.workloads.target_spec import render_for_target
 from tests.scenarios.builtin_reference import TTL_BLOOM_FP_CHANCE
 from tests.scenarios.builtin_reference import cql_ddl as reference_ddl
+from tests.scenarios.rendered import engine_names
 
 
 def builtin_ddl(tmp_path: Path, workload: str) -> list[str]:

@@ -4,11 +4,12 @@ names, quoting and options (what agents run: target_spec.render_for_target's par
 
 from __future__ import annotations
 
+from loadtower.engines.cassandra.orchestrator.workload import cql_ddl
+from loadtower.engines.clickhouse.orchestrator.workload import clickhouse_ddl
 from loadtower.scenarios.workloads.builtin_files import builtin_path
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.loader import load_workload_file
-from loadtower.scenarios.workloads.op_statements import engine_names, op_statements
-from loadtower.scenarios.workloads.render_ddl import clickhouse_ddl, cql_ddl
+from tests.scenarios.rendered import engine_names, op_statements
 
 TABLES = {"ycsb": "usertable", "recipes": "recipes", "ttl": "ttl_rows"}
 

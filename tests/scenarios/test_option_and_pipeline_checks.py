@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from loadtower.engines.cassandra.orchestrator.workload import cql_value
 from loadtower.errors import ConfigError
 from loadtower.scenarios.workloads.loader import load_workload_text
-from loadtower.scenarios.workloads.render_ddl import _cql_value
 
 from .test_workload_file_mongodb import FILE
 
@@ -38,8 +38,8 @@ def test_an_option_map_key_that_would_end_the_map_is_refused() -> None:
 def test_a_word_key_renders_quoted_and_a_quote_could_not_escape() -> None:
     checked = load_workload_text(CQL.format(key="class"), "w.toml")
     assert "compaction" in checked.model.tables["t"].cassandra.options
-    assert _cql_value({"class": "X"}) == "{'class': 'X'}"
-    assert _cql_value({"a'b": "X"}) == "{'a''b': 'X'}"  # rendering escapes keys too
+    assert cql_value({"class": "X"}) == "{'class': 'X'}"
+    assert cql_value({"a'b": "X"}) == "{'a''b': 'X'}"  # rendering escapes keys too
 
 
 def _aggregate(pipeline: str) -> str:

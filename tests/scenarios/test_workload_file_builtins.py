@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from loadtower.engines.cassandra.orchestrator.workload import cql_ddl
 from loadtower.engines.clickhouse.agent import schemas as ch
+from loadtower.engines.clickhouse.orchestrator.workload import clickhouse_ddl
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.loader import load_workload_file
-from loadtower.scenarios.workloads.op_statements import engine_names, op_statements
-from loadtower.scenarios.workloads.render_ddl import clickhouse_ddl, cql_ddl
 from tests.scenarios import builtin_reference as ref
+from tests.scenarios.rendered import engine_names, op_statements
 
 SCHEMAS = ("ycsb", "recipes", "ttl")
 _CH_PARAM = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*:")

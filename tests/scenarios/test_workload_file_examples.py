@@ -11,7 +11,7 @@ import pytest
 
 from loadtower.cli import main
 from loadtower.scenarios.workloads.loader import load_workload_file
-from loadtower.scenarios.workloads.op_statements import engine_names, op_statements
+from tests.scenarios.rendered import engine_names, op_statements
 
 LEFT_PARAM = re.compile(r"(?<![:\w]):[A-Za-z_\[]")
 EXAMPLES = Path(__file__).resolve().parents[2] / "scenarios" / "examples"

@@ -1,5 +1,5 @@
 """A workload file's mongodb slot rendered for a MongoDB target
-(scenarios/workloads/render_mongodb.py): each call with its parameters' marks in bind
+(engines/mongodb/orchestrator/workload.py): each call with its parameters' marks in bind
 order and their portable types, column groups (``"${g*}" = ":g*"``, ``${g#}``: one call
 per member), the collection's name (the workload's table rename), sort and limit, the
 DDL (collections and indexes); the checks' lines for a bad slot; `check` prints what

@@ -9,7 +9,7 @@ import pytest
 from loadtower.errors import ConfigError
 from loadtower.scenarios.workloads.java_properties import parse_properties
 from loadtower.scenarios.workloads.loader import load_workload_file
-from loadtower.scenarios.workloads.op_statements import engine_names, op_statements
+from tests.scenarios.rendered import engine_names, op_statements
 
 # YCSB's own workloads/workloada, as shipped (comments shortened)
 WORKLOAD_A = """\

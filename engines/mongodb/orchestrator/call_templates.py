@@ -10,16 +10,16 @@
   member, as statements), ``${g*}`` as a whole key (above).
 
 What the checks need (parameters, the columns they stand for, bad references), shared
-with the rendering (``render_mongodb.py``).
+with the rendering (workload.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
-from loadtower.scenarios.workloads.models import MongodbOp
+from loadtower.engines.mongodb.orchestrator.file_slot import MongodbOp
 
 PARAM = re.compile(r"^:([A-Za-z_][A-Za-z0-9_]*)(\*?)$")
 REF = re.compile(r"\$\{([^{}]*)\}")
@@ -108,7 +108,7 @@ def _refs(node: Any) -> Iterator[str]:
         yield from (m.group(1).strip() for m in REF.finditer(node))
 
 
-def problem(op: MongodbOp, tables: dict[str, Any], groups: dict[str, list[str]],
+def problem(op: MongodbOp, tables: Collection[str], groups: dict[str, list[str]],
             batch: int) -> str | None:
     """What is wrong with the slot beyond its bindings (None: nothing)."""
     shown = ", ".join(g + "*" for g in groups) or "none"

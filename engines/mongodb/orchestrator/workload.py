@@ -3,7 +3,7 @@ the agent makes (protocol/workload_file_spec.py ``MongoCallSpec``) and the text
 ``loadtower check`` prints of it; the DDL (``create COLL``, ``index COLL {keys}``).
 
 Parameters become ``{"$param": name}`` marks (in bind order, with their portable
-types), column groups and ``${...}`` references are resolved (see ``mongodb_slot.py``),
+types), column groups and ``${...}`` references are resolved (see ``call_templates.py``),
 ``${table}`` is the collection's name in the target's database (the workload's
 ``table`` rename applies).
 """
@@ -11,17 +11,21 @@ types), column groups and ``${...}`` references are resolved (see ``mongodb_slot
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Iterator
 from typing import Any
 
+from loadtower.engines.mongodb.orchestrator import call_templates
+from loadtower.engines.mongodb.orchestrator.call_templates import PARAM, REF, group_key, picks
+from loadtower.engines.mongodb.orchestrator.file_slot import MongodbOp, mongodb_of
 from loadtower.protocol.workload_file_spec import (
     MONGO_INSERTS,
     PARAM_MARK,
     MongoCallSpec,
     StatementSpec,
 )
+from loadtower.scenarios.models import Target
 from loadtower.scenarios.workloads.checks import Checked
-from loadtower.scenarios.workloads.models import MongodbOp, Table
-from loadtower.scenarios.workloads.mongodb_slot import PARAM, REF, group_key, picks
+from loadtower.scenarios.workloads.models import Table
 from loadtower.scenarios.workloads.render_statements import Names
 
 
@@ -39,7 +43,8 @@ def mongodb_ddl(tables: dict[str, Table], names: Names) -> list[str]:
     for name, table in tables.items():
         coll = collection(name, names)
         out.append(f"create {coll}")
-        for index in table.mongodb.indexes if table.mongodb else []:
+        own = mongodb_of(table)
+        for index in own.indexes if own is not None else []:
             out.append(f"index {coll} {json.dumps(index, separators=(',', ':'))}")
     return out
 
@@ -146,16 +151,55 @@ def mongodb_statements(checked: Checked, names: Names) -> dict[str, list[Stateme
     """op -> its calls on MongoDB (one per picked member); ops without a slot: absent."""
     out: dict[str, list[StatementSpec]] = {}
     for name, op in checked.model.ops.items():
-        if op.mongodb is None:
+        call = op.statement("mongodb")
+        if not isinstance(call, MongodbOp):
             continue
         groups = checked.model.tables[checked.op_tables[name]].groups()
         types = checked.param_types[name]
         calls = []
-        for picked in range(picks(op.mongodb, groups)):
-            spec, binds = render_call(op.mongodb, names, groups, picked)
+        for picked in range(picks(call, groups)):
+            spec, binds = render_call(call, names, groups, picked)
             calls.append(StatementSpec(
                 text=call_text(spec, names.keyspace), binds=list(binds),
-                insert_rows=op.mongodb.call in MONGO_INSERTS,
+                insert_rows=call.call in MONGO_INSERTS,
                 types={b: types[b] for b in binds if b in types}, mongodb=spec))
         out[name] = calls
     return out
+
+
+class MongoRendering:
+    """The `WorkloadRendering` of the ``mongodb`` slot (scenarios/workloads/rendering.py)."""
+
+    slot = "mongodb"
+
+    def op_table(self, statement: Any, tables: Collection[str]) -> str | None:
+        named = str(statement.collection).strip("${}")
+        return named if named in tables else None
+
+    def problem(self, statement: Any, tables: Collection[str], groups: dict[str, list[str]],
+                rows: int) -> str | None:
+        return call_templates.problem(statement, tables, groups, rows)
+
+    def params(self, statement: Any, groups: dict[str, list[str]]) -> list[str]:
+        return call_templates.op_params(statement, groups)
+
+    def contexts(self, statement: Any, groups: dict[str, list[str]], columns: dict[str, str]
+                 ) -> Iterator[tuple[str, str]]:
+        for _, template in call_templates.templates(statement):
+            yield from call_templates.contexts(template, groups, columns)
+
+    def names(self, checked: Checked, keyspace: str, tables: dict[str, str] | None,
+              table_engine: str | None) -> Names:
+        return Names(keyspace, dict(tables or {}))
+
+    def ddl(self, checked: Checked, target: Target, names: Names) -> list[str]:
+        return mongodb_ddl(checked.model.tables, names)
+
+    def qualified(self, names: Names, table: str) -> str:
+        return names.tables.get(table, table)  # a collection of the target's database
+
+    def statements(self, checked: Checked, names: Names) -> dict[str, list[StatementSpec]]:
+        return mongodb_statements(checked, names)
+
+
+RENDERING = MongoRendering()

@@ -1,0 +1,54 @@
+"""A workload file's slot for one engine (issue 30): what ``[ops.X].NAME`` and
+``[tables.T.NAME]`` hold, declared by the engine's package and found through its kind
+(``workload_file``: ``"module:attribute"`` of a `FileSlot`).
+
+The file's model (models.py) has one field per slot of the registered engines; the
+checks ask the slot's rendering what its statements' parameters and references are
+(rendering.py), so the core names no engine and no slot.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from loadtower.protocol.engine_kinds import KINDS, load_attribute
+
+
+@dataclass(frozen=True)
+class FileSlot:
+    name: str  # the key in [ops.X] and [tables.T] (a kind's dialect)
+    op: Any  # the type of [ops.X].NAME: a statement's text, or the engine's own model
+    table: type[BaseModel]  # the model of [tables.T.NAME]
+    # an absent [tables.T.NAME] is None (else the model's defaults)
+    table_optional: bool = False
+    # keys of [tables.T.NAME] whose values (a list, or a table's keys) name columns
+    column_keys: tuple[str, ...] = ()
+    # "module:attribute" of its WorkloadRendering (rendering.py): imported on first use
+    rendering: str = ""
+    # a built-in workload's scenario settings that the shipped file has no variable for,
+    # applied to a table's slot: (the slot's model, the scenario's workload, the file's
+    # variables) -> the slot's model (builtin_files.py)
+    tune_builtin: Callable[[BaseModel, Any, Collection[str]], BaseModel] | None = None
+
+
+@functools.cache
+def file_slots() -> tuple[FileSlot, ...]:
+    """The slots of the registered engines, one per dialect, in the registry's order."""
+    found: dict[str, FileSlot] = {}
+    for k in KINDS.values():
+        if k.workload_file is not None and k.dialect not in found:
+            slot = load_attribute(k.workload_file)
+            if not isinstance(slot, FileSlot) or slot.name != k.dialect:
+                raise TypeError(f"engine {k.name}: workload_file {k.workload_file} is not the "
+                                f"FileSlot of its dialect {k.dialect!r}")
+            found[k.dialect] = slot
+    return tuple(found.values())
+
+
+def slot_names() -> tuple[str, ...]:
+    return tuple(s.name for s in file_slots())
