@@ -58,6 +58,10 @@ class EngineKind:
     # its dialect's slot of workload files, "module:attribute" of a FileSlot (its models and
     # rendering: scenarios/workloads/file_slot.py); None: its targets run no workload files
     workload_file: str | None = None
+    # a package of TOML text it adds to built-in files (scenarios/NAME.toml: its target in
+    # a built-in scenario; workloads/SCHEMA.toml: its slot in a shipped workload file;
+    # scenarios/builtin_additions.py); None: it adds nothing
+    builtin_additions: str | None = None
 
 
 GROUP = "loadtower.engines"

@@ -28,27 +28,9 @@ class OpBindSpec(TypedDict, total=False):
     batch: int
 
 
-# a parameter's place in a MongoDB call's template: {"$param": "name"} (the agent puts
-# the row's value there, as a BSON-friendly value of the parameter's portable type)
+# a parameter's place in an engine's own form of a statement (StatementSpec's `call`:
+# MongoDB's call templates, ...): {"$param": "name"}, where the agent puts the row's value
 PARAM_MARK = "$param"
-# the calls that insert: N rows of one are one insert_many (others: one bulk_write)
-MONGO_INSERTS = ("insert_one", "insert_many")
-
-
-class MongoCallSpec(TypedDict, total=False):
-    """One pymongo call (the ``mongodb`` slot of an op): templates are plain JSON in
-    which ``{"$param": name}`` stands for a parameter; column groups and ``${...}``
-    references are resolved (one call per picked member, as statements)."""
-
-    call: str  # find_one, find, insert_one, insert_many, update_one, update_many,
-    #            replace_one, delete_one, delete_many, aggregate, count_documents
-    collection: str  # the collection's name in the target's database (its keyspace)
-    filter: dict[str, Any]
-    document: dict[str, Any]
-    update: dict[str, Any]
-    pipeline: list[dict[str, Any]]
-    sort: list[list[Any]]  # [[field, 1 | -1], ...] in order
-    limit: Any  # a number, or a parameter's mark
 
 
 class StatementSpec(TypedDict):
@@ -61,7 +43,9 @@ class StatementSpec(TypedDict):
     #                    (MongoDB: an insert call, whose load takes blocks of rows)
     types: dict[str, str]  # each parameter's type on this engine (CQL: float, text, ...;
     #                        MongoDB: the portable type)
-    mongodb: NotRequired[MongoCallSpec]  # MongoDB: the call the agent makes
+    # the engine's own form of the statement, where it is not text (MongoDB: the pymongo
+    # call, engines/mongodb/agent/call_spec.py): what the agent runs
+    call: NotRequired[dict[str, Any]]
 
 
 class OpRunSpec(TypedDict, total=False):
@@ -84,7 +68,7 @@ class WorkloadFileSpec(TypedDict, total=False):
 
     model: dict[str, Any]  # WorkloadFile.as_spec()
     ops: dict[str, OpBindSpec]
-    engine: str  # "cassandra" (Cassandra and ScyllaDB), "clickhouse" or "mongodb"
+    engine: str  # the target engine's statement slot (its kind's dialect: "cassandra", ...)
     ddl: list[str]  # worker 0 runs them in order (MongoDB: `create COLL`, `index COLL {keys}`)
     tables: list[str]  # the file's tables as qualified names on the target (MongoDB:
     #                    the collections' names in the target's database)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from loadtower.errors import ConfigError
 from loadtower.protocol.engine_kinds import KINDS, engine_names, kind, titles, with_capability
-from loadtower.scenarios.identifiers import cql_name_problem
 from loadtower.scenarios.models import (
     CompactionPhase,
     FaultPhase,
@@ -17,9 +16,9 @@ from loadtower.scenarios.models import (
     ScaleOutPhase,
     Scenario,
 )
+from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.toml_lines import LineIndex, Path, format_path
-
-UPSERT_OPS = ("update", "read_modify_write")
+from loadtower.scenarios.workloads.builtin_files import schemas_on
 
 
 class _Reporter:
@@ -57,7 +56,7 @@ def _target_path(scenario: Scenario, name: str | None) -> Path:
     return ("targets", name) if name else ("target",)
 
 
-def _used_workloads(scenario: Scenario) -> list[str]:
+def used_builtin_workloads(scenario: Scenario) -> list[str]:
     """The built-in-schema workloads the phases use (a workload file's tables and ops
     are checked by scenarios/workloads/)."""
     names = {workload_of(scenario, i) for i in range(len(scenario.phases))}
@@ -76,8 +75,6 @@ def check_targets(scenario: Scenario, source: str, file: str) -> None:
             if wanted not in scenario.targets:
                 known = ", ".join(scenario.targets)
                 raise sc.fail(("run_targets", j), f"unknown target '{wanted}' (defined: {known})")
-    from loadtower.engines.clickhouse.agent.schemas import columns, unique_column
-
     for name in scenario.targets or [None]:
         single = scenario.for_target(name) if name else scenario
         target, engine, where = single.target, single.engine, _target_path(scenario, name)
@@ -89,78 +86,24 @@ def check_targets(scenario: Scenario, source: str, file: str) -> None:
                         f"'{key}' is a {owner.title} key; this target's engine is "
                         f"'{engine}'",
                     )
-        if kind(engine).family == "cql":
-            _check_cql_names(scenario, single, where, sc)
-            continue
-        if engine == "mongodb":
-            _check_mongodb_schemas(scenario, sc)
-            continue
-        mix_ops = {
-            op
-            for w in _used_workloads(scenario)
-            for op, weight in scenario.workloads[w].mix.items()
-            if weight > 0
-        }
-        upserts = sorted(mix_ops & set(UPSERT_OPS))
-        if target.table_engine == "MergeTree" and target.update_mode != "mutation" and upserts:
-            raise sc.fail(
-                (*where, "table_engine"),
-                "a MergeTree table keeps every inserted version, so the op(s) "
-                f'{", ".join(upserts)} need update_mode = "mutation" '
-                '(or table_engine = "ReplacingMergeTree")',
-            )
-        for w in _used_workloads(scenario):
-            schema = scenario.workloads[w].schema_name
-            names = [c for c, _ in columns(schema, scenario.dataset.fields)]
-            for j, column in enumerate(target.order_by or []):
-                if column not in names:
-                    raise sc.fail(
-                        (*where, "order_by", j),
-                        f"'{column}' is not a column of the {schema} table "
-                        f"(columns: {', '.join(names[:4])}{', ...' if len(names) > 4 else ''})",
-                    )
-            unique = unique_column(schema)
-            if (
-                target.order_by
-                and target.table_engine != "MergeTree"
-                and unique not in target.order_by
-            ):
-                raise sc.fail(
-                    (*where, "order_by"),
-                    f"a ReplacingMergeTree keeps one row per ORDER BY key: include '{unique}' "
-                    f"(the {schema} table's unique column) or rows would collapse",
-                )
+        _check_schemas(scenario, engine, sc)
+        check = hook(engine, "check_target")
+        found = check(scenario, single, where) if check is not None else None
+        if found is not None:
+            raise sc.fail(*found)
 
 
-# the built-in schemas whose shipped files (scenarios/builtin/workloads/) have mongodb slots
-MONGODB_SCHEMAS = ("ycsb",)
-
-
-def _check_mongodb_schemas(scenario: Scenario, sc: _Reporter) -> None:
-    """Of the built-in schemas only ycsb's file has MongoDB calls (a workload file of
-    the user's is checked when it renders for the target)."""
-    for w in _used_workloads(scenario):
-        if scenario.workloads[w].file is not None:
-            continue
+def _check_schemas(scenario: Scenario, engine: str, sc: _Reporter) -> None:
+    """A built-in workload runs on an engine whose slot its schema's shipped file has
+    statements in (a workload file of the user's is checked when it renders)."""
+    able = schemas_on(kind(engine).dialect)
+    for w in used_builtin_workloads(scenario):
         schema = scenario.workloads[w].schema_name
-        if schema not in MONGODB_SCHEMAS:
+        if schema not in able:
             raise sc.fail(
                 ("workloads", w, "schema"),
-                f"the mongodb engine has no '{schema}' schema (only {', '.join(MONGODB_SCHEMAS)})",
+                f"the {engine} engine has no '{schema}' schema (only {', '.join(able)})",
             )
-
-
-def _check_cql_names(scenario: Scenario, single: Scenario, where: Path, sc: _Reporter) -> None:
-    """A CQL target's keyspace and tables are CQL identifiers (stricter than NAME)."""
-    names: list[tuple[Path, str | None]] = [
-        ((*where, "keyspace"), single.target.keyspace),
-        ((*where, "table"), single.target.table),
-    ]
-    names += [(("workloads", w, "table"), scenario.workloads[w].table) for w in scenario.workloads]
-    for path, value in names:
-        problem = cql_name_problem(value) if value is not None else None
-        if problem:
-            raise sc.fail(path, problem)
 
 
 def _check_inventory(inventory: Inventory, inv: _Reporter) -> None:

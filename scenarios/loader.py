@@ -186,11 +186,12 @@ def load_scenario_noted(
 ) -> tuple[Scenario, str, tuple[str, ...]]:
     """load_scenario, and the defaults taken when the file is a YCSB property file or a
     workload file run as it is (scenarios/direct_scenario.py; none for a scenario)."""
+    from loadtower.scenarios.builtin_additions import with_additions
     from loadtower.scenarios.catalog import apply_overrides, resolve_scenario
     from loadtower.scenarios.direct_scenario import direct_scenario
 
     path = resolve_scenario(str(path))
-    text = read_text(path)
+    text = with_additions(path, read_text(path))
     direct = direct_scenario(path, text)
     notes: tuple[str, ...] = ()
     if direct is None:

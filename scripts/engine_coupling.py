@@ -4,9 +4,11 @@ Reads the product's Python files (the rooms and loadtower/, not tests) and print
 room: files, lines, branches on an engine's name (a quoted engine name, or a group of them
 such as `CQL_ENGINES`, compared with ==, !=, `in`, or a `match` case), engine-keyed
 tables (a dict literal with an engine name as a key, or a set/tuple/list of two or more
-engine names assigned to a name), and imports of our own modules made inside a
-function. The counts are found by reading the syntax, so a table built another way
-(a comprehension, a registry filled by calls) is not counted: a lower bound.
+engine names assigned to a name), imports of our own modules made inside a function,
+and names: every mention of an engine's or a family's name in the file's text (code,
+comments and docstrings; `cql_name` counts). Branches and tables are found by reading
+the syntax, so a table built another way (a comprehension, a registry filled by calls)
+is not counted: a lower bound.
 
 usage: python scripts/engine_coupling.py [--json | --where]
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -26,6 +29,8 @@ ROOMS = ("loadtower", "agents", "protocol", "sandbox", "scenarios", "store", "tu
 # and "cql", the family of Cassandra and ScyllaDB (protocol/engine_kinds.py): a comparison
 # with a family name is as much a branch on engines as one with an engine name
 ENGINES = {"cassandra", "scylla", "scylladb", "clickhouse", "mongodb", "mongo", "redis", "cql"}
+# a mention in the text, the longest name first ("mongodb" once, not also "mongo")
+MENTION = re.compile("|".join(sorted(ENGINES, key=len, reverse=True)), re.I)
 
 
 def _engine_name(node: ast.AST) -> bool:
@@ -106,11 +111,14 @@ def count(where: list[str] | None = None) -> dict[str, dict[str, int]]:
             visitor = Counts()
             visitor.visit(ast.parse(text, str(path)))
             kinds = Counter(kind for _line, kind in visitor.where)
+            names = len(MENTION.findall(text))
             total.update(files=1, lines=text.count("\n"), branches=kinds["branch"],
-                         tables=kinds["table"], inner_imports=kinds["inner_import"])
+                         tables=kinds["table"], inner_imports=kinds["inner_import"], names=names)
             if where is not None:
                 rel = path.relative_to(ROOT)
                 where.extend(f"{rel}:{line}: {kind}" for line, kind in sorted(visitor.where))
+                if names:
+                    where.append(f"{rel}: names {names}")
         rooms[room] = dict(total)
     return rooms
 
@@ -119,7 +127,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--where", action="store_true",
-                        help="list each branch, table and inner import counted")
+                        help="list each branch, table and inner import counted, and the "
+                        "engine names of each file")
     args = parser.parse_args()
     where: list[str] = []
     rooms = count(where)
@@ -129,7 +138,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(rooms))
         return
-    cols = ("files", "lines", "branches", "tables", "inner_imports")
+    cols = ("files", "lines", "branches", "tables", "inner_imports", "names")
     print(f"{'room':10} " + " ".join(f"{c:>13}" for c in cols))
     for room, c in rooms.items():
         print(f"{room:10} " + " ".join(f"{c.get(k, 0):>13,}" for k in cols))

@@ -20,11 +20,13 @@ CASSANDRA = EngineKind(
     compaction="action", rust_core=True, coordinator_latency=True,
     agent_backend="loadtower.engines.cassandra.agent.backend:CqlBackend",
     hooks={"version": f"{_ORCH}.version:version",
-           "node_stats": f"{_ORCH}.node_stats:node_stats"},
+           "node_stats": f"{_ORCH}.node_stats:node_stats",
+           "check_target": f"{_ORCH}.target_checks:check_target"},
     workload_file=f"{_ORCH}.file_slot:SLOT",
 )  # fmt: skip
 SCYLLA = replace(
     CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False,
-    hooks={"version": f"{_ORCH}.version:scylla_version"},
+    hooks={"version": f"{_ORCH}.version:scylla_version",
+           "check_target": f"{_ORCH}.target_checks:check_target"},
 )  # fmt: skip
 KINDS = (CASSANDRA, SCYLLA)

@@ -15,7 +15,12 @@ loads, a ring, ...) is its kind's too (``protocol/engine_kinds.py``).
   ``statement`` (ClickHouse: ``OPTIMIZE TABLE ... FINAL``, named by ``compact_what``);
 - ``node_stats``: ``async (actions, plan, host, emit, interval)`` that emits the
   server's own figures until cancelled (rows of the store's ``node_stats`` table;
-  Cassandra: tombstones scanned per read per table).
+  Cassandra: tombstones scanned per read per table);
+- ``check_target``: ``(scenario, single, where) -> (key path, problem) | None``, what
+  ``loadtower check`` refuses in a target of the engine beyond its keys' types (CQL:
+  names CQL cannot take; ClickHouse: a table engine, update mode or ORDER BY that would
+  make the figures wrong); `single` is the scenario for that target, `where` its keys'
+  path (``("targets", NAME)`` or ``("target",)``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 
 from loadtower.protocol.engine_kinds import KINDS, load_attribute
 
-HOOKS = ("before_target", "version", "after_load", "compact", "node_stats")
+HOOKS = ("before_target", "version", "after_load", "compact", "node_stats", "check_target")
 
 
 def hook(engine: str | None, name: str) -> Any:

@@ -16,6 +16,7 @@ load on ClickHouse and MongoDB runs the file's ``insert_batch`` (blocks of
 from __future__ import annotations
 
 import dataclasses
+import functools
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from loadtower.errors import ConfigError
 from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.models import Dataset, Target, Workload
+from loadtower.scenarios.presets import SCHEMAS
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.file_slot import file_slots
 from loadtower.scenarios.workloads.loader import load_workload_file
@@ -34,6 +36,18 @@ MUTATION = "_mutation"  # OP_mutation: OP on a ClickHouse target with update_mod
 
 def builtin_path(schema: str) -> Path:
     return Path(str(resources.files(BUILTIN_PACKAGE) / f"{schema}.toml"))
+
+
+@functools.cache
+def schemas_on(slot: str) -> tuple[str, ...]:
+    """The built-in schemas whose shipped file has statements in `slot` (with what the
+    engines add to it): the schemas a built-in workload can have on its engines."""
+    found = []
+    for schema in dict.fromkeys(SCHEMAS.values()):
+        ops = load_workload_file(builtin_path(schema)).model.ops.values()
+        if any(op.statement(slot) is not None for op in ops):
+            found.append(schema)
+    return tuple(found)
 
 
 def builtin_vars(dataset: Dataset, workload: Workload, declared: dict[str, Any]
@@ -84,20 +98,21 @@ def runnable_ops(checked: Checked) -> list[str]:
 
 
 def for_target(checked: Checked, engine: str, target: Target) -> Checked:
-    """`checked` as it runs on a target: on ClickHouse with ``update_mode = "mutation"``
-    each op OP that has an ``OP_mutation`` runs that op's statement under OP's name (and
-    weight); the ``OP_mutation`` ops themselves never run under their own name."""
+    """`checked` as it runs on a target of slot `engine`: with ``update_mode = "mutation"``
+    (ClickHouse's) each op OP that has an ``OP_mutation`` with a statement in the slot runs
+    that statement under OP's name (and weight); the ``OP_mutation`` ops themselves never
+    run under their own name."""
     ops = checked.model.ops
     variants = [op for op in ops if op.endswith(MUTATION) and op[: -len(MUTATION)] in ops]
     if not variants:
         return checked
-    swap = engine == "clickhouse" and target.update_mode == "mutation"
+    mutation = target.update_mode == "mutation"  # a ClickHouse key: check refuses it elsewhere
     per_op = ("op_tables", "param_types", "param_columns", "params")
     out: dict[str, dict[str, Any]] = {f: dict(getattr(checked, f)) for f in per_op}
     new_ops = dict(ops)
     for variant in variants:
         base = variant[: -len(MUTATION)]
-        if swap:
+        if mutation and ops[variant].statement(engine) is not None:
             new_ops[base] = ops[variant].model_copy(update={"weight": ops[base].weight})
             for f in per_op:
                 if variant in out[f]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.errors import ConfigError
+from loadtower.scenarios.builtin_additions import with_additions
 from loadtower.scenarios.loader import parse_toml, read_text
 from loadtower.scenarios.workloads.checks import Checked, check
 from loadtower.scenarios.workloads.dataset_files import check_dataset_files
@@ -40,7 +41,7 @@ def checked_from_data(
 
 def load_workload_file(path: Path, overrides: dict[str, Scalar] | None = None) -> Checked:
     """A workload file by its path: TOML, or YCSB properties (by its name)."""
-    source = read_text(path)
+    source = with_additions(path, read_text(path))
     if is_properties(path):
         from loadtower.scenarios.workloads.ycsb_workload import ycsb_workload
 

@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 from loadtower.errors import ConfigError
+from loadtower.scenarios.builtin_additions import additions
 from loadtower.scenarios.key_suggestions import did_you_mean
 from loadtower.scenarios.models import MAX_FIELD_SIZE, MAX_FIELDS, MAX_RECORDS, MAX_SCAN
 from loadtower.scenarios.workloads.checks import Checked
@@ -50,7 +51,7 @@ KNOWN = (*MAPPED, *CLIENT)
 
 def _builtin_ycsb() -> dict[str, Any]:
     ref = resources.files("loadtower.scenarios.builtin.workloads") / "ycsb.toml"
-    return tomllib.loads(ref.read_text(encoding="utf-8"))
+    return tomllib.loads(ref.read_text(encoding="utf-8") + additions("workloads", "ycsb"))
 
 
 class _Props:

@@ -133,7 +133,7 @@ def test_a_builtin_on_mongodb_runs_its_files_mongodb_slots(write) -> None:
     assert spec["ddl"] == ["create usertable"]
     assert spec["load"] == "insert_batch"  # blocks of batch_size, as the engine's code had it
     assert spec["run"]["insert_batch"]["batch"] == 9
-    read = spec["run"]["read"]["statements"][0]["mongodb"]
+    read = spec["run"]["read"]["statements"][0]["call"]
     assert (read["call"], read["collection"]) == ("find_one", "usertable")
     assert {op for op, run in spec["run"].items() if run["weight"] > 0} == {"read", "update"}
 

@@ -87,7 +87,7 @@ def test_calls_with_marks_groups_and_types() -> None:
     put = spec["run"]["put"]
     assert put["batch"] == 4 and len(put["statements"]) == 1
     s = put["statements"][0]
-    assert s["mongodb"] == {"call": "insert_one", "collection": "t", "document": {
+    assert s["call"] == {"call": "insert_one", "collection": "t", "document": {
         "_id": mark("id"), "k": mark("k"), "c": mark("c"), "ts": mark("ts"),
         "f0": mark("f0"), "f1": mark("f1"), "f2": mark("f2")}}
     assert s["binds"] == ["id", "k", "c", "ts", "f0", "f1", "f2"] and s["insert_rows"] is True
@@ -96,14 +96,14 @@ def test_calls_with_marks_groups_and_types() -> None:
     assert s["text"] == ('db.t.insert_one({"_id": :id, "k": :k, "c": :c, "ts": :ts, '
                          '"f0": :f0, "f1": :f1, "f2": :f2})')
     get = spec["run"]["get"]["statements"][0]
-    assert get["mongodb"] == {"call": "find", "collection": "t", "filter": {
+    assert get["call"] == {"call": "find", "collection": "t", "filter": {
         "k": mark("k"), "ts": {"$gte": mark("since")}}, "sort": [["c", -1]], "limit": mark("n")}
     assert get["types"] == {"k": "bigint", "since": "timestamp", "n": "int"}  # since: as ts
     assert get["text"] == 'db.t.find({"k": :k, "ts": {"$gte": :since}}).sort({"c": -1}).limit(:n)'
     assert spec["run"]["get"]["expect"] == "rows" and spec["run"]["get"]["weight"] == 3.0
-    touch = [s["mongodb"]["update"] for s in spec["run"]["touch"]["statements"]]
+    touch = [s["call"]["update"] for s in spec["run"]["touch"]["statements"]]
     assert touch == [{"$set": {f"f{i}": mark("v")}} for i in range(3)]  # a call per member
-    sums = [s["mongodb"]["pipeline"][1] for s in spec["run"]["sum"]["statements"]]
+    sums = [s["call"]["pipeline"][1] for s in spec["run"]["sum"]["statements"]]
     assert sums == [{"$group": {"_id": "$c", "n": {"$sum": f"$f{i}"}}} for i in range(3)]
     assert json.loads(json.dumps(spec)) == spec
 
@@ -111,7 +111,7 @@ def test_calls_with_marks_groups_and_types() -> None:
 def test_the_workloads_table_renames_the_collection() -> None:
     spec = spec_of(Workload(file="w.toml", table="other"))
     assert spec["ddl"][0] == "create other" and spec["tables"] == ["other"]
-    assert {s["mongodb"]["collection"] for r in spec["run"].values()
+    assert {s["call"]["collection"] for r in spec["run"].values()
             for s in r["statements"]} == {"other"}
 
 
@@ -206,7 +206,7 @@ def test_a_ycsb_property_file_runs_on_mongodb_too(tmp_path) -> None:  # noqa: AN
                              Target(keyspace="db"))
     assert spec["ddl"] == ["create things"]
     update = spec["run"]["update"]["statements"]
-    assert [s["mongodb"] for s in update] == [{
+    assert [s["call"] for s in update] == [{
         "call": "update_one", "collection": "things", "filter": {"_id": mark("y_id")},
         "update": {"$set": {"field0": mark("field0"), "field1": mark("field1")}}}]
-    assert spec["run"]["read"]["statements"][0]["mongodb"]["collection"] == "things"
+    assert spec["run"]["read"]["statements"][0]["call"]["collection"] == "things"

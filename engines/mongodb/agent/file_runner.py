@@ -1,5 +1,5 @@
 """Workload-file calls on MongoDB (``agents/workload/file_ops.py``): each op's rendered
-pymongo call (protocol/workload_file_spec.py ``MongoCallSpec``) on the target's
+pymongo call (``call_spec.py`` ``MongoCallSpec``) on the target's
 collection through the session's asyncio client (its write concern and read
 preference), every failure under the stable classes of ``errors.py``.
 
@@ -20,17 +20,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, cast
 
 from loadtower.agents.backends import PREPARE_TIMEOUT_S, prepare_retrying
 from loadtower.agents.workload.file_ops import Row
+from loadtower.engines.mongodb.agent.call_spec import MONGO_INSERTS, MongoCallSpec
 from loadtower.engines.mongodb.agent.session import guarded
-from loadtower.protocol.workload_file_spec import (
-    MONGO_INSERTS,
-    PARAM_MARK,
-    MongoCallSpec,
-    StatementSpec,
-)
+from loadtower.protocol.workload_file_spec import PARAM_MARK, StatementSpec
 
 Build = Callable[[Row], Any]
 
@@ -175,11 +171,11 @@ class MongoFileRunner:
         """Wait until worker 0 created the collections, then compile each call."""
         await prepare_retrying(self._collections_exist, errors=(CollectionMissing,))
         for name, statement in statements.items():
-            spec = statement.get("mongodb")
+            spec = statement.get("call")
             if spec is None:
                 raise ValueError(f"statement {name} has no mongodb call (rendered for "
                                  "another engine)")
-            self.calls[name] = Call(spec, statement.get("types", {}))
+            self.calls[name] = Call(cast(MongoCallSpec, spec), statement.get("types", {}))
 
     async def _collections_exist(self) -> None:
         for name in self.collections:

@@ -1,5 +1,5 @@
 """A workload file on a MongoDB target: each op's ``mongodb`` slot rendered as the call
-the agent makes (protocol/workload_file_spec.py ``MongoCallSpec``) and the text
+the agent makes (``loadtower.engines.mongodb.agent.call_spec``) and the text
 ``loadtower check`` prints of it; the DDL (``create COLL``, ``index COLL {keys}``).
 
 Parameters become ``{"$param": name}`` marks (in bind order, with their portable
@@ -14,15 +14,11 @@ import json
 from collections.abc import Collection, Iterator
 from typing import Any
 
+from loadtower.engines.mongodb.agent.call_spec import MONGO_INSERTS, MongoCallSpec
 from loadtower.engines.mongodb.orchestrator import call_templates
 from loadtower.engines.mongodb.orchestrator.call_templates import PARAM, REF, group_key, picks
 from loadtower.engines.mongodb.orchestrator.file_slot import MongodbOp, mongodb_of
-from loadtower.protocol.workload_file_spec import (
-    MONGO_INSERTS,
-    PARAM_MARK,
-    MongoCallSpec,
-    StatementSpec,
-)
+from loadtower.protocol.workload_file_spec import PARAM_MARK, StatementSpec
 from loadtower.scenarios.models import Target
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.models import Table
@@ -162,7 +158,7 @@ def mongodb_statements(checked: Checked, names: Names) -> dict[str, list[Stateme
             calls.append(StatementSpec(
                 text=call_text(spec, names.keyspace), binds=list(binds),
                 insert_rows=call.call in MONGO_INSERTS,
-                types={b: types[b] for b in binds if b in types}, mongodb=spec))
+                types={b: types[b] for b in binds if b in types}, call=dict(spec)))
         out[name] = calls
     return out
 
