@@ -31,8 +31,6 @@ from loadtower.protocol.workload_file_spec import PARAM_MARK, StatementSpec
 Build = Callable[[Row], Any]
 
 
-
-
 class CollectionMissing(RuntimeError):
     """A collection worker 0 has not created (yet)."""
 
