@@ -34,6 +34,11 @@ class FileSlot:
     # applied to a table's slot: (the slot's model, the scenario's workload, the file's
     # variables) -> the slot's model (builtin_files.py)
     tune_builtin: Callable[[BaseModel, Any, Collection[str]], BaseModel] | None = None
+    # a YCSB property file's readallfields = false / writeallfields = true on the shipped
+    # ycsb file's ops (TOML data, op -> keys): (ops, read all fields, write all fields),
+    # rewriting the slot's own read and update (ycsb_workload.py); None: it has no form
+    # of them (such a property file is refused)
+    ycsb_properties: Callable[[dict[str, Any], bool, bool], None] | None = None
 
 
 @functools.cache

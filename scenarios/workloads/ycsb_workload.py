@@ -18,6 +18,7 @@ from loadtower.scenarios.builtin_additions import additions
 from loadtower.scenarios.key_suggestions import did_you_mean
 from loadtower.scenarios.models import MAX_FIELD_SIZE, MAX_FIELDS, MAX_RECORDS, MAX_SCAN
 from loadtower.scenarios.workloads.checks import Checked
+from loadtower.scenarios.workloads.file_slot import file_slots
 from loadtower.scenarios.workloads.java_properties import Property, parse_properties
 from loadtower.scenarios.workloads.variables import Scalar
 
@@ -173,18 +174,19 @@ def ycsb_data(source: str, file: str) -> dict[str, Any]:
             if bind.get("gen") == "text":
                 bind["length"] = _length(length_dist, int(min_length), int(length))
     ops["scan"]["bind"]["length"]["min"] = int(min_scan)
-    if not p.boolean("readallfields", True):
-        for engine in ("cassandra", "clickhouse"):
-            ops["read"][engine] = ops["read"][engine].replace("${field*}", "${field#}").replace(
-                "SELECT *", "SELECT y_id, ${field#}")
-    if p.boolean("writeallfields", False):
-        update = ops["update"]
-        update["cassandra"] = update["clickhouse"] = ops["insert"]["cassandra"]
-        update["mongodb"] = {"call": "update_one", "collection": "${usertable}",
-                             "filter": {"_id": ":y_id"},
-                             "update": {"$set": {"${field*}": ":field*"}}}
-        update["bind"] = {"y_id": ops["insert"]["bind"]["y_id"],
-                          "field*": ops["insert"]["bind"]["field*"]}
+    read_all, write_all = p.boolean("readallfields", True), p.boolean("writeallfields", False)
+    if write_all:  # an update writes every field: it binds what an insert binds
+        ops["update"]["bind"] = {"y_id": ops["insert"]["bind"]["y_id"],
+                                 "field*": ops["insert"]["bind"]["field*"]}
+    for slot in file_slots():  # each engine's read and update as the properties ask
+        if slot.ycsb_properties is not None:
+            slot.ycsb_properties(ops, read_all, write_all)
+            continue
+        for key, op, asked in (("readallfields", "read", not read_all),
+                               ("writeallfields", "update", write_all)):
+            if asked and slot.name in ops[op]:
+                raise p.fail(key, f"the {slot.name} statements of YCSB's {op} have no form "
+                             "for it (its engine's slot gives none)")
     if table != "usertable":
         data = _rename_table(data, table)
     return data

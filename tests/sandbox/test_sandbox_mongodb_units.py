@@ -20,6 +20,7 @@ from loadtower.sandbox.commands import add_arguments
 from loadtower.sandbox.inventory_file import write
 from loadtower.sandbox.state import NodeState, SandboxState
 from loadtower.scenarios.loader import load_inventory
+from tests.sandbox.engine_hosts import none_of_the_engines
 
 
 def _state(tmp_path: Path, **ports: int) -> SandboxState:
@@ -301,7 +302,7 @@ def test_no_mongodb_on_a_running_sandbox_stops_it_and_drops_mongo1(tmp_path: Pat
         st.save(tmp_path, state)
         write(tmp_path, state)
         assert "mongo1" in load_inventory(tmp_path / "inventory.toml")[0].hosts
-        info = Sandbox(tmp_path, engines={"clickhouse": False, "mongodb": False}).up(timeout=5)
+        info = Sandbox(tmp_path, engines=none_of_the_engines()).up(timeout=5)
         assert info["mongodb"]["enabled"] is False
         assert not procs.is_alive(ferret)
         assert all(procs.is_alive(r) for r in records if r is not ferret)

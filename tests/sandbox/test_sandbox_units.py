@@ -10,6 +10,7 @@ from loadtower.sandbox import processes as procs
 from loadtower.sandbox.inventory_file import write
 from loadtower.sandbox.state import NodeState, SandboxState
 from loadtower.scenarios.loader import load_inventory
+from tests.sandbox.engine_hosts import none_of_the_engines
 
 
 def test_spawned_process_is_detached_and_stopped_even_when_paused(tmp_path: Path) -> None:
@@ -201,7 +202,7 @@ def test_no_clickhouse_on_a_running_sandbox_stops_it_and_drops_ch1(tmp_path: Pat
         state.auth_ready = True
         records += [r for r in state.services.values() if r] + [state.nodes[1].process]
         st.save(tmp_path, state)
-        info = Sandbox(tmp_path, engines={"clickhouse": False, "mongodb": False}).up(timeout=5)
+        info = Sandbox(tmp_path, engines=none_of_the_engines()).up(timeout=5)
         assert info["clickhouse"]["enabled"] is False and info["clickhouse"]["up"] is False
         assert info["clickhouse"]["reason"] == "not started (--no-clickhouse)"
         assert not procs.is_alive(records[-2])  # the ClickHouse host

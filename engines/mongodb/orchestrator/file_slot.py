@@ -35,8 +35,18 @@ class MongodbOp(Strict):
     limit: Annotated[int, Field(gt=0)] | str | None = None
 
 
+def ycsb_properties(ops: dict[str, Any], read_all: bool, write_all: bool) -> None:
+    """YCSB's writeallfields = true: an update sets every field; readallfields = false
+    changes nothing (a read fetches the document)."""
+    if write_all:
+        ops["update"]["mongodb"] = {"call": "update_one", "collection": "${usertable}",
+                                    "filter": {"_id": ":y_id"},
+                                    "update": {"$set": {"${field*}": ":field*"}}}
+
+
 SLOT = FileSlot("mongodb", MongodbOp, MongodbTable, table_optional=True,
-                rendering="loadtower.engines.mongodb.orchestrator.workload:RENDERING")
+                rendering="loadtower.engines.mongodb.orchestrator.workload:RENDERING",
+                ycsb_properties=ycsb_properties)
 
 
 def mongodb_of(table: Any) -> MongodbTable | None:
