@@ -19,7 +19,13 @@ from pathlib import Path
 import pytest
 
 from loadtower.store import StoreReader
-from tests.orchestrator.run_helpers import only_run, run_scenario
+from tests.orchestrator.run_helpers import (
+    only_run,
+    op_summary,
+    phase_results,
+    run_scenario,
+    run_text,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -74,30 +80,8 @@ field_size = 50
 """
 
 
-def run(tmp_path: Path, text: str, inventory: str, *overrides: str
-        ) -> tuple[subprocess.CompletedProcess[str], StoreReader, str]:
-    path = tmp_path / "s.toml"
-    path.write_text(text)
-    store = tmp_path / "runs.duckdb"
-    done = run_scenario(path, Path(inventory), store, *overrides, timeout=240)
-    reader = StoreReader(store)
-    return done, reader, only_run(store)["id"]
-
-
-def summary(reader: StoreReader, run_id: str) -> dict[tuple[str, str], dict]:
-    return {(r["phase"], r["op"]): r for r in reader.phase_summary(run_id)}
-
-
 def as_dict(value: object) -> dict:
     return json.loads(value) if isinstance(value, str) else dict(value)  # type: ignore[call-overload]
-
-
-def results(reader: StoreReader, run_id: str) -> dict[str, dict]:
-    out = {}
-    for phase in reader.phases(run_id):
-        result = phase["result"]
-        out[phase["name"]] = json.loads(result) if isinstance(result, str) else result
-    return out
 
 
 def test_load_and_ycsb_a_to_f_at_fixed_rates(
@@ -117,15 +101,15 @@ def test_load_and_ycsb_a_to_f_at_fixed_rates(
         f"rate = {40 if w == 'e' else 100}\n"  # FerretDB sorts a scan's range itself
         for w in YCSB_OPS
     )
-    done, reader, run_id = run(tmp_path, scenario(database, phases, workloads),
+    done, reader, run_id = run_text(tmp_path, scenario(database, phases, workloads),
                                sandbox["inventory"])
     assert done.returncode == 0, done.stderr[-3000:]
     assert reader.runs()[0]["status"] == "completed"
-    ops = summary(reader, run_id)
+    ops = op_summary(reader, run_id)
     # the load: insert_many blocks of batch_size = 50 documents, every one in
     assert ops[("load", "insert_batch")]["ops"] == RECORDS // 50
     assert ops[("load", "insert_batch")]["errors"] == 0
-    found = results(reader, run_id)
+    found = phase_results(reader, run_id)
     assert found["load"]["documents"] == RECORDS
     assert found["load"]["collection"] == f"{database}.usertable"
     for w, expected in YCSB_OPS.items():
@@ -193,19 +177,19 @@ duration = "3s"
 rate = 100
 """
     try:
-        done, reader, run_id = run(tmp_path, scenario(database, phases), sandbox["inventory"])
+        done, reader, run_id = run_text(tmp_path, scenario(database, phases), sandbox["inventory"])
     finally:  # whatever happened: the sandbox's FerretDB runs for the next tests
         subprocess.run([sys.executable, "-m", "loadtower", "sandbox", "mongodb", "start",
                         "--dir", sandbox["dir"]], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     assert reader.runs()[0]["status"] == "completed"
-    found = results(reader, run_id)
+    found = phase_results(reader, run_id)
     assert found["kill"]["exit_status"] == 0 and found["start"]["exit_status"] == 0
     classes = found["kill"]["errors_by_class_after"]
     assert classes and set(classes) <= {"MongoNetwork", "MongoTimeout", "DrainTimeout"}, classes
     assert found["kill"]["errors_before"] == 0
     assert found["kill"]["errors_after"] == sum(classes.values())
-    ops = summary(reader, run_id)
+    ops = op_summary(reader, run_id)
     assert sum(r["errors"] for (phase, _op), r in ops.items() if phase == "kill") > 0
     after = [r for (phase, _op), r in ops.items() if phase == "after"]
     assert sum(r["ops"] for r in after) > 0 and sum(r["errors"] for r in after) == 0, after
@@ -221,7 +205,7 @@ def test_wrong_credentials_are_one_line(sandbox: dict, mongodb: dict, tmp_path: 
     assert inventory != text
     (tmp_path / "inv.toml").write_text(inventory)
     phases = '[[phases]]\ntype = "load"\n'
-    done, reader, _run_id = run(tmp_path, scenario("lt_test_never", phases),
+    done, reader, _run_id = run_text(tmp_path, scenario("lt_test_never", phases),
                                 str(tmp_path / "inv.toml"))
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
@@ -253,11 +237,11 @@ def test_ycsb_suite_runs_cassandra_and_mongodb_and_compares_them(
     assert done.returncode == 0, done.stderr[-3000:]
     run_id = only_run(store)["id"]
     reader = StoreReader(store)
-    found = results(reader, run_id)
+    found = phase_results(reader, run_id)
     assert list(found) == [f"{t}:{p}" for t in ("cassandra", "mongodb")
                            for p in ("insert-only", "heavy-write", "mostly-read")]
     assert found["mongodb:insert-only"]["documents"] == 2000
-    ops = summary(reader, run_id)
+    ops = op_summary(reader, run_id)
     assert ops[("cassandra:insert-only", "insert")]["ops"] == 2000
     assert ops[("mongodb:insert-only", "insert_batch")]["ops"] == 20  # blocks of 100
     for target in ("cassandra", "mongodb"):

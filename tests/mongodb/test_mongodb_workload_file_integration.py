@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.mongodb.test_mongodb_integration import client, results, run, summary
-from tests.orchestrator.run_helpers import remove_shipped
+from tests.mongodb.test_mongodb_integration import client
+from tests.orchestrator.run_helpers import op_summary, phase_results, remove_shipped, run_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -218,13 +218,13 @@ workload = "y"
 duration = "3s"
 rate = 60
 """
-    done, reader, run_id = run(tmp_path, text, sandbox["inventory"])
+    done, reader, run_id = run_text(tmp_path, text, sandbox["inventory"])
     assert done.returncode == 0, done.stderr[-3000:]
-    ops = summary(reader, run_id)
+    ops = op_summary(reader, run_id)
     # the load: insert_one with batch 1 -> blocks of the workload's batch_size (100)
     assert ops[("load", "insert")]["ops"] == RECORDS // 100
     assert ops[("load", "insert")]["errors"] == 0
-    found = results(reader, run_id)
+    found = phase_results(reader, run_id)
     assert found["load"]["documents"] == RECORDS
     assert found["load"]["collection"] == f"{database}.orders"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,28 @@ def remove_shipped(sandbox: dict, files: dict[str, Path]) -> None:
         directory = Path(str(host.bootstrap_dir)).expanduser() / DATASETS_DIR
         for path in files.values():
             (directory / f"{sha256_of(path)[:16]}-{path.name}").unlink(missing_ok=True)
+
+
+def run_text(tmp_path: Path, text: str, inventory: str | Path, *overrides: str, timeout: float = 240
+             ) -> tuple[subprocess.CompletedProcess[str], StoreReader, str]:
+    """`text` as tmp_path/s.toml run into tmp_path/runs.duckdb: (the process, the
+    store's reader, the run's id)."""
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    store = tmp_path / "runs.duckdb"
+    done = run_scenario(path, Path(inventory), store, *overrides, timeout=timeout)
+    return done, StoreReader(store), only_run(store)["id"]
+
+
+def op_summary(reader: StoreReader, run_id: str) -> dict[tuple[str, str], dict]:
+    """(phase, op) -> its stored phase_summary row."""
+    return {(r["phase"], r["op"]): r for r in reader.phase_summary(run_id)}
+
+
+def phase_results(reader: StoreReader, run_id: str) -> dict[str, dict]:
+    """phase name -> its stored result."""
+    out = {}
+    for phase in reader.phases(run_id):
+        result = phase["result"]
+        out[phase["name"]] = json.loads(result) if isinstance(result, str) else result
+    return out

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from loadtower.agents.stable_errors import stable_as
+
 DUPLICATE_KEY = 11000
 AUTH_FAILED = 18
 
@@ -77,10 +79,4 @@ def classify(exc: BaseException) -> type[MongoError] | None:
 
 def stable(exc: BaseException) -> BaseException:
     """``exc`` as its stable class (chained to it), or ``exc`` itself."""
-    cls = classify(exc)
-    if cls is None:
-        return exc
-    first = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
-    wrapped = cls(f"{type(exc).__name__}: {first}")
-    wrapped.__cause__ = exc
-    return wrapped
+    return stable_as(exc, classify)

@@ -18,8 +18,9 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from loadtower.agents.stable_errors import guarded_by
 from loadtower.agents.tls import TlsOptions, probe
-from loadtower.engines.mongodb.agent.errors import MongoAuthFailed, stable
+from loadtower.engines.mongodb.agent.errors import MongoAuthFailed, classify
 from loadtower.engines.mongodb.agent.tls import client_kwargs
 
 T = TypeVar("T")
@@ -48,13 +49,7 @@ def split_host(contact_point: str, port: int) -> str:
 
 async def guarded(call: Awaitable[T]) -> T:
     """Awaits a pymongo call; its failure leaves under a stable class."""
-    try:
-        return await call
-    except Exception as exc:
-        mapped = stable(exc)
-        if mapped is exc:
-            raise
-        raise mapped from exc
+    return await guarded_by(call, classify)
 
 
 class MongoSession:

@@ -20,6 +20,7 @@ from loadtower.engines.mongodb.orchestrator.call_templates import PARAM, REF, gr
 from loadtower.engines.mongodb.orchestrator.file_slot import MongodbOp, mongodb_of
 from loadtower.protocol.workload_file_spec import PARAM_MARK, StatementSpec
 from loadtower.scenarios.models import Target
+from loadtower.scenarios.workloads.call_marks import CallMarks
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.models import Table
 from loadtower.scenarios.workloads.render_statements import Names
@@ -45,30 +46,8 @@ def mongodb_ddl(tables: dict[str, Table], names: Names) -> list[str]:
     return out
 
 
-class _Render:
-    def __init__(self, names: Names, groups: dict[str, list[str]], picked: int) -> None:
-        self.names, self.groups, self.picked = names, groups, picked
-        self.binds: list[str] = []
-
-    def mark(self, name: str) -> dict[str, str]:
-        if name not in self.binds:
-            self.binds.append(name)
-        return {PARAM_MARK: name}
-
-    def text(self, s: str) -> str:
-        def one(m: Any) -> str:
-            body = m.group(1).strip()
-            if body == "keyspace":
-                return self.names.keyspace
-            if body == "final":
-                return ""
-            if body[-1:] == "#" and body[:-1] in self.groups:
-                return self.groups[body[:-1]][self.picked]
-            if body[-1:] == "*" and body[:-1] in self.groups:
-                return ", ".join(self.groups[body[:-1]])
-            return self.names.tables.get(body, body)
-
-        return REF.sub(one, s)
+class _Render(CallMarks):
+    """A call's templates with their marks and references (call_marks.py)."""
 
     def node(self, node: Any) -> Any:
         if isinstance(node, dict):
