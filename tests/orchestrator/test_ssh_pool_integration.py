@@ -13,6 +13,7 @@ from loadtower.scenarios.loader import load_inventory
 from loadtower.scenarios.models import Inventory
 from loadtower.scenarios.orchestrator.node_metrics import NodeMetricsSampler
 from loadtower.scenarios.orchestrator.ssh_pool import HostPool
+from tests.sandbox.engine_hosts import engine_hosts
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -151,8 +152,8 @@ async def _samples(inv: Inventory, count: int) -> tuple[list, list]:
 @pytest.mark.parametrize("source", ["prometheus", "proc"])
 def test_node_metrics_one_sample_per_second(sandbox: dict, source: str) -> None:
     inv = inventory(sandbox)
-    # db1 alone (the sandbox may also run a ClickHouse host ch1 and a MongoDB host mongo1)
-    hosts = {n: h for n, h in inv.hosts.items() if n not in ("ch1", "mongo1")}
+    # db1 alone (the sandbox may also run engine hosts: ch1, mongo1, ...)
+    hosts = {n: h for n, h in inv.hosts.items() if n not in engine_hosts()}
     inv = inv.model_copy(update={"hosts": hosts})
     if source == "proc":
         inv = inv.model_copy(

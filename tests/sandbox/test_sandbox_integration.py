@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import live_pids, one_up_at_a_time
+from tests.sandbox.engine_hosts import running_engine_hosts
 
 pytestmark = pytest.mark.integration
 
@@ -134,10 +135,8 @@ def test_status_json_and_inventory(sandbox: dict) -> None:
     ]:
         assert info[section][key], f"{section}.{key} missing"
     inventory, inv_source = load_inventory(Path(info["inventory"]))
-    with_clickhouse = {"ch1"} if info["clickhouse"]["enabled"] else set()
-    with_mongodb = {"mongo1"} if info["mongodb"]["enabled"] else set()
-    assert set(inventory.with_role("db")) == {"db1"} | with_clickhouse | with_mongodb
-    if with_clickhouse:
+    assert set(inventory.with_role("db")) == {"db1"} | running_engine_hosts(info)
+    if info["clickhouse"]["enabled"]:
         ch = info["clickhouse"]
         for key in ("url", "port", "username", "password", "password_file", "warning"):
             assert ch[key], f"clickhouse.{key} missing"
@@ -161,8 +160,8 @@ def test_two_node_sandbox_forms_one_ring_and_down_leaves_nothing(tmp_path: Path)
         assert not clickhouse["enabled"] or clickhouse["address"] == "127.0.1.1"
         mongodb = info["mongodb"]  # on when FerretDB is built, on node 1's address too
         assert not mongodb["enabled"] or mongodb["address"] == "127.0.1.1"
-        # 2 nodes, node_exporter, prometheus, sshd (and the ClickHouse and MongoDB hosts)
-        assert len(started) == 5 + clickhouse["enabled"] + mongodb["enabled"]
+        # 2 nodes, node_exporter, prometheus, sshd (and the engine hosts: ch1, mongo1, ...)
+        assert len(started) == 5 + len(running_engine_hosts(info))
         status = ""
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
