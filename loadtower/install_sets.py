@@ -12,6 +12,11 @@ AGENT_REQUIRES: tuple[str, ...] = (
     "cassandra-driver>=3.29",
     "clickhouse-connect>=0.7",
     "pymongo>=4.13",  # pymongo.AsyncMongoClient (engines/mongodb/agent/session.py)
+    "redis>=5.0.1",  # redis.asyncio, Redis.aclose (engines/redis/agent/session.py)
+    # redis needs it below Python 3.11.3 (Debian 12's python3 is 3.11.2); named here
+    # because the agent wheelhouse is downloaded by the orchestrator's Python, and pip
+    # evaluates a dependency's markers against that one, not the agent host's
+    "async-timeout>=4.0.3",
     "hdrhistogram>=0.10",
     "numpy>=1.24",  # the scrambled zipfian draws batches (agents/workload/zipfian.py)
     "psutil>=5.9",

@@ -39,6 +39,7 @@ command -v mvn >/dev/null || need+=(maven)
 command -v prometheus >/dev/null || need+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
 command -v tmux >/dev/null || need+=(tmux)
+[ -x /usr/bin/redis-server ] || need+=(redis-server) # the sandbox's Redis host
 command -v ip >/dev/null || need+=(iproute2)
 [ -x /usr/bin/sudo ] || need+=(sudo) # the cluster sandbox's sudo rules for ltsandbox
 # the Rust load core's openssl crate links the system's libssl (scripts/build_core.sh)
