@@ -23,7 +23,7 @@ ROOMS = ("loadtower", "loadtower.tui", "loadtower.agents", "loadtower.scenarios"
          "loadtower.store", "loadtower.sandbox", "loadtower.protocol", "loadtower.engines")
 AGENT_ROOMS = ("loadtower", "loadtower.agents", "loadtower.protocol", "loadtower.engines")
 # An engine package's parts that stay on the orchestrator (loadtower.engines.NAME.PART).
-NOT_AGENT_PARTS = ("orchestrator", "sandbox")
+NOT_AGENT_PARTS = ("orchestrator", "sandbox", "builtin")
 # The package root's modules a load host gets (the rest of the root is the orchestrator's).
 AGENT_ROOT_MODULES = ("__init__.py", "__main__.py", "errors.py", "build.py", "cli.py")
 SUFFIXES = (".py", ".toml")
@@ -74,7 +74,7 @@ def _agent_part(rel: str) -> bool:
 
 def agent_files() -> list[tuple[str, Path]]:
     """What the `loadtower-agent` wheel ships, and what the agent build id covers: the
-    agent rooms and each engine package but its orchestrator and sandbox parts."""
+    agent rooms and each engine package but its orchestrator, sandbox and builtin parts."""
     return [(rel, path) for rel, path in room_files(AGENT_ROOMS, AGENT_ROOT_MODULES)
             if _agent_part(rel)]
 

@@ -107,11 +107,12 @@ def test_the_agent_wheel_has_each_engines_agent_part_and_its_registration(
     from loadtower.scenarios.orchestrator.agent_wheel import build_agent_wheel
 
     shipped = [rel for rel, _ in agent_files()]
-    for engine in ("cassandra", "clickhouse", "mongodb"):
+    for engine in {p.name for p in entry_points(group=GROUP)}:
         assert f"loadtower/engines/{engine}/__init__.py" in shipped
         assert f"loadtower/engines/{engine}/agent/backend.py" in shipped
-        assert not any(rel.startswith(f"loadtower/engines/{engine}/orchestrator/")
-                       for rel in shipped), engine
+        for part in ("orchestrator", "sandbox", "builtin"):  # the orchestrator's, not a load host's
+            assert not any(rel.startswith(f"loadtower/engines/{engine}/{part}/")
+                           for rel in shipped), (engine, part)
     with zipfile.ZipFile(build_agent_wheel(tmp_path)) as wheel:
         names = wheel.namelist()
         points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
