@@ -10,13 +10,14 @@ checks ask the slot's rendering what its statements' parameters and references a
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection
+import sys
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-from loadtower.protocol.engine_kinds import KINDS, load_attribute
+from loadtower.protocol.engine_kinds import KINDS, EngineKind, load_attribute
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,22 @@ class FileSlot:
 
 @functools.cache
 def file_slots() -> tuple[FileSlot, ...]:
-    """The slots of the registered engines, one per dialect, in the registry's order."""
+    """The slots of the registered engines (load_slots)."""
+    return load_slots(KINDS.values())
+
+
+def load_slots(kinds: Iterable[EngineKind]) -> tuple[FileSlot, ...]:
+    """The slots of `kinds`, one per dialect, in their order (one that does not import is
+    left out with one line on stderr: its engine then runs no workload files)."""
     found: dict[str, FileSlot] = {}
-    for k in KINDS.values():
+    for k in kinds:
         if k.workload_file is not None and k.dialect not in found:
-            slot = load_attribute(k.workload_file)
+            try:
+                slot = load_attribute(k.workload_file)
+            except (ImportError, AttributeError) as exc:  # as discover() leaves an engine out
+                print(f"loadtower: engine {k.name}'s workload-file slot ({k.workload_file}) "
+                      f"is left out: {exc}", file=sys.stderr)
+                continue
             if not isinstance(slot, FileSlot) or slot.name != k.dialect:
                 raise TypeError(f"engine {k.name}: workload_file {k.workload_file} is not the "
                                 f"FileSlot of its dialect {k.dialect!r}")
