@@ -1,14 +1,14 @@
 """A workload file rendered for one target: what a phase spec's ``workload_file`` holds
 (protocol/workload_file_spec.py) and what ``loadtower check`` prints (one code path).
 
-For the target's engine, as its package renders it (its kind's ``workload``,
-rendering.py): the DDL (the target's keyspace and replication, the workload's table
-rename, a ClickHouse target's table_engine / order_by / skip_indexes; MongoDB's
-collections and indexes), the file's tables as qualified names, each op's statements
-with the driver's markers and their parameters in order (MongoDB: the call with its
-parameters' marks); here: each op's batch (a batch by engine: the target's), expect and
-weight, ops made of steps, and the op a load phase runs. Agents take this as it is: they
-never import a workload file's model.
+For the target's engine, as its package renders it (its slot's rendering: the kind's
+``workload_file``, rendering.py): the DDL (the target's keyspace and replication, the
+workload's table rename, a ClickHouse target's table_engine / order_by / skip_indexes;
+MongoDB's collections and indexes), the file's tables as qualified names, each op's
+statements with the driver's markers and their parameters in order (MongoDB: the call
+with its parameters' marks); here: each op's batch (a batch by engine: the target's),
+expect and weight, ops made of steps, and the op a load phase runs. Agents take this as
+it is: they never import a workload file's model.
 """
 
 from __future__ import annotations
