@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # names itself there. (branches, tables, names)
 CEILINGS = {
     "loadtower": (0, 0, 10), "agents": (0, 0, 32), "protocol": (0, 0, 32),
-    "sandbox": (2, 3, 264), "scenarios": (1, 0, 222), "store": (0, 0, 34), "tui": (0, 0, 5),
+    "sandbox": (2, 3, 264), "scenarios": (0, 0, 218), "store": (0, 0, 34), "tui": (0, 0, 5),
 }  # fmt: skip
 KEYS = ("branches", "tables", "names")
 

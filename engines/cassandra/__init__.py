@@ -21,12 +21,14 @@ CASSANDRA = EngineKind(
     agent_backend="loadtower.engines.cassandra.agent.backend:CqlBackend",
     hooks={"version": f"{_ORCH}.version:version",
            "node_stats": f"{_ORCH}.node_stats:node_stats",
-           "check_target": f"{_ORCH}.target_checks:check_target"},
+           "check_target": f"{_ORCH}.target_checks:check_target",
+           "load_path": f"{_ORCH}.load_path:load_path"},
     workload_file=f"{_ORCH}.file_slot:SLOT",
 )  # fmt: skip
 SCYLLA = replace(
     CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False,
     hooks={"version": f"{_ORCH}.version:scylla_version",
-           "check_target": f"{_ORCH}.target_checks:check_target"},
+           "check_target": f"{_ORCH}.target_checks:check_target",
+           "load_path": f"{_ORCH}.load_path:load_path"},
 )  # fmt: skip
 KINDS = (CASSANDRA, SCYLLA)

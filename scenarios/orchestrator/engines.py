@@ -20,7 +20,9 @@ loads, a ring, ...) is its kind's too (``protocol/engine_kinds.py``).
   ``loadtower check`` refuses in a target of the engine beyond its keys' types (CQL:
   names CQL cannot take; ClickHouse: a table engine, update mode or ORDER BY that would
   make the figures wrong); `single` is the scenario for that target, `where` its keys'
-  path (``("targets", NAME)`` or ``("target",)``).
+  path (``("targets", NAME)`` or ``("target",)``);
+- ``load_path``: ``(label, target, credentials) -> str``, the line `check` prints of the
+  load path a target of the engine asks for (CQL: the agents' sender, TLS, data centre).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from typing import Any
 
 from loadtower.protocol.engine_kinds import KINDS, load_attribute
 
-HOOKS = ("before_target", "version", "after_load", "compact", "node_stats", "check_target")
+HOOKS = ("before_target", "version", "after_load", "compact", "node_stats", "check_target",
+         "load_path")
 
 
 def hook(engine: str | None, name: str) -> Any:
