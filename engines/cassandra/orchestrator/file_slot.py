@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, field_validator
 from loadtower.scenarios.models import Name, Strict
 from loadtower.scenarios.workloads.file_slot import FileSlot
 from loadtower.scenarios.workloads.model_types import OPTION_KEY, Option, Statement
+from loadtower.scenarios.workloads.sql_ycsb import sql_ycsb_properties
 
 NAME = "cassandra"
 
@@ -44,20 +45,11 @@ def _tune_builtin(own: BaseModel, workload: Any, declared: Collection[str]) -> B
                                               "bloom_filter_fp_chance": float(chance)}})
 
 
-def ycsb_properties(ops: dict[str, Any], read_all: bool, write_all: bool) -> None:
-    """YCSB's readallfields = false: a read selects the key and one field (picked per op);
-    writeallfields = true: an update writes every field, as an insert (an upsert here)."""
-    if not read_all:
-        ops["read"][NAME] = ops["read"][NAME].replace("${field*}", "${field#}").replace(
-            "SELECT *", "SELECT y_id, ${field#}")
-    if write_all:
-        ops["update"][NAME] = ops["insert"][NAME]
-
 
 SLOT = FileSlot(NAME, Statement, CassandraTable,
                 column_keys=("clustering_order", "types"),
                 rendering="loadtower.engines.cassandra.orchestrator.workload:RENDERING",
-                tune_builtin=_tune_builtin, ycsb_properties=ycsb_properties)
+                tune_builtin=_tune_builtin, ycsb_properties=sql_ycsb_properties(NAME))
 
 
 def cassandra_of(table: Any) -> CassandraTable:

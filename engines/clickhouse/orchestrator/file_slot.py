@@ -11,6 +11,7 @@ from pydantic import Field
 from loadtower.scenarios.models import Name, Strict
 from loadtower.scenarios.workloads.file_slot import FileSlot
 from loadtower.scenarios.workloads.model_types import OptionValue, Statement
+from loadtower.scenarios.workloads.sql_ycsb import sql_ycsb_properties
 
 NAME = "clickhouse"
 
@@ -37,19 +38,10 @@ class ClickhouseTable(Strict):
     ddl: list[Statement] | None = None
 
 
-def ycsb_properties(ops: dict[str, Any], read_all: bool, write_all: bool) -> None:
-    """YCSB's readallfields = false: a read selects the key and one field (picked per op);
-    writeallfields = true: an update writes every field, as an insert (an upsert here)."""
-    if not read_all:
-        ops["read"][NAME] = ops["read"][NAME].replace("${field*}", "${field#}").replace(
-            "SELECT *", "SELECT y_id, ${field#}")
-    if write_all:
-        ops["update"][NAME] = ops["insert"][NAME]
-
 
 SLOT = FileSlot(NAME, Statement, ClickhouseTable, column_keys=("order_by", "types"),
                 rendering="loadtower.engines.clickhouse.orchestrator.workload:RENDERING",
-                ycsb_properties=ycsb_properties)
+                ycsb_properties=sql_ycsb_properties(NAME))
 
 
 def clickhouse_of(table: Any) -> ClickhouseTable:
