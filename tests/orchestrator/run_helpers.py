@@ -9,6 +9,16 @@ from pathlib import Path
 
 from loadtower.store import StoreReader
 
+# the ops each YCSB preset (ycsb-a .. ycsb-f) runs: what a run of one stores
+YCSB_OPS = {
+    "a": {"read", "update"},
+    "b": {"read", "update"},
+    "c": {"read"},
+    "d": {"read", "insert"},
+    "e": {"scan", "insert"},
+    "f": {"read", "read_modify_write"},
+}
+
 
 def scenario_argv(scenario: str | Path, inventory: Path, store: Path, *overrides: str) -> list[str]:
     """`loadtower run SCENARIO --inventory INV --headless --store STORE --set ...`."""

@@ -22,6 +22,7 @@ import redis as redis_py
 
 from loadtower.store import StoreReader
 from tests.orchestrator.run_helpers import (
+    YCSB_OPS,
     only_run,
     op_summary,
     phase_results,
@@ -32,14 +33,6 @@ from tests.orchestrator.run_helpers import (
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 RECORDS = 1000
-YCSB_OPS = {
-    "a": {"read", "update"},
-    "b": {"read", "update"},
-    "c": {"read"},
-    "d": {"read", "insert"},
-    "e": {"scan", "insert"},
-    "f": {"read", "read_modify_write"},
-}
 
 
 def client(info: dict) -> redis_py.Redis:
