@@ -91,7 +91,16 @@ class SqlRendering:
 
     def op_statements(self, checked: Checked, names: Names) -> dict[str, list[Rendered]]:
         """op -> its statement (one per variant); ops without one are left out."""
-        out: dict[str, list[Rendered]] = {}
+        return {name: rendered for name, _types, rendered in self._rendered(checked, names)}
+
+    def statements(self, checked: Checked, names: Names) -> dict[str, list[StatementSpec]]:
+        return {name: [_statement(r, types) for r in rendered]
+                for name, types, rendered in self._rendered(checked, names)}
+
+    def _rendered(self, checked: Checked, names: Names
+                  ) -> Iterator[tuple[str, dict[str, str], list[Rendered]]]:
+        """(op, its parameters' types here, its statement per variant) of each op with a
+        statement in the slot."""
         for name, op in checked.model.ops.items():
             statement = op.statement(self.slot)
             if not isinstance(statement, str):
@@ -100,17 +109,8 @@ class SqlRendering:
             groups = checked.model.tables[table].groups()
             types = self.param_types(checked, name)
             count = variants(statement, groups, self.native_params)
-            out[name] = [render(statement, self, names, groups, types, picked=i, table=table)
-                         for i in range(count)]
-        return out
-
-    def statements(self, checked: Checked, names: Names) -> dict[str, list[StatementSpec]]:
-        out = {}
-        for name, rendered in self.op_statements(checked, names).items():
-            types = self.param_types(checked, name)
-            out[name] = [_statement(r, types) for r in rendered]
-        return out
-
+            yield name, types, [render(statement, self, names, groups, types, picked=i,
+                                       table=table) for i in range(count)]
 
 def _statement(r: Rendered, types: dict[str, str]) -> StatementSpec:
     binds = [b if isinstance(b, str) else list(b) for b in r.binds]
