@@ -39,15 +39,15 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 # Each half alone, as `make test` runs it (scripts/test_parts.sh): the unit half on
-# pytest-xdist (tests/tui after it, in one process); the integration half in one process
-# unless INTEGRATION_WORKERS=N
+# pytest-xdist (tests/tui after it, in one process); the integration half on 2 workers
+# (tests marked `alone` with no other beside them), in one process with INTEGRATION_WORKERS=0
 XDIST := --dist loadgroup --no-loadscope-reorder
 unit: $(STAMP)
 	$(VENV)/bin/pytest -m "not integration" -q -n $${UNIT_WORKERS:-2} $(XDIST) --ignore=tests/tui
 	$(VENV)/bin/pytest -m "not integration" -q tests/tui
 
 integration: $(STAMP)
-	$(VENV)/bin/pytest -m integration -q $$( [ "$${INTEGRATION_WORKERS:-0}" -gt 0 ] && echo "-n $${INTEGRATION_WORKERS} $(XDIST)" )
+	$(VENV)/bin/pytest -m integration -q $$( [ "$${INTEGRATION_WORKERS:-2}" -gt 0 ] && echo "-n $${INTEGRATION_WORKERS:-2} $(XDIST)" )
 
 sandbox-up: $(STAMP)
 	$(LT) sandbox up --dir $(SANDBOX) --cassandra-nodes $(NODES)

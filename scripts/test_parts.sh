@@ -26,13 +26,14 @@ part lint make --no-print-directory lint
 # The unit half on pytest-xdist, one worker per core, a whole file per worker at a time
 # (tests/conftest.py: each file is its own xdist group), except tests/tui: Textual apps
 # driven by Pilot miss frames when both cores are busy (a panel not yet drawn, a snapshot
-# a frame early), so they run after, in one process. The integration half runs in one
-# process by default: on 2 cores, 3 workers (each with its own sandbox, the cluster beside
-# them) drove the load average to 30-38 and timing-bound tests failed (docs/testing.md);
-# INTEGRATION_WORKERS=N runs it on N workers where there are cores to spare. The slowest
-# tests of each run are printed.
+# a frame early), so they run after, in one process. The integration half runs on 2
+# workers too, each with a sandbox of its own; a test marked `alone` (it pauses, kills,
+# partitions or caps a node, or its figures are timing-bound) runs with no other test
+# beside it (tests/conftest.py turn_of): on 2 cores, 2-3 workers without that drove the
+# load average to 26-38 and timing-bound tests failed (docs/testing.md).
+# INTEGRATION_WORKERS=0 runs it in one process. The slowest tests of each run are printed.
 UNIT_WORKERS="${UNIT_WORKERS:-2}"
-INTEGRATION_WORKERS="${INTEGRATION_WORKERS:-0}"
+INTEGRATION_WORKERS="${INTEGRATION_WORKERS:-2}"
 XDIST=(--dist loadgroup --no-loadscope-reorder)
 unit_half() {
   "$VENV/bin/pytest" -m "not integration" -q -n "$UNIT_WORKERS" "${XDIST[@]}" --ignore=tests/tui \

@@ -12,14 +12,17 @@ Set LOADTOWER_TEST_SANDBOX=DIR to reuse a sandbox you brought up yourself
 (`loadtower sandbox up --dir DIR`); its `loadtower sandbox status --dir DIR --json`
 is then the fixture's value, and it is left running.
 
-In parallel (pytest-xdist: `make test` runs the unit half with `-n 2 --dist loadgroup`,
-the integration half too with INTEGRATION_WORKERS=N), each worker that needs the sandbox
-brings up its own, on loopback addresses of its own (worker_address():
+In parallel (pytest-xdist: `make test` runs the unit half and the integration half with
+`-n 2 --dist loadgroup`; INTEGRATION_WORKERS=0: the integration half in one process),
+each worker that needs the sandbox brings up its own, on loopback addresses of its own
+(worker_address():
 gw0 127.0.0.1, gwN 127.0.{20+N}.1, so no two share a port or a keyspace), and the
 tests are dealt out a whole file at a time (a module fixture is made once), the cluster
 package and the namespace-host tests together as one (they make the same ltc-* names),
 the longest groups first (LONG_GROUPS) so the last worker does not start the longest
-file at the end. See docs/testing.md.
+file at the end. A test marked `alone` runs with no other test beside it (turn_of: it
+pauses, kills, partitions or caps a node, or its figures are timing-bound); the files
+that hold one are dealt out first. See docs/testing.md.
 
 `mongodb`: that sandbox's MongoDB host (FerretDB, `info()["mongodb"]`). The sandbox runs
 it when FerretDB is built (`loadtower sandbox fetch` with Go on PATH); without it the
@@ -37,6 +40,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -151,8 +155,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return  # one process: the files' own order
     for item in items:
         item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.nodeid)))
+    # the groups with an `alone` test first: they then take turns with each other, not
+    # with a long shared test that one waits for while the other worker sits idle
+    alone = {xdist_group_of(i.nodeid) for i in items if i.get_closest_marker("alone")}
     rank = {group: i for i, group in enumerate(LONG_GROUPS)}
-    items.sort(key=lambda item: rank.get(xdist_group_of(item.nodeid), len(rank)))
+    items.sort(key=lambda item: (xdist_group_of(item.nodeid) not in alone,
+                                 rank.get(xdist_group_of(item.nodeid), len(rank))))
 
 
 def worker_address() -> str:
@@ -188,12 +196,40 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 _LOCKS: dict[str, Path] = {}
 
 
+def lock_folder(config: pytest.Config) -> Path:
+    """The folder every xdist worker's temporary folders share (.../pytest-N: the
+    `tmp_path_factory` fixture's base, whose parent is the run's under xdist), for the
+    lock files below (pytest removes it with the rest of its old folders)."""
+    base = config._tmp_path_factory.getbasetemp()  # what the tmp_path_factory fixture gives
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session", autouse=True)
-def _shared_lock_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The folder every xdist worker's temporary folders share (.../pytest-N), for
-    one_up_at_a_time's lock file (pytest removes it with the rest of its old folders)."""
-    base = tmp_path_factory.getbasetemp()
-    _LOCKS["folder"] = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+def _shared_lock_folder(request: pytest.FixtureRequest) -> None:
+    _LOCKS["folder"] = lock_folder(request.config)
+
+
+TURN_WAIT_S = 1800.0  # a test waits this long at most for a lock (the longest test's bound)
+
+
+@contextlib.contextmanager
+def _flocked(path: Path, mode: int, bound_s: float = TURN_WAIT_S) -> Iterator[None]:
+    """`path` locked in `mode` (fcntl.LOCK_EX or LOCK_SH) while the block runs; fails
+    the test, naming the lock, if it is not had within `bound_s` (no suite hangs on it)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        deadline = time.monotonic() + bound_s
+        while True:
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{path.name} not had within {bound_s:.0f} s")
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 @contextlib.contextmanager
@@ -206,12 +242,45 @@ def one_up_at_a_time() -> Iterator[None]:
     if folder is None or not os.environ.get("PYTEST_XDIST_WORKER"):
         yield
         return
-    fd = os.open(folder / "sandbox-up.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with _flocked(folder / "sandbox-up.lock", fcntl.LOCK_EX):
         yield
-    finally:
-        os.close(fd)  # releases the lock
+
+
+@contextlib.contextmanager
+def turn(folder: Path, alone: bool) -> Iterator[None]:
+    """A test's turn on the machine, across processes sharing `folder`: an `alone` turn
+    has no other turn beside it, the others share the machine. A readers-writer lock of
+    two lock files that prefers `alone`: it holds the gate while it waits for the shared
+    turns running to end, so no new shared turn starts meanwhile."""
+    gate, machine = folder / "turn-gate.lock", folder / "turn-machine.lock"
+    if alone:
+        with _flocked(gate, fcntl.LOCK_EX), _flocked(machine, fcntl.LOCK_EX):
+            yield
+        return
+    with _flocked(gate, fcntl.LOCK_EX):
+        pass  # an alone turn waiting holds the gate: wait behind it
+    with _flocked(machine, fcntl.LOCK_SH):
+        yield
+
+
+@contextlib.contextmanager
+def turn_of(item: pytest.Item) -> Iterator[None]:
+    """Under xdist, a test marked `alone` (it pauses, kills, partitions or caps a node,
+    or its figures are timing-bound: a busy machine would spoil them, not the product)
+    runs with no other test beside it (`turn`); the others share the machine. Held over
+    setup, call and teardown, so a module fixture an `alone` test brings up (a sandbox
+    of its own) or takes down is inside its turn. Outside xdist: nothing."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    with turn(lock_folder(item.config), item.get_closest_marker("alone") is not None):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outside pytest-timeout's timer
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    with turn_of(item):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -55,7 +55,8 @@ from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 from tests.conftest import UP_TIMEOUT_S, parse_info, run_cli, sandbox_down
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a paused node; per-second share floors
+              pytest.mark.timeout(900)]
 
 FIRST = "127.0.5.1"
 KEYSPACE = "lt_hung"

@@ -43,7 +43,8 @@ from tests.cluster.core_path import assert_on_rust_core
 from tests.conftest import run_cli
 from tests.orchestrator.run_helpers import only_run
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a window of errors around a node's restart
+              pytest.mark.timeout(900)]
 
 NODE, HOST, ADDRESS = 3, "db3", "198.18.0.13"
 KEYSPACE = "lt_core_restart"

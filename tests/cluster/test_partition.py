@@ -13,7 +13,8 @@ from loadtower.store import StoreReader
 from tests.cluster.conftest import FirstRun
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a partition and a heal timed by gossip
+              pytest.mark.timeout(900)]
 
 SCENARIO = """
 name = "partition-db3"

@@ -12,7 +12,8 @@ from loadtower.store import StoreReader
 from tests.cluster.conftest import BUILTIN_SETS, FirstRun
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a node joining two DCs under load
+              pytest.mark.timeout(1200)]
 
 
 def test_scale_out_of_the_standby_under_load(

@@ -25,7 +25,8 @@ import pytest
 from loadtower.store import StoreReader
 from tests.orchestrator.run_helpers import only_run, remove_shipped, run_scenario
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a million rows into two engines
+              pytest.mark.timeout(1500)]
 
 ROWS = int(os.environ.get("LOADTOWER_DATASET_ROWS", "1000000"))
 DB = "lt_wd_dataset"

@@ -12,7 +12,8 @@ import pytest
 from loadtower.store import StoreReader
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a node's restart inside a phase
+              pytest.mark.timeout(600)]
 
 SCENARIO = """
 name = "restart-under-load"

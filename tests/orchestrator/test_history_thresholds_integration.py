@@ -27,7 +27,8 @@ import pytest
 from loadtower.store import StoreReader
 from tests.orchestrator.run_helpers import run_scenario
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # verdicts on runs' figures; a capped node
+              pytest.mark.timeout(1200)]
 
 # The scenario of the history runs: a small load, then the closed-model phase (see above),
 # as long as compare needs to give a verdict rather than "too short to tell" (at least 10 s

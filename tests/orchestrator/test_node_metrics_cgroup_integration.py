@@ -20,7 +20,8 @@ from loadtower.scenarios.orchestrator.node_metrics import NodeMetricsSampler, No
 from loadtower.scenarios.orchestrator.ssh_pool import HostPool
 from tests.orchestrator.test_ssh_pool_integration import inventory
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a cgroup's measured CPU
+              pytest.mark.timeout(120)]
 
 ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("cpuacct", "memory")

@@ -24,7 +24,8 @@ from tests.conftest import live_pids, one_up_at_a_time
 from tests.orchestrator.run_helpers import only_run, run_scenario
 from tests.sandbox.engine_hosts import engine_hosts
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a node joining under load, a compaction
+              pytest.mark.timeout(900)]
 
 
 def _fresh_standby(info: dict) -> dict | None:

@@ -27,7 +27,8 @@ from loadtower.store import StoreReader
 from loadtower.store.curves import latency_curve, rates_at_target
 from tests.orchestrator.run_helpers import only_run, run_scenario
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # p99 targets at each search step
+              pytest.mark.timeout(600)]
 
 RESOLUTION_PCT = 20
 MAX_SEARCHES = 4  # until two are confirmed; one must be (see the module docstring)

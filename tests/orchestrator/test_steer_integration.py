@@ -17,7 +17,8 @@ import pytest
 from loadtower.store import StoreReader
 from tests.orchestrator.run_helpers import only_run, scenario_argv
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # rates reached after each steer
+              pytest.mark.timeout(600)]
 
 SCENARIO = """
 name = "steer"

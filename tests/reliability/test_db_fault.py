@@ -30,7 +30,8 @@ from loadtower.store import StoreReader
 from tests.conftest import live_pids
 from tests.reliability.fault_run import BackgroundRun, events
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a paused then killed node
+              pytest.mark.timeout(900)]
 
 RATE = 150
 PAUSE_S = 10.0

@@ -38,7 +38,8 @@ from tests.reliability.fault_run import (
 )
 from tests.reliability.tcp_relay import TcpRelay
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # cuts of 5 s against a 6 s grace
+              pytest.mark.timeout(600)]
 
 RATE = 300
 HEARTBEAT_S = 1.0  # Locust's HEARTBEAT_INTERVAL: how often the master speaks

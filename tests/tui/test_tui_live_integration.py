@@ -20,7 +20,8 @@ from loadtower.tui.screens.dashboard import RunDashboard
 from loadtower.tui.screens.start_run import StartRun
 from loadtower.tui.widgets.confirm import Confirm
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a live TUI's frames
+              pytest.mark.timeout(600)]
 
 
 async def wait_for(pilot: object, check: Callable[[], bool], timeout: float, what: str,
