@@ -101,13 +101,16 @@ class SteerableScreen(Screen):
     live: bool = False
     snap: Snapshot | None = None
     control_path: Path | None = None
-    _asked: tuple[str, str, float, tuple[str, float]] | None = None  # phase, kind, level, stored
+    # phase, kind, the level last asked for, and the stored levels it stands over: the one
+    # stored when the first of a quick series of asks was made, and each level asked since
+    # (the store takes them one by one, so it may show an earlier ask of the series)
+    _asked: tuple[str, str, float, frozenset[tuple[str, float]]] | None = None
     _steer_shown: str | None = None
 
     def steer_level(self) -> tuple[str, str, float] | None:
         """(phase, kind, level) of the live run's current phase when its load can be
-        steered: the stored level, or the one last asked for while the store still has
-        the level it had then."""
+        steered: the stored level, or the one last asked for while the store has the
+        level it had then or one asked for since (it lags behind the asks)."""
         snap = self.snap
         if not self.live or snap is None or snap.run.get("status") != "running":
             return None
@@ -116,8 +119,11 @@ class SteerableScreen(Screen):
             return None
         kind, level = row.steer
         asked = self._asked
-        if asked is not None and asked[:2] == (row.name, kind) and asked[3] == row.steer:
-            level = asked[2]
+        if asked is not None and asked[:2] == (row.name, kind):
+            if row.steer == (kind, asked[2]):
+                self._asked = None  # the store caught up with the last ask: the series ends
+            elif row.steer in asked[3]:
+                level = asked[2]
         return row.name, kind, level
 
     def check_steer(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -184,13 +190,17 @@ class SteerableScreen(Screen):
         row = self.snap.steerable() if self.snap is not None else None
         if row is None or row.steer is None:
             return
-        self._asked = (phase, kind, value, row.steer)
+        before = self._asked
+        stands = (before is not None and before[:2] == (phase, kind)
+                  and row.steer in before[3])  # an ask of this series still pending
+        over = (before[3] if stands and before is not None else frozenset()) | {row.steer}
+        self._asked = (phase, kind, value, over | {(kind, value)})
         self.steer_changed()
         self._send_steer(self.control_path, kind, value, self._asked)
 
     @work(exclusive=False, group="control")
     async def _send_steer(self, path: Path, kind: str, value: float,
-                          asked: tuple[str, str, float, tuple[str, float]]) -> None:
+                          asked: tuple[str, str, float, frozenset[tuple[str, float]]]) -> None:
         from loadtower.scenarios.control_api import send
 
         severity: SeverityLevel = "information"
