@@ -26,6 +26,7 @@ from tests.orchestrator.run_helpers import (
     phase_results,
     run_scenario,
     run_text,
+    ycsb_a_to_f_text,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -82,18 +83,8 @@ def test_load_and_ycsb_a_to_f_at_fixed_rates(
 ) -> None:
     # e inserts new keys as d does (the same sequence each phase): its own collection,
     # or its inserts would be duplicate keys (MongoDB refuses them; CQL overwrites)
-    workloads = "\n".join(
-        f'[workloads.{w}]\npreset = "ycsb-{w}"\nbatch_size = 50\nscan_length = 20\n'
-        + ('table = "usertable_e"\n' if w == "e" else "")
-        for w in YCSB_OPS
-    )
-    phases = '[[phases]]\ntype = "load"\nname = "load"\nworkload = "a"\nconcurrency = 8\n'
-    phases += '\n[[phases]]\ntype = "load"\nname = "load-e"\nworkload = "e"\n'
-    phases += "".join(
-        f'\n[[phases]]\ntype = "run"\nname = "{w}"\nworkload = "{w}"\nduration = "3s"\n'
-        f"rate = {40 if w == 'e' else 100}\n"  # FerretDB sorts a scan's range itself
-        for w in YCSB_OPS
-    )
+    # FerretDB sorts a scan's range itself: e at a lower rate
+    workloads, phases = ycsb_a_to_f_text({w: 40 if w == "e" else 100 for w in YCSB_OPS})
     done, reader, run_id = run_text(tmp_path, scenario(database, phases, workloads),
                                sandbox["inventory"])
     assert done.returncode == 0, done.stderr[-3000:]

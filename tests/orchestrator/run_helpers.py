@@ -20,6 +20,25 @@ YCSB_OPS = {
 }
 
 
+def ycsb_a_to_f_text(rate_of: dict[str, int]) -> tuple[str, str]:
+    """The [workloads] and [[phases]] of a YCSB A-F run on a document/key engine: the
+    six presets (batch_size 50, scan_length 20; e on table usertable_e of its own, since
+    it inserts the same new keys as d), a load of a and one of e, then 3 s of each
+    workload at `rate_of[w]` ops/s."""
+    workloads = "\n".join(
+        f'[workloads.{w}]\npreset = "ycsb-{w}"\nbatch_size = 50\nscan_length = 20\n'
+        + ('table = "usertable_e"\n' if w == "e" else "")
+        for w in YCSB_OPS
+    )
+    phases = '[[phases]]\ntype = "load"\nname = "load"\nworkload = "a"\nconcurrency = 8\n'
+    phases += '\n[[phases]]\ntype = "load"\nname = "load-e"\nworkload = "e"\n'
+    phases += "".join(
+        f'\n[[phases]]\ntype = "run"\nname = "{w}"\nworkload = "{w}"\nduration = "3s"\n'
+        f"rate = {rate_of[w]}\n" for w in YCSB_OPS
+    )
+    return workloads, phases
+
+
 def scenario_argv(scenario: str | Path, inventory: Path, store: Path, *overrides: str) -> list[str]:
     """`loadtower run SCENARIO --inventory INV --headless --store STORE --set ...`."""
     argv = [sys.executable, "-m", "loadtower", "run", str(scenario), "--inventory", str(inventory)]

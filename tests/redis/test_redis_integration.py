@@ -28,6 +28,7 @@ from tests.orchestrator.run_helpers import (
     phase_results,
     run_scenario,
     run_text,
+    ycsb_a_to_f_text,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -76,17 +77,7 @@ field_size = 50
 def test_load_and_ycsb_a_to_f_at_fixed_rates(
     sandbox: dict, redis: dict, keyspace: str, tmp_path: Path
 ) -> None:
-    workloads = "\n".join(
-        f'[workloads.{w}]\npreset = "ycsb-{w}"\nbatch_size = 50\nscan_length = 20\n'
-        + ('table = "usertable_e"\n' if w == "e" else "")
-        for w in YCSB_OPS
-    )
-    phases = '[[phases]]\ntype = "load"\nname = "load"\nworkload = "a"\nconcurrency = 8\n'
-    phases += '\n[[phases]]\ntype = "load"\nname = "load-e"\nworkload = "e"\n'
-    phases += "".join(
-        f'\n[[phases]]\ntype = "run"\nname = "{w}"\nworkload = "{w}"\nduration = "3s"\n'
-        "rate = 100\n" for w in YCSB_OPS
-    )
+    workloads, phases = ycsb_a_to_f_text(dict.fromkeys(YCSB_OPS, 100))
     done, reader, run_id = run_text(tmp_path, scenario(keyspace, phases, workloads),
                                sandbox["inventory"])
     assert done.returncode == 0, done.stderr[-3000:]
