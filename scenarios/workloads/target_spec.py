@@ -48,6 +48,20 @@ def table_renames(checked: Checked, workload: Workload, target: Target | None = 
     return {next(iter(tables)): table} if table and len(tables) == 1 else None
 
 
+def loaded_table(plan: Plan, index: int) -> str:
+    """The table (collection, key prefix) the load phase at `index` writes, as the target
+    names it: a workload file's load op's table after the workload's renames
+    (`table_renames`), else the workload's or the target's ``table``, else usertable."""
+    sc = plan.scenario
+    name = workload_of(sc, index) or next(iter(sc.workloads))
+    workload = sc.workloads[name]
+    checked = plan.workloads.get(name)
+    if checked is None or not checked.load_op:
+        return workload.table or sc.target.table or "usertable"
+    loaded = checked.op_tables[checked.load_op]
+    return (table_renames(checked, workload, sc.target) or {}).get(loaded, loaded)
+
+
 def run_ops(checked: Checked, statements: dict[str, list[StatementSpec]], slot: str
             ) -> dict[str, OpRunSpec]:
     """Each op that runs on the engine (ops with steps: when each step does)."""

@@ -181,17 +181,11 @@ async def after_load(ctx: Any, index: int, timeout: float = QUERY_TIMEOUT_S) -> 
     """``{"documents": N}``: the load's collection's document count on the target's first
     host (one count of the whole collection, whichever keys were loaded; a workload
     file's: its load op's collection)."""
-    from loadtower.scenarios.crossref import target_hosts, workload_of
-    from loadtower.scenarios.workloads.target_spec import table_renames
+    from loadtower.scenarios.crossref import target_hosts
+    from loadtower.scenarios.workloads.target_spec import loaded_table
 
     sc = ctx.plan.scenario
-    name = workload_of(sc, index) or next(iter(sc.workloads))
-    workload = sc.workloads[name]
-    table = workload.table or sc.target.table or "usertable"
-    checked = ctx.plan.workloads.get(name)
-    if checked is not None and checked.load_op:  # a workload file: its load op's collection
-        loaded = checked.op_tables[checked.load_op]  # as the target names it
-        table = (table_renames(checked, workload, sc.target) or {}).get(loaded, loaded)
+    table = loaded_table(ctx.plan, index)
     hosts = target_hosts(sc, ctx.plan.inventory)
     async with connected(ctx.actions, ctx.plan, hosts[0], timeout) as client:
         count = await _call(

@@ -22,10 +22,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from loadtower.errors import LoadtowerError
-from loadtower.scenarios.crossref import target_hosts, workload_of
+from loadtower.scenarios.crossref import target_hosts
 from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S, reach
 from loadtower.scenarios.orchestrator.secrets import engine_password
 from loadtower.scenarios.plan import Plan
+from loadtower.scenarios.workloads.target_spec import loaded_table
 
 # INFO counters whose per-second rate is a figure, and gauges kept as they are
 COUNTERS = ("total_commands_processed", "keyspace_hits", "keyspace_misses", "evicted_keys",
@@ -109,12 +110,7 @@ async def after_load(ctx: Any, index: int, timeout: float = QUERY_TIMEOUT_S) -> 
     members of the table's sorted set of record keys (the ycsb file keeps one under
     KEYSPACE:TABLE; None where there is no such sorted set)."""
     sc = ctx.plan.scenario
-    name = workload_of(sc, index) or next(iter(sc.workloads))
-    workload = sc.workloads[name]
-    table = workload.table or sc.target.table or "usertable"
-    checked = ctx.plan.workloads.get(name)
-    if checked is not None and checked.load_op:  # a workload file: its load op's table
-        table = workload.table or checked.op_tables[checked.load_op]
+    table = loaded_table(ctx.plan, index)
     hosts = target_hosts(sc, ctx.plan.inventory)
     async with connected(ctx.actions, ctx.plan, hosts[0], timeout) as client:
         keys = int(await _call(client.dbsize(), timeout))
