@@ -176,7 +176,7 @@ class NodeTls:
             combined=self.combined,
             ca=self.ca,
             internode=self.internode,
-            # mutual internode TLS only with `all`: Cassandra warns that with dc/rack a
+            # mutual internode TLS only with `all`: the server warns that with dc/rack a
             # peer could claim to be local and skip it
             internode_auth="true" if self.internode == "all" else "false",
         )
@@ -254,6 +254,12 @@ class NodeSpec:
             "-Dcassandra.skip_wait_for_gossip_to_settle=0",
             "-Dcassandra.ring_delay_ms=3000",
             "-Dcassandra.superuser_setup_delay_ms=0",
+            # every login checks its password with bcrypt; at the server's default 2^10
+            # rounds that is ~75 ms of this node's CPU per new connection (measured: 20
+            # logins, 1.49 CPU-s), and a run opens dozens (each agent's driver, each
+            # phase's coordinator and version queries). The sandbox's roles are hashed
+            # with bcrypt's least, 2^4, when they are made (a sandbox's own node only)
+            "-Dcassandra.auth_bcrypt_gensalt_log2_rounds=4",
             *JVM17_FLAGS,
         ]
         if jamm:
