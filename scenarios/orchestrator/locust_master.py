@@ -429,22 +429,8 @@ class Master:
         self.stop_drain_s = drain_s
         self.stop_done = set()
         self.runner.send_message("lt_stop", self._stop_message())
-        if self.runner.state not in ("ready", "stopped", "stopping"):
-            self._stop_users()
-
-    def _stop_users(self) -> None:
-        """Locust's master stop (MasterRunner.stop: state `stopping`, its events, a `stop`
-        to every worker, then a wait until no worker reports a user), except that the wait
-        looks every 20 ms: Locust's own looks once a second, so every phase's end (and
-        every search or ramp step's) took a second more than its workers needed. Bounded
-        as Locust bounds it (its stop_timeout + 60 s)."""
-        runner = self.runner
-        runner.stop(send_stop_to_client=False)  # the state and events; it sends nothing
-        for client in runner.clients.all:
-            runner.server.send_to_client(ls.Message("stop", None, client.id))
-        deadline = time.monotonic() + (runner.environment.stop_timeout or 0) + 60
-        while runner.user_count != 0 and time.monotonic() < deadline:
-            ls.gevent.sleep(0.02)
+        if self.runner.state not in ("ready", "stopped"):
+            self.runner.stop()
 
     def _stop_message(self) -> dict[str, Any]:
         """`lt_stop`: the stop's number, and its drain bound when the stop gave one."""

@@ -129,28 +129,3 @@ def test_a_stop_before_the_workers_are_prepared_starts_no_load(
     assert starting.dead and starts == []
     [failed] = printed(capsys)
     assert failed["type"] == "failed" and "stopped before it started" in failed["message"]
-
-
-def test_the_stop_waits_for_the_users_to_end_in_short_looks(
-    master: Master, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A phase's end: Locust's stop, whose wait for the workers' users to end looks every
-    20 ms (Locust's own looks once a second: a second more at every phase's end)."""
-    sent: list[tuple[str, str]] = []
-    monkeypatch.setattr(master.runner, "send_message", lambda *a, **kw: None)
-    monkeypatch.setattr(master.runner.server, "send_to_client",
-                        lambda message: sent.append((message.type, message.node_id)))
-    master.runner.state = "running"
-    for wid in ("w1", "w2"):
-        master.runner.clients[wid].user_classes_count = {"CqlLane": 2}
-    stopping = ls.gevent.spawn(master._stop)
-    ls.gevent.sleep(0.05)
-    assert master.runner.state == "stopping" and sorted(sent) == [("stop", "w1"), ("stop", "w2")]
-    master.runner.clients["w1"].user_classes_count = {}
-    ls.gevent.sleep(0.05)
-    assert not stopping.dead  # w2 still reports users
-    master.runner.clients["w2"].user_classes_count = {}
-    # gevent wakes timers in the order they fall due: the stop's next look (20 ms) comes
-    # before this sleep ends, however busy the machine; a look once a second would not
-    ls.gevent.sleep(0.2)
-    assert stopping.dead
