@@ -167,6 +167,20 @@ def phase_durations(con: Any, run_id: str) -> dict[str, float | None]:
     }
 
 
+def block_rows(con: Any, run_id: str) -> dict[str, int]:
+    """phase name -> the rows its load wrote, for a load whose op wrote several rows (a
+    block load's insert: a pipeline, insert_many or batch of N rows; the load phase's
+    result `rows`, phases/load.py); other phases are not in it."""
+    out: dict[str, int] = {}
+    for name, result in con.execute(
+        "SELECT name, result FROM phases WHERE run_id = ?", [run_id]
+    ).fetchall():
+        found = json.loads(result) if result else {}
+        if isinstance(found, dict) and (found.get("rows_per_op") or 1) > 1:
+            out[name] = int(found.get("rows") or 0)
+    return out
+
+
 def _op_key(op: str) -> tuple[int, str]:
     if op == TOTAL:
         return (len(OP_ORDER) + 1, op)
@@ -195,6 +209,7 @@ def engine_table(
         side_sets = {run: {s[0] for s in sides[run].values()} for run in run_ids}
         for run in run_ids:
             durations = phase_durations(con, run)
+            rows_of = block_rows(con, run)
             classes_of = error_classes(con, run)
             rows = con.execute(
                 f"SELECT phase, op, ops, errors, {column} FROM op_phase "
@@ -233,6 +248,8 @@ def engine_table(
                     if (run, name) not in g["phases"]:  # a phase's duration counts once
                         g["phases"].add((run, name))
                         g["duration_s"] += durations.get(name) or 0.0
+                        if name in rows_of and key_op == TOTAL:
+                            g["rows"] = g.get("rows", 0) + rows_of[name]
                     g["counts"] += counts
     if phase is not None and not phase_order:
         raise LoadtowerError(f"no phase '{phase}' with ops in run(s) {', '.join(run_ids)}")
@@ -258,6 +275,10 @@ def engine_table(
                 **latency_ms(g["counts"]),
                 "errors": g["errors"],
                 "return_codes": return_codes(g["ops"], g["errors"], g["classes"]),
+                # a block load's rows (its ops are blocks): what a one-row insert's ops
+                # per second are to an engine that loads a row per op
+                **({"rows": g["rows"], "rows_per_s": ops_per_s(g["rows"], g["duration_s"])}
+                   if "rows" in g else {}),
             }
         )
     return out

@@ -25,6 +25,7 @@ from loadtower.scenarios.models import LoadPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.workloads.dataset_files import dataset_load_rows
+from loadtower.store.phase_rate import ops_per_s
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str, Any]:
@@ -73,7 +74,7 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
         per_op = batch_size if kind(engine).block_load else 1
     if per_op > 1:
         rows = min(records, (figures.ops - figures.errors) * per_op)
-        result.update(rows_per_op=per_op, rows=rows, rows_per_s=round(rows / measured, 1))
+        result.update(rows_per_op=per_op, rows=rows, rows_per_s=ops_per_s(rows, measured))
         rows_note = f", {rows:,} rows in blocks of {per_op}"
     after_load = hook(engine, "after_load")
     if after_load is not None:  # e.g. MongoDB's document count
