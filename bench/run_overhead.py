@@ -4,9 +4,9 @@ a fresh store; prints each run's wall time and the machine's CPU-seconds over it
 processes: the orchestrator, the agents' SSH commands and Locust processes, the
 database), then the median of each.
 
-Most integration tests run a few such runs, so this fixed cost is most of what the
-integration half spends (docs/testing.md). To compare two trees, run it from each
-against one sandbox that each tree's `sandbox up` made.
+Most integration tests run a few such runs, each paying this fixed cost on top of its
+phases (docs/testing.md: A run's fixed cost). To compare two trees, run it from each
+against a fresh sandbox that each tree's own `sandbox up` made.
 
 Usage: python bench/run_overhead.py --inventory SANDBOX/inventory.toml [--runs 5]
 """
