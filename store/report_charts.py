@@ -16,6 +16,7 @@ from typing import Any
 
 from loadtower.store.engine_compare import TOTAL
 from loadtower.store.ramp_steps import SEP, ramp_of
+from loadtower.store.workload_throughput import OPS, ROWS, phase_unit, rate_of
 
 Figure = dict[str, Any]
 Text = Callable[[str], str]
@@ -178,16 +179,21 @@ def curve_figure(points: list[dict[str, Any]], target_p99_ms: float | None, text
 
 
 def _bars(rows: list[dict[str, Any]], x_key: str, key: str, colors: dict[str, str],
-          axis: str, show: bool, text: Text) -> list[dict[str, Any]]:  # fmt: skip
+          axis: str, show: bool, text: Text, hover_key: str | None = None,
+          ) -> list[dict[str, Any]]:  # fmt: skip
+    """One bar trace per side; `hover_key`: each row's hover text (its value, unit said)."""
     out = []
     for side, color in colors.items():
         mine = [r for r in rows if r["target"] == side]
-        out.append({
+        bar = {
             "type": "bar", "name": text(side), "x": [text(str(r[x_key])) for r in mine],
             "y": [_num(r[key]) for r in mine], "marker": {"color": color},
             "legendgroup": text(side), "showlegend": show, "xaxis": f"x{axis}",
             "yaxis": f"y{axis}",
-        })  # fmt: skip
+        }  # fmt: skip
+        if hover_key is not None:
+            bar |= {"hovertext": [r[hover_key] for r in mine], "hoverinfo": "name+x+text"}
+        out.append(bar)
     return out
 
 
@@ -221,7 +227,9 @@ def engine_figures(rows: list[dict[str, Any]], text: Text) -> list[tuple[str, Fi
 
 def workload_figure(rows: list[dict[str, Any]], text: Text) -> Figure | None:
     """Study 4's figure: each workload phase's throughput (ops/s) per engine, a panel per
-    workload on its own scale; None when the run has fewer than two targets."""
+    workload on its own scale; a load where an engine loads blocks of rows in rows/s
+    (workload_throughput.rate_of: a block load's rows/s, a row-per-op load's ops/s), its
+    axis and bars saying so. None when the run has fewer than two targets."""
     totals = [r for r in rows if r["op"] == TOTAL and SEP not in r["phase"]]
     sides = list(dict.fromkeys(r["target"] for r in totals))
     if len(sides) < 2:
@@ -230,18 +238,39 @@ def workload_figure(rows: list[dict[str, Any]], text: Text) -> Figure | None:
     workloads = list(dict.fromkeys(r["phase"] for r in totals))
     data: list[dict[str, Any]] = []
     layout: dict[str, Any] = {"title": {"text": "<b>Throughput per workload and engine</b> "
-                                                "(ops/s, each on its own scale)", "x": 0.01},
+                                                "(ops/s, a load of blocks of rows in rows/s; "
+                                                "each on its own scale)", "x": 0.01},
                               "barmode": "group", "legend": {"orientation": "h", "y": -0.2}}  # fmt: skip
     width = 1 / len(workloads)
     for i, phase in enumerate(workloads):
         axis = "" if i == 0 else str(i + 1)
         mine = [r for r in totals if r["phase"] == phase]
-        data += _bars(mine, "phase", "ops_per_s", colors, axis, i == 0, text)
+        unit = phase_unit(mine)
+        bars = [{**r, "bar_x": _panel_label(phase, unit), "bar_rate": rate_of(r, unit),
+                 "bar_text": _rate_text(r, unit)} for r in mine]  # fmt: skip
+        data += _bars(bars, "bar_x", "bar_rate", colors, axis, i == 0, text, "bar_text")
         layout[f"xaxis{axis}"] = {"domain": [i * width + 0.02, (i + 1) * width - 0.02],
                                   "anchor": f"y{axis}"}  # fmt: skip
         layout[f"yaxis{axis}"] = {"anchor": f"x{axis}", "rangemode": "tozero"}
-    layout["yaxis"]["title"] = {"text": "ops/s"}
+        if i == 0 or unit == ROWS:
+            layout[f"yaxis{axis}"]["title"] = {"text": unit}
     return {"data": data, "layout": layout}
+
+
+def _panel_label(phase: str, unit: str) -> str:
+    """A workload panel's x label (raw: `_bars` escapes it): its phase, ``load (rows/s)``
+    when it compares rows."""
+    return phase + (f" ({ROWS})" if unit == ROWS else "")
+
+
+def _rate_text(row: dict[str, Any], unit: str) -> str:
+    """A bar's hover text: ``1,000.0 rows/s (10.0 ops/s, blocks of rows)``, ``500.0 rows/s
+    (a row per op)``, ``500.0 ops/s``; the figures as workload_throughput prints them."""
+    if unit == OPS:
+        return f"{row['ops_per_s']:,.1f} {OPS}"
+    if row.get("rows_per_s") is None:
+        return f"{rate_of(row, unit):,.1f} {ROWS} (a row per op)"
+    return f"{rate_of(row, unit):,.1f} {ROWS} ({row['ops_per_s']:,.1f} {OPS}, blocks of rows)"
 
 
 def ttl_figure(summary: list[dict[str, Any]], text: Text) -> Figure | None:

@@ -33,7 +33,14 @@ from loadtower.store.report_columns import (
     TOMBSTONE_COLUMNS,
     Columns,
 )
-from loadtower.store.workload_throughput import workload_table
+from loadtower.store.workload_throughput import (
+    OPS,
+    ROWS,
+    phase_unit,
+    rate_of,
+    throughput_text,
+    workload_table,
+)
 
 CSS = """body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fff}
 main{max-width:1240px;margin:0 auto;padding:12px 18px}
@@ -168,34 +175,52 @@ def _answer(store: Path, run_id: str) -> str:
 
 
 def _phase_verdicts(headlines: list[dict[str, Any]], engines: list[dict[str, Any]]) -> list[str]:
-    """Per workload phase run on two or more targets with the same op types (a load of
-    single rows and one of 100-row blocks count different ops): who had the higher
-    throughput and the lower p99, by how much."""
+    """Per workload phase run on two or more targets: who had the higher throughput and
+    the lower p99, by how much. A load where a target loads blocks of rows compares rows/s
+    (workload_throughput.rate_of: a block is not a row) and gives no p99 verdict (a
+    block's time against a row's); any other phase only among targets with the same op
+    types."""
     out = []
     for phase in dict.fromkeys(r["phase"] for r in headlines):
-        rows = [r for r in headlines if r["phase"] == phase and r["ops_per_s"]]
-        op_sets = {frozenset(e["op"] for e in engines if e["phase"] == phase
-                             and e["target"] == r["target"]) for r in rows}  # fmt: skip
-        if len(rows) < 2 or len(op_sets) > 1:
+        mine = [r for r in headlines if r["phase"] == phase]
+        unit = phase_unit(mine)
+        rows = [r for r in mine if rate_of(r, unit)]
+        if len(rows) < 2 or (unit == OPS and len(_op_sets(phase, rows, engines)) > 1):
             continue
-        fast = sorted(rows, key=lambda r: -r["ops_per_s"])
+        text = f"<b>{_fmt(phase)}</b>: {_throughput_verdict(rows, unit)}"
+        # a block's p99 is the time of a whole block of rows, a row's of one row: in such
+        # a load the two do not compare, and no latency verdict is given
         low = sorted((r for r in rows if r["p99_ms"]), key=lambda r: r["p99_ms"])
-        text = (f"<b>{_fmt(phase)}</b>: {_fmt(fast[0]['target'])} "
-                f"{fast[0]['ops_per_s'] / fast[1]['ops_per_s']:.2f}× the throughput of "
-                f"{_fmt(fast[1]['target'])}")  # fmt: skip
-        if len(low) >= 2:
+        if len(low) >= 2 and unit == OPS:
             text += (f"; lowest p99 {_fmt(low[0]['target'])} ({_fmt(low[0]['p99_ms'])} ms against "
                      f"{_fmt(low[1]['p99_ms'])} ms)")  # fmt: skip
         out.append(f"<li>{text}</li>")
     return out
 
 
+def _op_sets(phase: str, rows: list[dict[str, Any]],
+             engines: list[dict[str, Any]]) -> set[frozenset[str]]:  # fmt: skip
+    """The op types each target ran in `phase` (a mix of reads and one of writes count
+    different ops)."""
+    return {frozenset(e["op"] for e in engines if e["phase"] == phase
+                      and e["target"] == r["target"]) for r in rows}  # fmt: skip
+
+
+def _throughput_verdict(rows: list[dict[str, Any]], unit: str) -> str:
+    """``A 1.23× the throughput of B``, or ``the row throughput (rows/s)`` for a load of
+    blocks of rows."""
+    fast = sorted(rows, key=lambda r: -rate_of(r, unit))
+    what = "the throughput" if unit == OPS else f"the row throughput ({ROWS})"
+    ratio = rate_of(fast[0], unit) / rate_of(fast[1], unit)
+    return f"{_fmt(fast[0]['target'])} {ratio:.2f}× {what} of {_fmt(fast[1]['target'])}"
+
+
 def _headlines(engines: list[dict[str, Any]]) -> str:
     rows = summary_of.phase_headlines(engines)
     if not rows:
         return ""
-    cells = [[r["phase"], r["target"], f"{r['ops']:,}", _fmt(r["ops_per_s"], "ops_per_s"),
-              _fmt(r["p99_ms"]), f"{r['errors']:,}"] for r in rows]  # fmt: skip
+    cells = [[r["phase"], r["target"], f"{r['ops']:,}", throughput_text(r), _fmt(r["p99_ms"]),
+              f"{r['errors']:,}"] for r in rows]  # fmt: skip
     verdicts = _phase_verdicts(rows, engines)
     said = f"<ul>{''.join(verdicts)}</ul>" if verdicts else ""
     return (f"<h3>Each workload phase (throughput over the phase, response time)</h3>{said}"

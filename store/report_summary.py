@@ -70,8 +70,9 @@ def winner(found: list[Answer]) -> tuple[Answer, Answer, float] | None:
 
 
 def phase_headlines(engines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """engine_table's ``total`` row of every workload phase (not a ramp's steps): the
-    phase, target, engine, ops, ops_per_s, p99_ms, errors, as ``compare RUN`` prints."""
+    """engine_table's ``total`` row of every workload phase (not a ramp's steps), whole:
+    the phase, target, engine, ops, ops_per_s, p99_ms, errors and, for a block load, its
+    rows and rows_per_s, as ``compare RUN`` prints."""
     return [r for r in engines if r["op"] == TOTAL and SEP not in r["phase"]]
 
 

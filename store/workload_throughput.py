@@ -1,6 +1,11 @@
 """Study 4's table: throughput (ops/s) per workload phase (rows) and engine (columns), from
 engine_compare.engine_table's ``total`` rows (a ramp's steps left out). Pure: the CLI
-(`loadtower compare RUN`), the report and the TUI print the same cells."""
+(`loadtower compare RUN`), the report and the TUI print the same cells.
+
+A block load (a pipeline, an insert of many documents, a batch of rows) counts one
+op per block of rows, where an engine that loads a row per op counts one per row: a load
+phase with a block load on one side compares rows per second (`phase_unit`, `rate_of`),
+the block load's the ``rows_per_s`` engine_table gives, a row-per-op side's its ops/s."""
 
 from __future__ import annotations
 
@@ -10,6 +15,32 @@ from loadtower.store.engine_text import side_label
 
 TOTAL = "total"  # engine_compare.TOTAL (not imported: this module stays free of duckdb)
 SEP = "@"  # ramp_steps.SEP: a ramp step's label
+OPS = "ops/s"
+ROWS = "rows/s"
+
+
+def throughput_text(row: dict[str, Any]) -> str:
+    """A total row's throughput as printed: ``111.1``, or a block load's
+    ``111.1 (11,104.0 rows/s)`` (its ops/s, then its rows/s)."""
+    text = f"{row['ops_per_s']:,.1f}"
+    if row.get("rows_per_s") is not None:
+        text += f" ({row['rows_per_s']:,.1f} rows/s)"
+    return text
+
+
+def phase_unit(rows: list[dict[str, Any]]) -> str:
+    """How one phase's total rows (one per side) compare: ``rows/s`` when a side loads
+    blocks of rows (its ops are blocks, the others' ops rows), else ``ops/s``."""
+    return ROWS if any(r.get("rows_per_s") is not None for r in rows) else OPS
+
+
+def rate_of(row: dict[str, Any], unit: str) -> float:
+    """A total row's rate in `unit`: in rows/s, a block load's ``rows_per_s`` (engine_table's
+    figure) and a row-per-op side's ops/s (one row an op); in ops/s, its ops/s."""
+    rows_per_s = row.get("rows_per_s")
+    if unit == ROWS and rows_per_s is not None:
+        return float(rows_per_s)
+    return float(row["ops_per_s"])
 
 
 def workload_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
@@ -23,9 +54,6 @@ def workload_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str
         return [], []
     cells: dict[str, dict[str, str]] = {}
     for r in totals:
-        text = f"{r['ops_per_s']:,.1f}"
-        if r.get("rows_per_s") is not None:
-            text += f" ({r['rows_per_s']:,.1f} rows/s)"
-        cells.setdefault(r["phase"], {})[side_label(r)] = text
+        cells.setdefault(r["phase"], {})[side_label(r)] = throughput_text(r)
     headers = ["Workload", *(f"{side} (ops/s)" for side in sides)]
     return headers, [[phase, *(row.get(side, "") for side in sides)] for phase, row in cells.items()]

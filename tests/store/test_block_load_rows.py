@@ -83,3 +83,79 @@ def test_compare_prints_the_block_loads_rows(store: tuple[Path, str],
     rows_per_s = next(r for r in engine_table(path, [run])
                       if r["op"] == "total" and r["target"] == "blocks")["rows_per_s"]
     assert f"({rows_per_s:,.1f} rows/s)" in capsys.readouterr().out
+
+
+# The report: a load of 100-row blocks (10 ops/s, 1,000 rows/s) against a row per op
+# (500 ops/s): the blocks side has twice the rows/s, not a fiftieth of the throughput.
+
+
+def _totals(path: Path, run: str) -> dict[str, dict]:
+    return {r["target"]: r for r in engine_table(path, [run]) if r["op"] == "total"}
+
+
+def test_the_reports_verdict_compares_rows_per_s(store: tuple[Path, str]) -> None:
+    from loadtower.store.report_html import _phase_verdicts
+    from loadtower.store.report_summary import phase_headlines
+
+    path, run = store
+    rows = engine_table(path, [run])
+    headlines = phase_headlines(rows)
+    totals = _totals(path, run)
+    assert {r["target"]: r.get("rows_per_s") for r in headlines} == {
+        "rows": None, "blocks": totals["blocks"]["rows_per_s"]}  # fmt: skip
+    [verdict] = _phase_verdicts(headlines, rows)
+    ratio = totals["blocks"]["rows_per_s"] / totals["rows"]["ops_per_s"]
+    assert f"{ratio:.2f}" == "2.00"
+    assert f"<b>load</b>: blocks {ratio:.2f}× the row throughput (rows/s) of rows" in verdict
+    assert "50.00×" not in verdict  # the row side's ops/s over the blocks'
+    assert "p99" not in verdict  # a block's p99 against a row's: no verdict
+
+
+def test_the_verdict_compares_rows_when_the_load_ops_are_named_apart() -> None:
+    """A block load's op named apart (``insert_batch``) from a row load's (``insert``):
+    their rows still compare; a mix of different op types still does not."""
+    from loadtower.store.report_html import _phase_verdicts
+
+    def total(phase: str, target: str, ops_per_s: float, **rows: float) -> dict:
+        return {"phase": phase, "op": "total", "target": target, "ops_per_s": ops_per_s,
+                "p99_ms": 2.0, **rows}  # fmt: skip
+
+    headlines = [total("load", "cass", 500.0), total("load", "ch", 10.0, rows_per_s=1000.0),
+                 total("mix", "cass", 50.0), total("mix", "ch", 40.0)]  # fmt: skip
+    ops = [("load", "cass", "insert"), ("load", "ch", "insert_batch"), ("mix", "cass", "read"),
+           ("mix", "ch", "update")]  # fmt: skip
+    engines = headlines + [{"phase": p, "target": t, "op": op} for p, t, op in ops]
+    [verdict] = _phase_verdicts(headlines, engines)
+    assert "<b>load</b>: ch 2.00× the row throughput (rows/s) of cass" in verdict
+
+
+def test_the_workload_chart_plots_rows_per_s(store: tuple[Path, str]) -> None:
+    from loadtower.store.report_charts import workload_figure
+
+    path, run = store
+    totals = _totals(path, run)
+    figure = workload_figure(engine_table(path, [run]), str)
+    assert figure is not None
+    bars = {bar["name"]: bar for bar in figure["data"]}
+    assert bars["blocks"]["y"] == [totals["blocks"]["rows_per_s"]]  # engine_table's figure
+    assert bars["rows"]["y"] == [totals["rows"]["ops_per_s"]]  # a row per op: its ops are rows
+    assert bars["blocks"]["x"] == bars["rows"]["x"] == ["load (rows/s)"]
+    assert figure["layout"]["yaxis"]["title"] == {"text": "rows/s"}
+    blocks = totals["blocks"]
+    assert bars["blocks"]["hovertext"] == [
+        f"{blocks['rows_per_s']:,.1f} rows/s ({blocks['ops_per_s']:,.1f} ops/s, blocks of rows)"]
+    rows = totals["rows"]
+    assert bars["rows"]["hovertext"] == [f"{rows['ops_per_s']:,.1f} rows/s (a row per op)"]
+
+
+def test_the_reports_headline_cell_is_study_4s(store: tuple[Path, str]) -> None:
+    from loadtower.store import StoreReader
+    from loadtower.store.report_html import render
+    from tests.store.test_report import parse
+
+    path, run = store
+    page = parse(render(StoreReader(path), run))
+    headlines = {row[1]: row[3] for row in page.tables["headlines"][1:]}
+    _headers, [[_phase, row_cell, block_cell]] = workload_table(engine_table(path, [run]))
+    assert headlines == {"rows": row_cell, "blocks": block_cell}
+    assert block_cell.endswith(" rows/s)")
