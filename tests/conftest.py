@@ -46,6 +46,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.timeout_tasks import install as show_tasks_on_timeout
+
 UP_TIMEOUT_S = 480  # the CLI waits up to 240 s per service itself
 REQUIRE_MONGODB = os.environ.get("LOADTOWER_REQUIRE_MONGODB") == "1"
 DOWN_TIMEOUT_S = 180
@@ -147,6 +149,10 @@ def xdist_group_of(nodeid: str) -> str:
     """A test's xdist group: its file, or "netns" for the tests that make ltc-* hosts."""
     path = nodeid.split("::", 1)[0]
     return "netns" if path.startswith(NETNS_GROUP) else path
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    show_tasks_on_timeout()  # a timed-out test's output names the asyncio tasks it waited in
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks

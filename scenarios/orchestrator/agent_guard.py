@@ -28,6 +28,7 @@ from typing import Any
 
 from loadtower.agents.spool import parse_read
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.orchestrator.cancel_tasks import bounded, cancel_and_wait
 from loadtower.scenarios.orchestrator.cleanup_script import marker_prefix
 
 LINK_CLOSE_WAIT_S = 3.0  # a watcher ended: how long its connection may take to show it closed
@@ -285,7 +286,7 @@ class AgentGuard:
                 if self.closing or host.cut_since is not None or self._link_closed(name):
                     continue
                 with contextlib.suppress(Exception):
-                    stored, first, last = await asyncio.wait_for(
+                    stored, first, last = await bounded(
                         self.backfill(name, before=time.time() - IN_FLIGHT_S), SWEEP_TIMEOUT_S
                     )
                     if stored:
@@ -363,7 +364,7 @@ class AgentGuard:
     async def final_sweep(self) -> None:
         async def one(name: str) -> tuple[str, int]:
             try:
-                stored, _first, _last = await asyncio.wait_for(self.backfill(name), SWEEP_TIMEOUT_S)
+                stored, _first, _last = await bounded(self.backfill(name), SWEEP_TIMEOUT_S)
             except TimeoutError:
                 self.sinks.event("warning", f"the final spool read on {name} timed out", host=name)
                 return name, -1
@@ -389,15 +390,12 @@ class AgentGuard:
     async def stop(self) -> None:
         """Stop the watchers and their tasks; remove the spools that were read to the end."""
         self.closing = True
-        tasks = [*self._tasks, *(h.task for h in self.hosts.values() if h.task), self._syncer]
-        for task in [t for t in tasks if t is not None]:
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+        await cancel_and_wait([*self._tasks, *(h.task for h in self.hosts.values()),
+                               self._syncer])
         for host in self.hosts.values():
             if host.watcher is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(host.watcher.terminate(), 10)
+                    await bounded(host.watcher.terminate(), 10)
             if host.name in self._swept:
                 parent = host.spool.rsplit("/", 1)[0]
                 with contextlib.suppress(Exception):

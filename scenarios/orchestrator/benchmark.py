@@ -20,6 +20,7 @@ from typing import Any
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.models import as_plain
 from loadtower.scenarios.orchestrator.agent_version import AgentVersions
+from loadtower.scenarios.orchestrator.cancel_tasks import bounded, cancel_and_wait
 from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.control import (
     ControlServer,
@@ -167,13 +168,10 @@ class Orchestrator:
                 self._end_run(writer, sinks, run_id)
             with contextlib.suppress(Exception):
                 if load is not None:
-                    await asyncio.wait_for(load.close(), timeout=30)
-            if metrics_task is not None:
-                metrics_task.cancel()
-                with contextlib.suppress(BaseException):
-                    await metrics_task
+                    await bounded(load.close(), timeout=30)
+            await cancel_and_wait([metrics_task])
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(pool.close(), timeout=15)
+                await bounded(pool.close(), timeout=15)
             await server.close()
             if not ended_early:
                 self._end_run(writer, sinks, run_id)

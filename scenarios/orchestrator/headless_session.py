@@ -24,6 +24,7 @@ from loadtower.scenarios.orchestrator.metrics_endpoint import (
     ServeError,
     serve_run,
 )
+from loadtower.scenarios.orchestrator.where_it_waits import install, uninstall
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.serve_address import chosen_address
 
@@ -62,6 +63,7 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, int(sig))
+    install(loop)  # SIGUSR1: where the run waits, on its stderr
     done = asyncio.Event()
     progress = asyncio.create_task(show_progress(orch, console, done))
     try:
@@ -71,6 +73,7 @@ async def run_headless(plan: Plan, store: Path, args: argparse.Namespace) -> int
         await progress
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        uninstall(loop)
         if endpoint is not None:
             await asyncio.to_thread(endpoint.close)
     if state.run_id and not signals.count:  # stopped by a signal: leave now, no table

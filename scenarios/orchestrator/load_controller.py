@@ -27,6 +27,7 @@ from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.orchestrator.agent_guard import AgentGuard
 from loadtower.scenarios.orchestrator.agent_secrets import AgentSecrets
+from loadtower.scenarios.orchestrator.cancel_tasks import bounded, cancel_and_wait
 from loadtower.scenarios.orchestrator.cleanup_script import marker_env, marker_prefix
 from loadtower.scenarios.orchestrator.secrets import db_password
 from loadtower.scenarios.orchestrator.sinks import Sinks
@@ -387,17 +388,13 @@ class LocustLoad:
             except TimeoutError:
                 self.master.kill()
                 await self.master.wait()
-        for task in (self._reader, self._stderr):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+        await cancel_and_wait([self._reader, self._stderr])
 
 
     async def _end_worker(self, name: str, process: Any) -> None:
         """An agent host's worker command: ended (it was told to quit), or terminated."""
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(process.wait(), timeout=10)
+            await bounded(process.wait(), 10)
         with contextlib.suppress(Exception):
             await process.terminate()
         self.sinks.event("agents", f"load worker on {name} stopped", host=name)

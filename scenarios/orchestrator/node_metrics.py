@@ -12,13 +12,13 @@ each host is announced once (`on_note`: where its figures come from).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from loadtower.scenarios.models import Inventory
+from loadtower.scenarios.orchestrator.cancel_tasks import cancel_and_wait
 from loadtower.scenarios.orchestrator.proc_stats import (
     ProcReading,
     parse_proc,
@@ -104,12 +104,7 @@ class NodeMetricsSampler:
             yield await self._queue.get()
 
     async def close(self) -> None:
-        tasks = self._tasks + list(self._proc_tasks.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        await cancel_and_wait([*self._tasks, *self._proc_tasks.values()])
         self._tasks.clear()
         self._proc_tasks.clear()
 

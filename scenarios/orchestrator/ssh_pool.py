@@ -14,6 +14,7 @@ import asyncssh
 
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.models import Host, Inventory
+from loadtower.scenarios.orchestrator.cancel_tasks import bounded
 from loadtower.scenarios.orchestrator.ssh_keys import KeyPolicyClient, known_hosts_path, refusal
 from loadtower.store.redact import mask_command_secrets
 
@@ -60,10 +61,12 @@ class RemoteProcess:
 
     async def wait(self, timeout: float | None = None) -> int | None:
         """The exit status; TimeoutError after `timeout` seconds (None: until it ends)."""
-        await asyncio.wait_for(self.process.wait(), timeout)
-        for task in self.tasks:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(task, 5)
+        await bounded(self.process.wait(), timeout)
+        if self.tasks:  # its output's readers: they end with the process's output
+            await asyncio.wait(self.tasks, timeout=5)
+            for task in self.tasks:
+                if task.done() and not task.cancelled():
+                    task.exception()  # retrieved (a reader's error is not the exit status)
         return self.process.returncode
 
     async def terminate(self) -> None:
@@ -172,8 +175,7 @@ class HostPool:
         for attempt in (1, 2):
             conn = await self.connection(name)
             try:
-                result = await asyncio.wait_for(conn.run(command, check=False, input=input),
-                                                timeout)
+                result = await bounded(conn.run(command, check=False, input=input), timeout)
             except TimeoutError:
                 raise CommandTimeout(f"host {name}: `{mask_command_secrets(command)}` did not "
                                      f"finish within {timeout:g} s") from None
@@ -268,5 +270,5 @@ class HostPool:
             conn.close()
         for conn in self.conns.values():
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.wait_closed(), 5)
+                await bounded(conn.wait_closed(), 5)
         self.conns.clear()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from loadtower.store import StoreReader
@@ -55,8 +57,42 @@ def run_scenario(
     *overrides: str,
     timeout: float = 400,
 ) -> subprocess.CompletedProcess[str]:
-    argv = scenario_argv(scenario, inventory, store, *overrides)
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    return run_argv(scenario_argv(scenario, inventory, store, *overrides), timeout)
+
+
+def run_argv(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`argv` (a `loadtower run`) to its end, its output captured; one that does not end
+    within `timeout` is asked where it waits (where_it_waits: SIGUSR2, SIGUSR1), then
+    killed, and the test fails with that answer."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"`{' '.join(argv[2:5])}` did not end within {timeout:g} s; "
+                             f"where it waited:\n{where_it_waited(proc)}") from None
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def ask_where(proc: subprocess.Popen[str]) -> None:
+    """Ask a run that overstays where it waits (its stderr gets the answer)."""
+    for sig in (signal.SIGUSR2, signal.SIGUSR1):
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            return
+        time.sleep(1.0)
+
+
+def where_it_waited(proc: subprocess.Popen[str]) -> str:
+    """Ask, kill the run, and return the end of its stderr (the answer in it)."""
+    ask_where(proc)
+    proc.kill()
+    try:
+        _out, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired as exc:  # a child kept the pipe open: what came
+        raw = exc.stderr or b""
+        err = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+    return "\n".join((err or "").splitlines()[-250:])
 
 
 def only_run(store: Path) -> dict:

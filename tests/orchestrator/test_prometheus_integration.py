@@ -18,7 +18,7 @@ import pytest
 
 from loadtower.store import StoreReader
 from tests.orchestrator.metrics_fixtures import answers, port_free
-from tests.orchestrator.run_helpers import only_run, scenario_argv
+from tests.orchestrator.run_helpers import ask_where, only_run, scenario_argv
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -41,12 +41,15 @@ def _api(prometheus: str, path: str, **params: str) -> Any:
     return body["data"]
 
 
-def _watch(proc: subprocess.Popen[str], prometheus: str) -> list[dict]:
+def _watch(proc: subprocess.Popen[str], prometheus: str, err: Path) -> list[dict]:
     """Until the run exits: the ops/s series of the run phase Prometheus has now."""
     seen: list[dict] = []
     deadline = time.monotonic() + RUN_TIMEOUT_S
     while proc.poll() is None:
-        assert time.monotonic() < deadline, "the run did not end"
+        if time.monotonic() > deadline:
+            ask_where(proc)
+            raise AssertionError("the run did not end; where it waited:\n"
+                                 + "\n".join(err.read_text().splitlines()[-250:]))
         data = _api(prometheus, "/api/v1/query",
                     query=f'loadtower_ops_per_second{{job="loadtower", phase="{PHASE}"}}')
         seen += [row for row in data["result"] if float(row["value"][1]) > 0]
@@ -87,7 +90,7 @@ def test_the_sandboxs_prometheus_scrapes_the_runs_ops_per_second(
     with (tmp_path / "out.log").open("w") as out, (tmp_path / "err.log").open("w") as err:
         proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True)
         try:
-            live = _watch(proc, prometheus)
+            live = _watch(proc, prometheus, tmp_path / "err.log")
         finally:
             if proc.poll() is None:
                 proc.kill()
