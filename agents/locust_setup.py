@@ -15,8 +15,9 @@ os.environ.setdefault("LOCUST_SKIP_MONKEY_PATCH", "1")
 import gevent  # noqa: E402
 from locust import User, constant, task  # noqa: E402
 from locust.env import Environment  # noqa: E402
+from locust.rpc import Message  # noqa: E402
 
-__all__ = ["Environment", "User", "constant", "gevent", "task", "lane_user_class"]
+__all__ = ["Environment", "Message", "User", "constant", "gevent", "task", "lane_user_class"]
 
 
 def lane_user_class(engine_ref: dict) -> type[User]:

@@ -42,6 +42,11 @@ PHASE_RESEND_S = 15.0  # a worker that did not confirm a phase this long is sent
 # `stopped` waits for every phase worker's `stop_done` (sent after its drain): this long
 # at most, the drain's bound plus time for the last lines to cross a slow link
 STOP_ACK_TIMEOUT_S = DRAIN_TIMEOUT_S + 10.0
+STOP_LOOK_S = 0.02  # how often a stop looks whether the workers' users ended
+# Locust takes a worker off its list when the worker says it stopped (`client_stopped`)
+# and puts it back at the `client_ready` the worker sends right after: a worker off the
+# list is counted as there for this long (it is on its way back), then as gone
+BACK_WAIT_S = 5.0
 
 
 OUTPUT_DRAIN_S = 10.0  # at exit: how long the lines still queued may take to be written
@@ -144,8 +149,14 @@ class Master:
         self.stop_id = 0  # numbers the stops: a worker's stop_done answers one of them
         self.stop_drain_s: float | None = None  # the last stop's drain bound (None: agents')
         self.stop_done: set[str] = set()  # workers that drained for the current stop
+        self.ready_at: dict[str, float] = {}  # worker id -> its last client_ready (monotonic)
+        self.off_list_since: dict[str, float] = {}  # worker id -> first seen off the list
         self.runner.register_message("lt_line", self._on_line)
         env.events.heartbeat_sent.add_listener(self._on_heartbeat)
+        env.events.worker_connect.add_listener(self._on_ready)
+
+    def _on_ready(self, client_id: str, **_kw: Any) -> None:
+        self.ready_at[client_id] = time.monotonic()
 
     def _refused(self, message: str, data: dict[str, Any]) -> None:
         emit({"type": "event", "kind": "link_refused", "ts": time.time(), "message": message,
@@ -429,8 +440,32 @@ class Master:
         self.stop_drain_s = drain_s
         self.stop_done = set()
         self.runner.send_message("lt_stop", self._stop_message())
-        if self.runner.state not in ("ready", "stopped"):
-            self.runner.stop()
+        if self.runner.state not in ("ready", "stopped", "stopping"):
+            self._stop_users()
+
+    def _stop_users(self) -> None:
+        """Locust's master stop (MasterRunner.stop: the state `stopping` and its events, a
+        `stop` to every worker, a wait until no worker reports a user), with two changes:
+        the wait looks every STOP_LOOK_S (Locust's looks once a second, so every phase,
+        search step and ramp step ended a second after its workers did), and it also waits
+        until each worker it stopped is back on Locust's list (its `client_ready` after
+        its `client_stopped`), which Locust's second-long look gave by chance: the next
+        phase's start counts the workers on the list. Bounded as Locust bounds its wait
+        (its stop_timeout + 60 s); a worker not back within BACK_WAIT_S is not waited for."""
+        runner = self.runner
+        stopping = {c.id for c in runner.clients.all if c.state != "missing"}
+        sent_at = time.monotonic()
+        runner.stop(send_stop_to_client=False)  # the state and its events; it sends nothing
+        for wid in stopping:
+            runner.server.send_to_client(ls.Message("stop", None, wid))
+        deadline = sent_at + (runner.environment.stop_timeout or 0) + 60
+        while time.monotonic() < deadline:
+            back = {w for w in stopping if self.ready_at.get(w, 0.0) > sent_at}
+            lost = {c.id for c in runner.clients.all if c.state == "missing"}
+            late = time.monotonic() - sent_at > BACK_WAIT_S
+            if runner.user_count == 0 and (late or stopping <= back | lost):
+                return
+            ls.gevent.sleep(STOP_LOOK_S)
 
     def _stop_message(self) -> dict[str, Any]:
         """`lt_stop`: the stop's number, and its drain bound when the stop gave one."""
@@ -456,8 +491,7 @@ class Master:
         missing to Locust) are not waited for; silent ones for `timeout` at most."""
         deadline = time.monotonic() + timeout
         while True:
-            alive = {c.id for c in self.runner.clients.all if c.state != "missing"}
-            waiting = (self.phase_workers & alive) - self.stop_done
+            waiting = (self.phase_workers & self._answering()) - self.stop_done
             if not waiting:
                 return
             if time.monotonic() > deadline:
@@ -473,6 +507,19 @@ class Master:
                 )
                 return
             ls.gevent.sleep(0.02)
+
+    def _answering(self) -> set[str]:
+        """The workers that may still answer: on Locust's list and not missing, or off
+        it for less than BACK_WAIT_S (between its client_stopped and client_ready)."""
+        now = time.monotonic()
+        listed = {c.id: c.state for c in self.runner.clients.all}
+        for wid in listed:
+            self.off_list_since.pop(wid, None)
+        off = {w for w in self.phase_workers if w not in listed}
+        for wid in off:
+            self.off_list_since.setdefault(wid, now)
+        back_soon = {w for w in off if now - self.off_list_since[w] < BACK_WAIT_S}
+        return {w for w, state in listed.items() if state != "missing"} | back_soon
 
     def serve(self) -> int:
         # a terminal's Ctrl-C reaches the whole process group, this child of the run too:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import loadtower.scenarios.orchestrator.locust_master as lm
 from loadtower.agents import locust_setup as ls
 from loadtower.scenarios.orchestrator.locust_master import Master, output
 from loadtower.scenarios.orchestrator.standalone_load import free_port
@@ -129,3 +130,59 @@ def test_a_stop_before_the_workers_are_prepared_starts_no_load(
     assert starting.dead and starts == []
     [failed] = printed(capsys)
     assert failed["type"] == "failed" and "stopped before it started" in failed["message"]
+
+
+def test_the_stop_looks_often_and_waits_for_the_workers_to_be_back(
+    master: Master, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A phase's end: Locust's stop, whose wait for the workers' users to end looks every
+    20 ms (Locust's own looks once a second: a second more at every phase's end), and
+    that also waits for each worker's client_ready after its client_stopped (Locust takes
+    it off its list in between; the next phase's start counts the list)."""
+    from locust.runners import WorkerNode
+
+    sent: list[tuple[str, str]] = []
+    monkeypatch.setattr(master.runner, "send_message", lambda *a, **kw: None)
+    monkeypatch.setattr(master.runner.server, "send_to_client",
+                        lambda message: sent.append((message.type, message.node_id)))
+    master.runner.state = "running"
+    for wid in ("w1", "w2"):
+        master.runner.clients[wid].user_classes_count = {"CqlLane": 2}
+    stopping = ls.gevent.spawn(master._stop)
+    settle(lambda: len(sent) == 2)
+    assert master.runner.state == "stopping" and sorted(sent) == [("stop", "w1"), ("stop", "w2")]
+    for wid in ("w1", "w2"):  # client_stopped: off the list, no users counted
+        del master.runner.clients[wid]
+    ls.gevent.sleep(0.05)
+    assert not stopping.dead  # no user left, but neither worker is back yet
+    master.runner.clients["w1"] = WorkerNode("w1")
+    master._on_ready("w1")
+    ls.gevent.sleep(0.05)
+    assert not stopping.dead  # w2 is not back
+    master.runner.clients["w2"] = WorkerNode("w2")
+    master._on_ready("w2")
+    # gevent wakes timers in the order they fall due: the stop's next look (20 ms) comes
+    # before this sleep ends, however busy the machine; a look once a second would not
+    ls.gevent.sleep(0.2)
+    assert stopping.dead
+
+
+def test_a_worker_between_stopped_and_ready_is_waited_for(
+    master: Master, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off Locust's list between its client_stopped and client_ready, a worker still owes
+    its stop_done (its last lines): the ack waits for it; one that stays off the list
+    longer than BACK_WAIT_S is gone and not waited for."""
+    master.stop_id = 3
+    master.stop_done = {"w1"}
+    del master.runner.clients["w2"]
+    acking = ls.gevent.spawn(master._await_drained, WAIT_S)
+    ls.gevent.sleep(0.1)
+    assert not acking.dead
+    feed(master, "w2", {"type": "stop_done", "id": 3})
+    acking.join(WAIT_S)
+    assert acking.dead and printed(capsys) == []
+    monkeypatch.setattr(lm, "BACK_WAIT_S", 0.0)
+    master.stop_id, master.stop_done = 4, {"w1"}
+    master._await_drained(WAIT_S)  # returns at once: w2 is gone
+    assert printed(capsys) == []

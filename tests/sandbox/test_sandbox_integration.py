@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pwd
 import subprocess
 import sys
 import time
@@ -79,11 +80,18 @@ def test_command_over_ssh_with_generated_key_and_known_hosts(sandbox: dict) -> N
             known_hosts=ssh["known_hosts"],
             connect_timeout=10,
         ) as conn:
-            return await asyncio.wait_for(conn.run("echo hello-$((6*7)); id -un"), 20)
+            return await asyncio.wait_for(
+                conn.run('echo hello-$((6*7)); id -un; echo "shlvl-$SHLVL"'), 20
+            )
 
     result = asyncio.run(go())
     assert result.exit_status == 0
-    assert result.stdout.split() == ["hello-42", ssh["user"]]
+    words = result.stdout.split()
+    assert words[:2] == ["hello-42", ssh["user"]]
+    # sshd's SetEnv SHLVL=1: bash runs the command as a nested shell, so it does not read
+    # the local user's ~/.bashrc (ssh_server.prepare); other shells need not count levels
+    if pwd.getpwnam(ssh["user"]).pw_shell.endswith("/bash"):
+        assert words[2] == "shlvl-2", words
 
 
 def test_unknown_host_key_is_refused(sandbox: dict, tmp_path: Path) -> None:
