@@ -3,7 +3,8 @@
 ScyllaDB is Cassandra's flavour here: the same driver, CQL, agents' backend and Rust load
 core; it has no coordinator latency tables. Parts: ``agent/`` (sessions over
 cassandra-driver or acsylla, the file runner, the Rust core's feed), ``orchestrator/``
-(the server version, tombstones per read from the nodes' tables, workload files in CQL).
+(the CQL client of its hooks, the server version, tombstones per read from the nodes'
+tables, the requests a node coordinated, a joined node's streams, workload files in CQL).
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ CASSANDRA = EngineKind(
     hooks={"version": f"{_ORCH}.version:version",
            "node_stats": f"{_ORCH}.node_stats:node_stats",
            "check_target": f"{_ORCH}.target_checks:check_target",
-           "load_path": f"{_ORCH}.load_path:load_path"},
+           "load_path": f"{_ORCH}.load_path:load_path",
+           "coordinated": f"{_ORCH}.coordinated:coordinated",
+           "bootstrap_streams": f"{_ORCH}.streams:bootstrap_streams"},
     workload_file=f"{_ORCH}.file_slot:SLOT",
 )  # fmt: skip
 SCYLLA = replace(
     CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False,
     hooks={"version": f"{_ORCH}.version:scylla_version",
            "check_target": f"{_ORCH}.target_checks:check_target",
-           "load_path": f"{_ORCH}.load_path:load_path"},
+           "load_path": f"{_ORCH}.load_path:load_path",
+           "bootstrap_streams": f"{_ORCH}.streams:bootstrap_streams"},
 )  # fmt: skip
 KINDS = (CASSANDRA, SCYLLA)

@@ -1,17 +1,13 @@
-"""Which Cassandra nodes coordinated a phase's ops: per node, the requests it
-coordinated on the scenario's keyspace between the phase's start and end.
+"""Which nodes coordinated a phase's ops: per node, the requests it coordinated on the
+scenario's keyspace between the phase's start and end.
 
-Cassandra 5.0's virtual tables ``system_views.coordinator_read_latency``,
-``coordinator_write_latency`` and ``coordinator_scan_latency`` keep, per table, the
-count of reads, writes and range scans that node coordinated since it started (the
-coordinator's own metrics: a client's requests are counted at the node they were sent
-to, whoever holds the replicas). ``system_views.clients.request_count`` was not used: it
-counts per client connection and is lost when a connection closes (between two phases,
-say), and it also counts the orchestrator's own queries.
+The engine's ``coordinated`` hook (``engines.py``) gives a node's count since it started
+(the coordinator's own: a client's requests count at the node they were sent to, whoever
+holds the replicas); an engine without that hook has no such record. The deltas of two
+readings are the phase's.
 
-Each node is asked alone (the orchestrator's one-connection CQL client, db_query.py, no
-peer discovery), in parallel, each bounded by a short timeout: a node that does not
-answer is named and never holds the phase up longer than that.
+Each node is asked alone, in parallel, each bounded by a short timeout: a node that does
+not answer is named and never holds the phase up longer than that.
 """
 
 from __future__ import annotations
@@ -19,19 +15,20 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.crossref import engines_match
+from loadtower.scenarios.orchestrator.cancel_tasks import bounded
+from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.plan import Plan
 
-TABLES = ("coordinator_read_latency", "coordinator_write_latency", "coordinator_scan_latency")
 TIMEOUT_S = 3.0  # per query; a node gets twice that in all (a paused one: no longer)
 
 
 def hosts_of(plan: Plan) -> list[str]:
-    """The Cassandra hosts of the plan's target (standby ones too: they may have joined)."""
+    """The hosts of the plan's target (standby ones too: they may have joined), or none when
+    its engine has no ``coordinated`` hook."""
     engine = plan.scenario.engine
-    if not kind(engine).coordinator_latency:
-        return []  # ScyllaDB, ClickHouse and MongoDB have no such tables
+    if hook(engine, "coordinated") is None:
+        return []
     named = getattr(plan.scenario.target, "hosts", None)
     return [
         name for name, host in plan.inventory.with_role("db", include_standby=True).items()
@@ -39,23 +36,9 @@ def hosts_of(plan: Plan) -> list[str]:
     ]
 
 
-def queries(keyspace: str, table: str | None) -> list[str]:
-    escaped = keyspace.replace("'", "''")
-    where = f"keyspace_name = '{escaped}'"
-    if table:
-        where += f" AND table_name = '{table.replace(chr(39), chr(39) * 2)}'"
-    return [f"SELECT count FROM system_views.{t} WHERE {where}" for t in TABLES]
-
-
 async def _count(actions: Any, plan: Plan, host: str, timeout: float) -> int:
-    from loadtower.scenarios.orchestrator.db_query import cql_queries
-
-    target = plan.scenario.target
-    results = await asyncio.wait_for(
-        cql_queries(actions, plan, host, queries(target.keyspace, target.table), timeout),
-        timeout * 2,
-    )
-    return sum(int(row.get("count") or 0) for rows in results for row in rows)
+    coordinated = hook(plan.scenario.engine, "coordinated")
+    return int(await bounded(coordinated(actions, plan, host, timeout), timeout * 2))
 
 
 async def snapshot(
@@ -112,7 +95,7 @@ class PhaseCoordinators:
 
     async def finish(self) -> tuple[dict[str, int], list[str]] | None:
         """({host: requests} over the phase, hosts that did not answer) or None when the
-        target has no Cassandra hosts. A standby node that is not running is no news."""
+        target's engine keeps no such record. A standby node that is not running is no news."""
         if not self.hosts:
             return None
         after, missing = await snapshot(self.actions, self.plan, self.hosts)

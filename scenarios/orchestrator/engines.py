@@ -22,7 +22,17 @@ loads, a ring, ...) is its kind's too (``protocol/engine_kinds.py``).
   make the figures wrong); `single` is the scenario for that target, `where` its keys'
   path (``("targets", NAME)`` or ``("target",)``);
 - ``load_path``: ``(label, target, credentials) -> str``, the line `check` prints of the
-  load path a target of the engine asks for (CQL: the agents' sender, TLS, data centre).
+  load path a target of the engine asks for (CQL: the agents' sender, TLS, data centre);
+- ``coordinated``: ``async (actions, plan, host, timeout) -> int``, the requests node
+  `host` coordinated since it started on the plan's target keyspace (and table, when the
+  target names one), read at each phase's start and end (``coordinators.py``); an engine
+  without it has no per-node record of the phase;
+- ``bootstrap_streams``: ``async (actions, plan, host, timeout) -> dict | None``, a node
+  that joined by ``scale_out``: its own record of its bootstrap streams
+  (``streaming_duration_s``, ``streaming_status``, ``streamed_bytes``,
+  ``streamed_files``, and where they come from: ``streaming_source``), None when it has
+  no bootstrap entry; it raises ``NoRecord`` when the node keeps no such record at all, any other error when it does not answer
+  (yet: the phase asks again for a while).
 """
 
 from __future__ import annotations
@@ -32,7 +42,12 @@ from typing import Any
 from loadtower.protocol.engine_kinds import KINDS, load_attribute
 
 HOOKS = ("before_target", "version", "after_load", "compact", "node_stats", "check_target",
-         "load_path")
+         "load_path", "coordinated", "bootstrap_streams")
+
+
+class NoRecord(Exception):  # noqa: N818 - what it says: the server keeps no such record
+    """A hook's answer: the server keeps no record of what was asked (not an error of the
+    run; ``bootstrap_streams`` of a node without a record of its streams)."""
 
 
 def hook(engine: str | None, name: str) -> Any:

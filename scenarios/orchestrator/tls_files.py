@@ -1,6 +1,6 @@
 """The inventory's TLS keys (`[ENGINE] tls_*_file`, engines whose kind has `tls_files`) as
 the orchestrator uses them: for its own queries
-(db_query.py, coordinators.py) and, as PEM contents, in the phase spec for the agents
+(the engines' orchestrator hooks) and, as PEM contents, in the phase spec for the agents
 (``connection.tls``; the agents cannot read the orchestrator's files).
 """
 

@@ -1,10 +1,15 @@
-"""The per-phase coordinator record: which nodes are asked, what, and the deltas."""
+"""The per-phase coordinator record: which nodes are asked (those of an engine with the
+``coordinated`` hook), bounded, and the deltas."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from loadtower.protocol import engine_kinds
 from loadtower.scenarios.orchestrator import coordinators as co
 from loadtower.scenarios.plan import load_plan
 from tests.scenarios.conftest import INVENTORY, SCENARIO
@@ -22,11 +27,30 @@ def test_every_cassandra_host_is_asked_standby_too_and_no_other_engine(tmp_path:
     assert co.hosts_of(_plan(tmp_path, scylla)) == []
 
 
-def test_queries_read_the_three_coordinator_tables_of_the_keyspace() -> None:
-    got = co.queries("ks", None)
-    assert got == [f"SELECT count FROM system_views.{t} WHERE keyspace_name = 'ks'"
-                   for t in co.TABLES]
-    assert co.queries("k's", "t")[0].endswith("keyspace_name = 'k''s' AND table_name = 't'")
+def test_an_engine_without_the_coordinated_hook_has_no_coordinator_hosts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook, not the engine's name, decides: the same hosts without it are not asked."""
+    cassandra = engine_kinds.kind("cassandra")
+    hooks = {k: v for k, v in cassandra.hooks.items() if k != "coordinated"}
+    monkeypatch.setitem(engine_kinds._registered(), "cassandra", replace(cassandra, hooks=hooks))
+    assert co.hosts_of(_plan(tmp_path)) == []
+    assert co.PhaseCoordinators(None, _plan(tmp_path), standby=set()).hosts == []
+
+
+def test_a_snapshot_asks_the_hook_each_node_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """db1 answers; db2 never does and is named once twice the timeout has passed."""
+    async def coordinated(actions: object, plan: object, host: str, timeout: float) -> int:
+        if host == "db2":
+            await asyncio.sleep(60)
+        return 42
+
+    monkeypatch.setattr(co, "hook", lambda engine, name: coordinated)
+    counts, missing = asyncio.run(co.snapshot(None, _plan(tmp_path), ["db1", "db2"], 0.05))
+    assert counts == {"db1": 42}
+    assert list(missing) == ["db2"]
 
 
 def test_deltas_and_the_line() -> None:

@@ -1,5 +1,5 @@
-"""The orchestrator's own CQL query client (db_query: one cassandra-driver connection)
-without a database: how a node that cannot answer is named."""
+"""The orchestrator's own CQL query client (engines/cassandra/orchestrator/cql_query.py: one
+cassandra-driver connection) without a database: how a node that cannot answer is named."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from loadtower.scenarios.orchestrator.db_query import CqlQueryError, _cql_many
+from loadtower.engines.cassandra.orchestrator.cql_query import CqlQueryError, _cql_many
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from loadtower.agents.tls import TlsHandshakeError, TlsOptions, probe
+from loadtower.engines.cassandra.orchestrator.cql_query import CqlQueryError, _cql_many
 from loadtower.sandbox import tls_certs
-from loadtower.scenarios.orchestrator.db_query import CqlQueryError, _cql_many
 from loadtower.store import StoreReader
 from tests.conftest import parse_info, run_cli, sandbox_down
 from tests.orchestrator.link_probe import pem_body_lines, tap_env, tapped
@@ -182,7 +182,7 @@ def test_the_rust_core_refuses_a_wrong_ca_in_one_line(tls_box: dict, tmp_path: P
 
 
 def test_a_client_without_tls_is_refused(tls_box: dict) -> None:
-    """The orchestrator's own query client (db_query: one cassandra-driver connection)."""
+    """The orchestrator's own query client (cql_query: one cassandra-driver connection)."""
     cass = tls_box["cassandra"]
     creds = (ADDRESS, cass["port"], cass["username"], cass["password"])
     query = ["SELECT ssl_enabled FROM system_views.clients WHERE username = 'loadtower' "

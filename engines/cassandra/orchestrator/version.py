@@ -7,7 +7,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S, cql_rows
+from loadtower.engines.cassandra.orchestrator.cql_query import cql_rows
+from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S
 from loadtower.scenarios.plan import Plan
 
 

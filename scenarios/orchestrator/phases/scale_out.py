@@ -5,8 +5,8 @@ The node's `start` action runs while the ring is polled through the `status` act
 the phase's `timeout`): the first poll that shows the node `UJ` and the first that
 shows it `UN` give the time to joining and the join duration (to within one poll).
 The streaming time comes from the joined node itself when it keeps a record of its
-streams (Cassandra 4.1+: ``system_views.streaming``, the Bootstrap operation's own
-duration and bytes); otherwise from the polls (UJ seen -> UN seen).
+streams (its engine's ``bootstrap_streams`` hook: the Bootstrap operation's own duration
+and bytes); otherwise from the polls (UJ seen -> UN seen).
 """
 
 from __future__ import annotations
@@ -15,21 +15,17 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from loadtower.protocol.engine_kinds import with_capability
 from loadtower.scenarios.models import ScaleOutPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
+from loadtower.scenarios.orchestrator.engines import NoRecord, hook
 from loadtower.scenarios.orchestrator.phases.impact import impact
 from loadtower.scenarios.orchestrator.phases.ring import node_states
 
 POLL_S = 1.0  # pause between status polls
 POLL_TIMEOUT_S = 30.0  # one status poll at most
 STEADY_S = 5.0  # steady load before the start and after the join
-STREAMS_CQL = (
-    "SELECT operation, status, duration_millis, bytes_received, files_received "
-    "FROM system_views.streaming"
-)
-STREAMS_WAIT_S = 20.0  # for the joined node to answer CQL
-INVALID_QUERY = "(0x2200)"  # the server's answer when it has no such table
+STREAMS_WAIT_S = 20.0  # for the joined node to answer
+STREAMS_TIMEOUT_S = 10.0  # one ask at most
 
 
 @dataclass
@@ -84,31 +80,27 @@ async def _watch(
 
 
 async def bootstrap_streams(ctx: PhaseContext, host: str, deadline: float) -> dict[str, Any] | None:
-    """The joined node's own record of its Bootstrap streams, or None when it keeps none
-    (not a CQL engine, no ``system_views.streaming``, or it does not answer in time)."""
-    from loadtower.scenarios.orchestrator.db_query import cql_rows
-
-    if ctx.plan.inventory.hosts[host].engine not in with_capability(ring=True):
+    """The joined node's own record of its Bootstrap streams (its engine's
+    ``bootstrap_streams`` hook), or None when it keeps none (no hook, no record, or it does
+    not answer in time)."""
+    streams = hook(ctx.plan.inventory.hosts[host].engine, "bootstrap_streams")
+    if streams is None:
         return None
     give_up = min(deadline, ctx.clock() + STREAMS_WAIT_S)
-    rows: list[dict[str, Any]] | None = None
-    while rows is None and not ctx.control.interrupted:
+    while not ctx.control.interrupted:
         try:
-            rows = await cql_rows(ctx.actions, ctx.plan, host, STREAMS_CQL, timeout=10.0)
-        except Exception as exc:  # noqa: BLE001 - not answering yet, or no such table
-            if ctx.clock() >= give_up or INVALID_QUERY in str(exc):
+            found: dict[str, Any] | None = await streams(
+                ctx.actions, ctx.plan, host, STREAMS_TIMEOUT_S)
+            return found
+        except NoRecord as exc:  # the node keeps no such record
+            ctx.event("scale_out", f"{host}: no record of its streams ({exc})", host=host)
+            return None
+        except Exception as exc:  # noqa: BLE001 - not answering yet
+            if ctx.clock() >= give_up:
                 ctx.event("scale_out", f"{host}: no record of its streams ({exc})", host=host)
                 return None
             await ctx.control.sleep(1.0)
-    boot = [r for r in rows or [] if str(r.get("operation") or "").lower() == "bootstrap"]
-    if not boot:
-        return None
-    return {
-        "streaming_duration_s": round(max(int(r["duration_millis"] or 0) for r in boot) / 1000, 3),
-        "streaming_status": ",".join(sorted({str(r.get("status")) for r in boot})),
-        "streamed_bytes": sum(int(r.get("bytes_received") or 0) for r in boot),
-        "streamed_files": sum(int(r.get("files_received") or 0) for r in boot),
-    }
+    return None
 
 
 async def run_phase(ctx: PhaseContext, index: int, phase: ScaleOutPhase) -> dict[str, Any]:
@@ -163,8 +155,7 @@ async def run_phase(ctx: PhaseContext, index: int, phase: ScaleOutPhase) -> dict
         ctx.db_hosts_up.append(new)
         streams = await bootstrap_streams(ctx, new, deadline)
         if streams is not None:
-            result.update(streams)
-            result["streaming_source"] = "system_views.streaming"
+            result.update(streams)  # with its streaming_source, the engine's
         elif seen.joining_at is not None:
             result["streaming_duration_s"] = round(seen.joined_at - seen.joining_at, 1)
             result["streaming_source"] = f"status polls (UJ to UN, within {POLL_S:g} s + a poll)"
