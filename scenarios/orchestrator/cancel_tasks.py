@@ -42,20 +42,24 @@ async def bounded(aw: Awaitable[T], timeout: float | None) -> T:
     return task.result()
 
 
+async def wait_within(tasks: Iterable[asyncio.Future | None],
+                      within: float = END_WITHIN_S) -> list[asyncio.Future]:
+    """Wait up to `within` seconds for `tasks` to end, and retrieve the outcome of each
+    that did (an error it ended with is not logged at exit); returns those still running."""
+    given = [t for t in tasks if t is not None]
+    pending = [t for t in given if not t.done()]
+    still = (await asyncio.wait(pending, timeout=within))[1] if pending else set()
+    for task in given:
+        if task.done() and not task.cancelled():
+            task.exception()
+    return [t for t in pending if t in still]
+
+
 async def cancel_and_wait(tasks: Iterable[asyncio.Future | None],
                           within: float = END_WITHIN_S) -> list[asyncio.Future]:
     """Cancel `tasks` and wait up to `within` seconds for them to end; returns those that
     did not (left cancelled, to end whenever they do)."""
     given = [t for t in tasks if t is not None]
-    pending = [t for t in given if not t.done()]
-    done_already = [t for t in given if t.done()]
-    for task in pending:
-        task.cancel()
-    if pending:
-        _done, still = await asyncio.wait(pending, timeout=within)
-    else:
-        still = set()
-    for task in [*done_already, *pending]:
-        if task.done() and not task.cancelled():
-            task.exception()  # retrieved: an error it ended with is not logged at exit
-    return [t for t in pending if t in still]
+    for task in given:
+        task.cancel()  # a no-op on one already done
+    return await wait_within(given, within)

@@ -14,7 +14,7 @@ import asyncssh
 
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.models import Host, Inventory
-from loadtower.scenarios.orchestrator.cancel_tasks import bounded
+from loadtower.scenarios.orchestrator.cancel_tasks import bounded, wait_within
 from loadtower.scenarios.orchestrator.ssh_keys import KeyPolicyClient, known_hosts_path, refusal
 from loadtower.store.redact import mask_command_secrets
 
@@ -62,11 +62,7 @@ class RemoteProcess:
     async def wait(self, timeout: float | None = None) -> int | None:
         """The exit status; TimeoutError after `timeout` seconds (None: until it ends)."""
         await bounded(self.process.wait(), timeout)
-        if self.tasks:  # its output's readers: they end with the process's output
-            await asyncio.wait(self.tasks, timeout=5)
-            for task in self.tasks:
-                if task.done() and not task.cancelled():
-                    task.exception()  # retrieved (a reader's error is not the exit status)
+        await wait_within(self.tasks, 5)  # its output's readers end with its output
         return self.process.returncode
 
     async def terminate(self) -> None:
