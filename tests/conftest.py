@@ -127,7 +127,7 @@ LONG_GROUPS = (
     "tests/orchestrator/test_dataset_load_integration.py",
     "tests/orchestrator/test_scale_out_integration.py",
     "tests/orchestrator/test_search_integration.py",
-    "tests/agents/test_hung_node_integration.py",
+    "ring2",
     "tests/sandbox/test_sandbox_integration.py",
     "tests/orchestrator/test_history_thresholds_integration.py",
     "tests/sandbox/test_tls_integration.py",
@@ -143,12 +143,17 @@ LONG_GROUPS = (
     "tests/tui/test_tmux_tui.py",
 )
 NETNS_GROUP = ("tests/cluster/", "tests/sandbox/test_netns_hosts.py")
+# the files that use the 2-node sandbox (`ring2`): one worker brings it up once for both
+RING2_GROUP = ("tests/agents/test_hung_node_integration.py", "tests/reliability/test_db_fault.py")
 
 
 def xdist_group_of(nodeid: str) -> str:
-    """A test's xdist group: its file, or "netns" for the tests that make ltc-* hosts."""
+    """A test's xdist group: its file; "netns" for the tests that make ltc-* hosts,
+    "ring2" for the ones on the 2-node sandbox."""
     path = nodeid.split("::", 1)[0]
-    return "netns" if path.startswith(NETNS_GROUP) else path
+    if path.startswith(NETNS_GROUP):
+        return "netns"
+    return "ring2" if path in RING2_GROUP else path
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -197,6 +202,25 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         yield parse_info(run_cli([*up, "--timeout", "240", "--json"], timeout=UP_TIMEOUT_S))
     finally:
         sandbox_down(directory)
+
+
+RING2_FIRST = "127.0.5.1"  # no other sandbox of the tests uses 127.0.5.x
+
+
+@pytest.fixture(scope="session")
+def ring2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """A 2-node loopback sandbox (127.0.5.1-2: no standby, no ClickHouse or MongoDB),
+    brought up once for the tests that pause, kill and restart a node of a ring (the
+    hung node's, the paused-then-killed node's: one xdist group, RING2_GROUP), which
+    leave both nodes running when they end."""
+    directory = tmp_path_factory.mktemp("ring2").resolve()
+    up = ["sandbox", "up", "--dir", str(directory), "--first-address", RING2_FIRST,
+          "--cassandra-nodes", "2", "--standby", "0", "--no-clickhouse", "--no-mongodb",
+          "--heap", "768M", "--timeout", "240", "--json"]
+    try:
+        yield parse_info(run_cli(up, timeout=UP_TIMEOUT_S))
+    finally:
+        sandbox_down(directory, "the 2-node sandbox")
 
 
 _LOCKS: dict[str, Path] = {}

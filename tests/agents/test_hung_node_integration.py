@@ -1,5 +1,5 @@
-"""A hung node is isolated (issue 18): a 2-node loopback sandbox of this module's own
-(127.0.5.1-2, no standby, no ClickHouse or MongoDB), a keyspace with replication factor
+"""A hung node is isolated (issue 18): the tests' 2-node loopback sandbox (`ring2` in
+tests/conftest.py: 127.0.5.1-2, no standby, no ClickHouse or MongoDB), a keyspace with replication factor
 1, YCSB A (uniform keys) at 2,000 ops/s in the open model through the real agent path
 (a local Locust master and one worker process: `LocalLoad`, as `loadtower agent run`
 starts them) on the target's `native_io` (``rust``; LT_HUNG_NATIVE_IO=python runs the
@@ -53,12 +53,10 @@ from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
 from loadtower.scenarios.orchestrator.locust_master import OPEN_LANES_PER_WORKER
 from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file
-from tests.conftest import UP_TIMEOUT_S, parse_info, run_cli, sandbox_down
 
 pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a paused node; per-second share floors
               pytest.mark.timeout(900)]
 
-FIRST = "127.0.5.1"
 KEYSPACE = "lt_hung"
 RECORDS = 4000
 RATE = 2000.0
@@ -75,21 +73,14 @@ HUNG_ERRORS = {"RequestTimeout", "NodeBusy", "ConnectionError"}
 
 
 @pytest.fixture(scope="module")
-def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+def box(ring2: dict) -> dict:
     if NATIVE_IO == "rust":  # else the agent runs the Python path and the test fails late
         from loadtower.engines.cassandra.agent import rust_feed
 
         assert rust_feed.available(), (
             "native_io rust, but loadtower_core is not installed in this venv "
             "(scripts/build_core.sh builds it)")
-    directory = tmp_path_factory.mktemp("hung-sandbox").resolve()
-    up = ["sandbox", "up", "--dir", str(directory), "--first-address", FIRST,
-          "--cassandra-nodes", "2", "--standby", "0", "--no-clickhouse", "--no-mongodb",
-          "--heap", "768M", "--timeout", "240", "--json"]
-    try:
-        yield parse_info(run_cli(up, timeout=UP_TIMEOUT_S))
-    finally:
-        sandbox_down(directory, "the hung-node sandbox")
+    return ring2
 
 
 class Paused:

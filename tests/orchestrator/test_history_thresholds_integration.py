@@ -1,12 +1,11 @@
 """Verdicts across runs on the sandbox (issue 32): runs of one scenario that match are
 not a regression; the same scenario with the same settings against a Cassandra node whose
 CPU is capped (a cgroup v1 cpu quota) is one, for `compare --json` and `history --json`.
-And a headless run whose [[thresholds]] target is breached exits 1 with one line
-naming it and the measured figure; one that meets its targets exits 0.
+(The thresholds' exit codes: test_thresholds_integration.py, not `alone`.)
 
 The runs' measured phase is a CLOSED model (4 users, each 20 ms between ops): the capped
 node then cuts the throughput as well as raising the p99, and a throughput's per-second
-series keeps enough effective samples in 30 s to give a verdict, where a 30 s p99 may not
+series keeps enough effective samples in 20 s to give a verdict, where a 20 s p99 may not
 (store/significance.py: a baseline's tail that bunches in one slow spell of a shared
 machine leaves too few effective samples, and "too short to tell" is then the honest
 answer; that is seen, docs/statistics.md).
@@ -32,7 +31,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.alone,  # verdicts on runs' f
 
 # The scenario of the history runs: a small load, then the closed-model phase (see above),
 # as long as compare needs to give a verdict rather than "too short to tell" (at least 10 s
-# and 5 effective samples per side: 30 s of a steady closed loop has 20-30)
+# and 5 effective samples per side: 20 s of a steady closed loop had 12-22 for ops/s here)
 HISTORY_SCENARIO = """
 name = "history-check"
 engine = "cassandra"
@@ -57,13 +56,10 @@ concurrency = 16
 [[phases]]
 type = "run"
 name = "ycsb-a"
-duration = "30s"
+duration = "20s"
 users = 4
 think_time = "20ms"
 """
-# the thresholds test: a p99 is all it needs, so a 10 s phase at a rate a busy shared
-# machine keeps up with
-SHORT = ("dataset.records=1000", "phases[1].duration=10s", "phases[1].rate=100")
 BASELINE_RUNS = 3  # a new level after a single run needs a few runs before it to stand out
 # the slowed Cassandra node: 10% of one CPU, given as 0.1 s in each 1 s period, so it
 # stalls up to 0.9 s at a time (every op waiting then is late) yet still takes new
@@ -166,45 +162,3 @@ def test_compare_flags_the_slowed_run_as_a_regression(history_runs: dict) -> Non
     rows = _compare(store, runs[-2], runs[-1])
     assert rows and all(r["ops_verdict"] == "regression" for r in rows), rows  # fewer ops/s
     assert all(r["p99_verdict"] in ("regression", "too short to tell") for r in rows), rows
-
-
-THRESHOLDS = """
-[[thresholds]]
-phase = "ycsb-a"
-metric = "p99"
-max = {p99_max}
-
-[[thresholds]]
-metric = "error_rate"
-max = 0.5
-"""
-
-
-def _scenario_with(tmp_path: Path, p99_max: str) -> Path:
-    from loadtower.scenarios.catalog import resolve_scenario
-
-    text = resolve_scenario("quickstart").read_text() + THRESHOLDS.format(p99_max=p99_max)
-    path = tmp_path / f"slo-{p99_max}.toml"
-    path.write_text(text)
-    return path
-
-
-def test_a_breached_threshold_exits_1_and_a_met_one_0(sandbox: dict, tmp_path: Path) -> None:
-    inventory = Path(sandbox["dir"]) / "inventory.toml"
-    store = tmp_path / "slo.duckdb"
-    breached = run_scenario(_scenario_with(tmp_path, "0.001"), inventory, store, *SHORT)
-    assert breached.returncode == 1, breached.stderr[-3000:]
-    lines = [line for line in breached.stderr.splitlines() if "threshold breached" in line]
-    assert len(lines) == 1, breached.stderr
-    assert lines[0].startswith("loadtower run: threshold breached: p99 of every op in phase "
-                               "ycsb-a <= 0.001 ms: breached, measured ")  # fmt: skip
-    run_id = StoreReader(store).runs()[0]["id"]
-    summary = StoreReader(store).phase_totals(run_id)["ycsb-a"]
-    assert lines[0].endswith(f"measured {summary['p99_ms']:.2f} ms")  # the phase's p99
-    stored = StoreReader(store).threshold_results(run_id)
-    assert {(r["metric"], r["phase"], r["passed"]) for r in stored} == {
-        ("p99", "ycsb-a", False), ("error_rate", "1-load", True), ("error_rate", "ycsb-a", True)}
-
-    met = run_scenario(_scenario_with(tmp_path, "60000"), inventory, store, *SHORT)
-    assert met.returncode == 0, met.stderr[-3000:]
-    assert "threshold breached" not in met.stderr

@@ -1,7 +1,6 @@
 """A Cassandra node paused (SIGSTOP/SIGCONT, from outside) and killed (a `fault` phase)
-under load, in the 2-node sandbox, through real SSH. Needs a sandbox with 2 nodes
-(the session sandbox when it has 2 nodes, else one of its own on 127.0.8.x); node 2
-is started again afterwards.
+under load, in the tests' 2-node sandbox (`ring2` in tests/conftest.py), through real
+SSH; node 2 is started again afterwards.
 
 The keyspace has replication factor 1, so about half the keys live only on node 2:
 while it is paused their ops wait (latency) or time out (errors by class); once it
@@ -21,13 +20,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from loadtower.store import StoreReader
-from tests.conftest import live_pids
 from tests.reliability.fault_run import BackgroundRun, events
 
 pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a paused then killed node
@@ -101,24 +98,6 @@ def _worst_ms(reader: StoreReader, run_id: str, t0: float, t1: float) -> float:
 
 def _active(info: dict) -> dict[int, dict]:
     return {n["index"]: n for n in info["cassandra"]["nodes"] if not n["standby"]}
-
-
-@pytest.fixture
-def ring2(sandbox: dict, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    """The session sandbox when it has 2 nodes, else a 2-node sandbox of this test's own."""
-    if len(_active(sandbox)) >= 2:
-        yield sandbox
-        return
-    from loadtower.sandbox import Sandbox
-
-    box = Sandbox(tmp_path_factory.mktemp("ring2"), cassandra_nodes=2, standby=0,
-                  first_address="127.0.8.1")
-    try:
-        yield box.up(timeout=420)
-    finally:
-        info = box.info()
-        box.down()
-        assert live_pids(info) == [], "the 2-node sandbox left processes running"
 
 
 def test_a_paused_then_killed_node_shows_as_errors_and_latency_and_the_run_completes(
