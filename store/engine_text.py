@@ -30,12 +30,23 @@ def side_label(row: dict[str, Any]) -> str:
     return f"{target} ({engine})"
 
 
+def throughput_text(row: dict[str, Any]) -> str:
+    """A row's throughput as printed: ``111.1``, or a block load's total
+    ``111.1 (11,104.0 rows/s)`` (its ops/s, then its rows/s: engine_table gives
+    ``rows_per_s`` on the total row of a load whose ops are blocks of rows)."""
+    text = f"{row['ops_per_s']:,.1f}"
+    if row.get("rows_per_s") is not None:
+        text += f" ({row['rows_per_s']:,.1f} rows/s)"
+    return text
+
+
 def engine_cells(row: dict[str, Any]) -> tuple[str, ...]:
     """One engine_table row as the text of ENGINE_COLUMNS' cells (raw text: the caller
     makes the text columns visible): the figures `loadtower compare`, the report and the
-    TUI print, so that the same quantity reads the same everywhere."""
+    TUI print, so that the same quantity reads the same everywhere (a block load's total
+    throughput as study 4's cell, with its rows/s)."""
     return (
-        row["phase"], row["op"], side_label(row), f"{row['ops']:,}", f"{row['ops_per_s']:,.1f}",
+        row["phase"], row["op"], side_label(row), f"{row['ops']:,}", throughput_text(row),
         _ms(row["avg_ms"]), _ms(row["min_ms"], "{:.3f}"), _ms(row["max_ms"]),
         _ms(row["median_ms"]), _ms(row["p90_ms"]), _ms(row["p95_ms"]), _ms(row["p99_ms"]),
         codes_text(row["return_codes"]),

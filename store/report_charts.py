@@ -16,7 +16,7 @@ from typing import Any
 
 from loadtower.store.engine_compare import TOTAL
 from loadtower.store.ramp_steps import SEP, ramp_of
-from loadtower.store.workload_throughput import OPS, ROWS, phase_unit, rate_of
+from loadtower.store.workload_throughput import OPS, ROWS, phase_unit, rate_of, workload_totals
 
 Figure = dict[str, Any]
 Text = Callable[[str], str]
@@ -230,7 +230,7 @@ def workload_figure(rows: list[dict[str, Any]], text: Text) -> Figure | None:
     workload on its own scale; a load where an engine loads blocks of rows in rows/s
     (workload_throughput.rate_of: a block load's rows/s, a row-per-op load's ops/s), its
     axis and bars saying so. None when the run has fewer than two targets."""
-    totals = [r for r in rows if r["op"] == TOTAL and SEP not in r["phase"]]
+    totals = workload_totals(rows)
     sides = list(dict.fromkeys(r["target"] for r in totals))
     if len(sides) < 2:
         return None

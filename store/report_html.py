@@ -18,7 +18,7 @@ from loadtower.store import report_pair
 from loadtower.store import report_summary as summary_of
 from loadtower.store.curves import latency_curve
 from loadtower.store.engine_compare import engine_table
-from loadtower.store.engine_text import engine_cells
+from loadtower.store.engine_text import engine_cells, throughput_text
 from loadtower.store.html_text import escape
 from loadtower.store.plotly_inline import figure_tag, library_tag
 from loadtower.store.reader import StoreReader
@@ -38,7 +38,6 @@ from loadtower.store.workload_throughput import (
     ROWS,
     phase_unit,
     rate_of,
-    throughput_text,
     workload_table,
 )
 

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.store.curves import rates_at_target
-from loadtower.store.engine_compare import TOTAL
-from loadtower.store.ramp_steps import SEP
+from loadtower.store.workload_throughput import workload_totals
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def phase_headlines(engines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """engine_table's ``total`` row of every workload phase (not a ramp's steps), whole:
     the phase, target, engine, ops, ops_per_s, p99_ms, errors and, for a block load, its
     rows and rows_per_s, as ``compare RUN`` prints."""
-    return [r for r in engines if r["op"] == TOTAL and SEP not in r["phase"]]
+    return workload_totals(engines)
 
 
 def description(scenario_text: str | None) -> str:

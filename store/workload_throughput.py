@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadtower.store.engine_text import side_label
+from loadtower.store.engine_text import side_label, throughput_text
 
 TOTAL = "total"  # engine_compare.TOTAL (not imported: this module stays free of duckdb)
 SEP = "@"  # ramp_steps.SEP: a ramp step's label
@@ -19,13 +19,10 @@ OPS = "ops/s"
 ROWS = "rows/s"
 
 
-def throughput_text(row: dict[str, Any]) -> str:
-    """A total row's throughput as printed: ``111.1``, or a block load's
-    ``111.1 (11,104.0 rows/s)`` (its ops/s, then its rows/s)."""
-    text = f"{row['ops_per_s']:,.1f}"
-    if row.get("rows_per_s") is not None:
-        text += f" ({row['rows_per_s']:,.1f} rows/s)"
-    return text
+def workload_totals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """engine_table's ``total`` row of every workload phase, a ramp's steps left out:
+    study 4's rows, the report's headlines and its workload chart."""
+    return [r for r in rows if r["op"] == TOTAL and SEP not in r["phase"]]
 
 
 def phase_unit(rows: list[dict[str, Any]]) -> str:
@@ -48,7 +45,7 @@ def workload_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str
     ([], []) when the rows have fewer than two sides. A block load's cell also gives its
     rows per second, ``111.1 (11,104.0 rows/s)``: its ops are blocks of rows, where an
     engine that loads a row per op has as many ops as rows."""
-    totals = [r for r in rows if r["op"] == TOTAL and SEP not in r["phase"]]
+    totals = workload_totals(rows)
     sides = list(dict.fromkeys(side_label(r) for r in totals))
     if len(sides) < 2:
         return [], []

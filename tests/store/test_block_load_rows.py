@@ -31,9 +31,8 @@ def _line(ts: int, phase: str, ops: int) -> dict:
     }
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> tuple[Path, str]:
-    path = tmp_path / "s.duckdb"
+def build_block_load_store(path: Path) -> str:
+    """A run of one load phase on two targets (SIDES) written to `path`; its id."""
     with StoreWriter(path) as writer:
         run = writer.start_run("x", "ycsb-suite", 'engine = "cassandra"\n', "", {}, {}, {})
         for number, (side, (engine, seconds, result)) in enumerate(SIDES.items()):
@@ -46,7 +45,13 @@ def store(tmp_path: Path) -> tuple[Path, str]:
             writer.phase_ended(run, number, float(start + len(seconds)),
                                {"completed": True, **result})
         writer.end_run(run, "completed", None)
-    return path, run
+    return run
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> tuple[Path, str]:
+    path = tmp_path / "s.duckdb"
+    return path, build_block_load_store(path)
 
 
 def test_the_block_loads_total_row_has_its_rows_and_their_rate(store: tuple[Path, str]) -> None:

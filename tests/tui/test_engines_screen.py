@@ -1,5 +1,6 @@
 """Pilot tests of the engines screen: one run of two targets, study 4's table, each cell
-the text `loadtower compare RUN` prints for engine_table's figures."""
+the text `loadtower compare RUN` prints for engine_table's figures; a block load's total
+with its rows per second, as compare's and the report's workload cell gives it."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from textual.widgets import DataTable, Static
 from loadtower.store.commands import compare as compare_command
 from loadtower.store.engine_compare import engine_table
 from loadtower.store.engine_text import ENGINE_COLUMNS
+from loadtower.store.workload_throughput import workload_table
 from loadtower.tui.app import LoadtowerApp
 from loadtower.tui.screens.compare import CompareScreen
 from loadtower.tui.screens.engines import EnginesScreen
 from loadtower.tui.screens.runs import RunsScreen
+from tests.store.test_block_load_rows import build_block_load_store
 from tests.tui.engines_store import RUN_SUITE, RUN_SUITE_2, build_engines_store
 from tests.tui.fixture_store import RUN_A, RUN_B
 from tests.tui.helpers import SIZE, screen_text, settle, wait_for
@@ -161,3 +164,33 @@ async def test_runs_of_one_target_compare_without_the_engines_table(store: Path)
         table = screen.query_one("#compare-engines", DataTable)
         assert table.row_count == 0 and not table.has_class("-shown")
         assert screen.query_one("#compare-table", DataTable).row_count == 3
+
+
+async def test_a_block_loads_total_gives_its_rows_per_s_as_compare_and_the_report_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load of 100-row blocks (10 ops/s, 1,000 rows/s) beside a row per op (500 ops/s):
+    the blocks' total reads as study 4's cell (compare's workload table, the report's
+    headline), its ops/s then its rows/s, not its ops/s alone."""
+    store = tmp_path / "blocks.duckdb"
+    run = build_block_load_store(store)
+    _headers, [[_phase, row_cell, block_cell]] = workload_table(engine_table(store, [run]))
+    assert (row_cell, block_cell) == ("500.0", "10.0 (1,000.0 rows/s)")
+    printed = _cli_rows(store, capsys, monkeypatch, (run,))
+    app = LoadtowerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_engines(run)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, EnginesScreen) and screen.error is None
+        table = screen.query_one("#engines-table", DataTable)
+
+        def rate(op: str, target: str) -> str:
+            return str(table.get_cell(f"load\x1f{op}\x1f{target}", "ops/s"))
+
+        assert rate("total", "blocks") == block_cell
+        assert rate("total", "rows") == row_cell  # a row per op: its ops are rows
+        assert rate("insert", "blocks") == "10.0"  # the phase's rows: its total only
+        shown = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        assert shown == printed  # the very text `loadtower compare RUN` prints
