@@ -155,7 +155,10 @@ async def test_keys_double_raise_lower_and_halve_the_rate(
         await pilot.press("minus")  # back down, from the level asked last
         await wait_for(pilot, lambda: load.steers[-1:] == [("rate", 1000.0)], "a step down")
         await pilot.press("slash")
-        await wait_for(pilot, lambda: load.steers[-1:] == [("rate", 500.0)], "halved")
+        try:
+            await wait_for(pilot, lambda: load.steers[-1:] == [("rate", 500.0)], "halved")
+        except AssertionError as exc:  # what the run was asked, to tell a lost key from a race
+            raise AssertionError(f"{exc}; the run was asked {load.steers}") from None
         assert [value for _kind, value in load.steers] == [1000.0, 1200.0, 1000.0, 500.0]
         # the status line follows on the dashboard's next refresh (a CI run once read it
         # a refresh early, still at 1,000)
