@@ -9,7 +9,7 @@ from loadtower.agents.spool import SeenSeqs
 from loadtower.protocol.hdr_encoding import new_hist
 from loadtower.scenarios.orchestrator.live_stats import LiveStats
 from loadtower.scenarios.plan import Plan
-from loadtower.store.hdr import add_many_counts, release, sparse_counts
+from loadtower.store.hdr import HIGH_VALUES, add_many_counts, release, sparse_counts
 
 AGENT_CPU_WARN = 90.0
 # an agent whose open-model ops of a second were sent this late (p99, ms) has fallen behind
@@ -148,12 +148,18 @@ class Sinks:
         last = self._last_lateness_warning.get(agent)
         if last is not None and ts - last < WARN_EVERY_S:
             return
-        merged = new_hist()
-        try:  # the line's histograms decoded in one pass and added: no histogram per op
-            add_many_counts(merged, sparse_counts(texts))
+        try:  # the line's histograms decoded in one pass
+            parts = sparse_counts(texts)
         except (ValueError, TypeError):
-            release(merged)
             return  # the store says which line's histogram it left out
+        # no op of the line later than the bound (a healthy agent's every line): its p99,
+        # at most the highest bucket's value, is within it too; no histogram is made
+        highest = max((int(HIGH_VALUES[index[-1]]) for index, _c in parts if index.size),
+                      default=0)
+        if highest / 1000.0 <= AGENT_LATENESS_WARN_MS:
+            return
+        merged = new_hist()  # the op types' histograms added: no histogram per op
+        add_many_counts(merged, parts)
         # read, then freed at once (not at the cyclic collector's next full pass: this
         # runs for every line that carries lateness)
         p99_ms = merged.get_value_at_percentile(99.0) / 1000.0

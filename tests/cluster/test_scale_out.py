@@ -27,14 +27,17 @@ def test_scale_out_of_the_standby_under_load(
         Path(cluster["dir"]) / "inventory.toml",
         store,
         *BUILTIN_SETS,
-        "phases[1].duration=8s",
+        "phases[1].duration=3s",
         # what this test checks is db2 joining two DCs over TLS under load; the compaction
         # around it is checked on the loopback sandbox
         # (tests/orchestrator/test_scale_out_integration.py), searches in
-        # tests/orchestrator/test_search_integration.py: here two search steps each
-        # and a quarter of the rows (the load, the streaming and the flushes shorter)
+        # tests/orchestrator/test_search_integration.py: here a short baseline, two
+        # search steps each of the shortest length a step may have (3 s) and a quarter of
+        # the rows (the load, the streaming and the flushes shorter)
         "phases[2].max_steps=2",
         "phases[4].max_steps=2",
+        "phases[2].step_duration=3s",
+        "phases[4].step_duration=3s",
         "dataset.records=5000",
         timeout=1000,
     )

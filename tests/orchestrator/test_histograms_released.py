@@ -74,3 +74,29 @@ def test_an_evicted_rollup_key_frees_its_lateness_histogram(no_collector: None) 
     assert _alive() == before + len(keys)
     level.drop(keys)
     assert _alive() == before and not level.accs
+
+
+def test_the_lateness_check_reads_p99_only_when_an_op_was_later_than_the_bound(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line whose every op was sent within the bound (2 ms) makes no histogram: its p99
+    cannot be above its latest op. One whose latest op was later is judged by its p99."""
+    from loadtower.scenarios.orchestrator import sinks as sinks_module
+
+    made: list[int] = []
+    real = sinks_module.new_hist
+    monkeypatch.setattr(sinks_module, "new_hist", lambda: made.append(1) or real())
+    events: list[str] = []
+    sinks = SimpleNamespace(
+        _last_lateness_warning={}, event=lambda kind, text, **_: events.append(text)
+    )
+
+    def check(ts: int, values: list[int]) -> None:
+        line = {"ts": ts, "ops": {"read": {"lateness_hist": _lateness_text(values)}}}
+        Sinks._warn_lateness(sinks, line, "a/0")  # type: ignore[arg-type]
+
+    check(1, [100] * 99 + [1_990])  # every op within 2 ms (its latest 1.99 ms)
+    assert made == [] and events == []
+    check(2, [100] * 199 + [50_000])  # one op 50 ms late of 200: the p99 is 0.1 ms
+    assert made == [1] and events == []
+    check(3, [100] * 90 + [5_000] * 10)  # a tenth 5 ms late: the p99 is 5 ms
+    assert made == [1, 1] and len(events) == 1 and "5.0 ms after" in events[0], events

@@ -97,11 +97,14 @@ def test_scale_out_then_compaction_under_load(small_cluster: dict, tmp_path: Pat
     store = tmp_path / "runs.duckdb"
     inventory = Path(small_cluster["dir"]) / "inventory.toml"
     done = run_scenario(
-        "scale-out-compaction", inventory, store, "phases[1].duration=8s",
-        # what this test checks is the join and the compaction under load: the searches
-        # around them (checked in test_search_integration.py) get three steps each, and
-        # a quarter of the rows (the load, the streaming and the decommission shorter)
-        "phases[2].max_steps=3", "phases[4].max_steps=3", "dataset.records=5000",
+        "scale-out-compaction", inventory, store, "phases[1].duration=3s",
+        # what this test checks is the join and the compaction under load: the baseline
+        # before them is short, the searches around them (checked in
+        # test_search_integration.py) get three steps each of the shortest length a
+        # step may have (3 s), and a quarter of the rows (the load, the streaming and the
+        # decommission shorter)
+        "phases[2].max_steps=3", "phases[4].max_steps=3", "phases[2].step_duration=3s",
+        "phases[4].step_duration=3s", "dataset.records=5000",
         timeout=800,
     )
     assert done.returncode == 0, done.stderr
