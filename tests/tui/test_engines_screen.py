@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from loadtower.store.commands import compare as compare_command
@@ -81,6 +82,16 @@ def _check_rows(table: DataTable, rows: list[dict]) -> list[list[str]]:
     return shown
 
 
+async def _engines_of(pilot: Pilot, app: LoadtowerApp, run_id: str) -> EnginesScreen:
+    """The engines screen of `run_id`, opened from the app's first screen and drawn."""
+    await settle(pilot)
+    app.open_engines(run_id)
+    await settle(pilot)
+    screen = app.screen
+    assert isinstance(screen, EnginesScreen)
+    return screen
+
+
 async def test_one_run_of_two_targets_shows_the_cli_figures(
     suite_store: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -116,11 +127,7 @@ async def test_one_run_of_two_targets_shows_the_cli_figures(
 async def test_a_run_of_one_target_is_said_inline(store: Path) -> None:
     app = LoadtowerApp(store)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.open_engines(RUN_A)
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, EnginesScreen)
+        screen = await _engines_of(pilot, app, RUN_A)
         assert screen.error is not None and "ran one target" in screen.error
         assert screen.query_one("#engines-table", DataTable).row_count == 0
         assert f"cannot compare: {screen.error}" in str(
@@ -179,11 +186,8 @@ async def test_a_block_loads_total_gives_its_rows_per_s_as_compare_and_the_repor
     printed = _cli_rows(store, capsys, monkeypatch, (run,))
     app = LoadtowerApp(store)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.open_engines(run)
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, EnginesScreen) and screen.error is None
+        screen = await _engines_of(pilot, app, run)
+        assert screen.error is None
         table = screen.query_one("#engines-table", DataTable)
 
         def rate(op: str, target: str) -> str:
