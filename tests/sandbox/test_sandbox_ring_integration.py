@@ -5,12 +5,13 @@ leaving node 2 in the ring as down, where every query of its token ranges failed
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cassandra import OperationTimedOut, ReadTimeout
-from cassandra.cluster import Session
+from cassandra.cluster import Cluster, Session
 from cassandra.query import PreparedStatement
 
 from tests.conftest import DOWN_TIMEOUT_S, UP_TIMEOUT_S, parse_info, run_cli, sandbox_down
@@ -33,6 +34,33 @@ def read_one(session: Session, select: PreparedStatement, k: int, tries: int = 3
             continue
         return None if row is None else int(row.v)
     return None
+
+
+def table_ids(cluster: Cluster, session: Session) -> dict[str, object]:
+    """Each live node's own id for ring.t (None where it does not know the table yet)."""
+    ids: dict[str, object] = {}
+    for host in cluster.metadata.all_hosts():
+        if not host.is_up:
+            continue
+        row = session.execute(
+            "SELECT id FROM system_schema.tables WHERE keyspace_name = 'ring' "
+            "AND table_name = 't'", timeout=10, host=host).one()
+        ids[str(host.address)] = None if row is None else row.id
+    return ids
+
+
+def wait_for_the_table_on_every_node(cluster: Cluster, session: Session) -> None:
+    """The driver's schema agreement reads the peers' schema versions as one node's gossip
+    saw them; a CI run had it agree and node 2 still refused the first write for a table
+    it did not know (INCOMPATIBLE_SCHEMA). Ask each node itself until all hold the same
+    table."""
+    deadline = time.monotonic() + SCHEMA_AGREEMENT_S
+    ids = table_ids(cluster, session)
+    while len(ids) < 2 or None in ids.values() or len(set(ids.values())) != 1:
+        assert time.monotonic() < deadline, (
+            f"the nodes did not all hold ring.t within {SCHEMA_AGREEMENT_S} s: {ids}")
+        time.sleep(0.5)
+        ids = table_ids(cluster, session)
 
 
 @pytest.fixture
@@ -79,6 +107,7 @@ def test_up_after_a_bigger_ring_starts_every_node_of_it(directory: Path) -> None
             assert done.response_future.is_schema_agreed, (
                 f"the 2 nodes did not agree on the schema within {SCHEMA_AGREEMENT_S} s "
                 f"after: {statement}")
+        wait_for_the_table_on_every_node(cluster, session)
         insert = session.prepare("INSERT INTO ring.t (k, v) VALUES (?, ?)")
         for k in range(KEYS):
             session.execute(insert, (k, k * 2), timeout=30)
