@@ -1,7 +1,8 @@
 """The driver loop: one native thread per agent process running an asyncio loop.
 
-The database side is a backend chosen by the scenario's engine (``agents/backends.py``:
-Cassandra/Scylla, ClickHouse); lanes, models and measurement here are the same for all.
+The database side is a backend chosen by the scenario's engine (``agents/backends.py``),
+and for an engine with a native load core, that core's feed (``agents/native_feed.py``);
+lanes, models and measurement here are the same for all.
 
 Locust owns users, spawning and master/worker distribution; each Locust user only
 registers a *lane* here and then idles. The lanes (open-model schedules, closed-model
@@ -26,12 +27,11 @@ from loadtower.agents.backends import Backend, backend_for
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S, DrainTimeout, InFlight
 from loadtower.agents.lane_clock import lane_spin, wait_until
 from loadtower.agents.measure import IntervalRecorder
+from loadtower.agents.native_feed import NativeFeed, new_feed
 from loadtower.agents.workload import dataset_feed
 from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import OpMix, load_slice
-from loadtower.engines.cassandra.agent import rust_feed
-from loadtower.engines.cassandra.agent.rust_feed import RustFeed
 from loadtower.protocol.engine_kinds import kind
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
@@ -122,7 +122,10 @@ class DriverLoop:
         self.total_ops = 0
         self.run: PhaseDrive | None = None
         self.inflight = InFlight()
-        self.rust = RustFeed(self.recorder, self._warn, self.out)
+        # the engine's native load core's feed (its kind's `native_feed`: the Rust core),
+        # made when a phase of such an engine is first configured; rust_on: this phase
+        # runs on it
+        self.rust: NativeFeed | None = None
         self.rust_on = False
         self._path_said: set[tuple[str, str]] = set()  # why the Rust core does not run, said once each
 
@@ -218,26 +221,36 @@ class DriverLoop:
         if self.rust_on:  # the core binds the rows (its binder in Rust) and sends them
             load = ((str(ops.load_op), self._load_next, self._load_end, self._load_rows)
                     if cfg.mode == "load" else None)
-            await self.rust.configure_file(cfg, backend.session_key(cfg), wf, records, load)
+            await self._core().configure_file(cfg, backend.session_key(cfg), wf, records, load)
             return
         await ops.runner.prepare(ops.statements())
-        if self._rust_early(cfg, backend.engine):
-            self.rust.connect_early(cfg, backend.session_key(cfg))
+        feed = self._feed(backend.engine)
+        if feed is not None and feed.asked(cfg) and feed.available():
+            feed.connect_early(cfg, backend.session_key(cfg))  # for the run phases to come
 
-    def _rust_early(self, cfg: PhaseConfig, engine: str) -> bool:
-        """A target the Rust core drives that asks for it, and the core is installed."""
-        return kind(engine).rust_core and rust_feed.asked(cfg) and rust_feed.available()
+    def _feed(self, engine: str) -> NativeFeed | None:
+        """The native feed of `engine`, made once per process (None: its kind has none)."""
+        if self.rust is None:
+            self.rust = new_feed(engine, self.recorder, self._warn, self.out)
+        return self.rust if kind(engine).native_feed is not None else None
+
+    def _core(self) -> NativeFeed:
+        """The feed of a phase that runs on the native core (rust_on)."""
+        if self.rust is None:
+            raise RuntimeError("the phase runs on the native core but no feed was made")
+        return self.rust
 
     def _rust_wanted(self, cfg: PhaseConfig, engine: str) -> bool:
-        """A workload file's phase (the built-ins are files too) on a CQL target asking
-        for the Rust core: open-model and closed-model run phases and load phases, bound by
-        the core's binder. Any other such phase runs on the lanes' Python loop over the
+        """A workload file's phase (the built-ins are files too) on a target whose engine
+        has a native core, asking for it: open-model and closed-model run phases and load
+        phases, bound by the core's binder. Any other such phase runs on the lanes' Python loop over the
         phase's session driver, and a `cql_path` event says so and why (once per reason)."""
         wf = cfg.spec.get("workload_file")
-        if not kind(engine).rust_core or not wf:
+        feed = self._feed(engine)
+        if feed is None or not wf:
             return False
-        asked = rust_feed.asked(cfg)
-        why = rust_feed.why_not_file(cfg, engine, wf) if asked else None
+        asked = feed.asked(cfg)
+        why = feed.why_not_file(cfg, engine, wf) if asked else None
         if asked and why is None:
             return True
         driver = getattr(self.session, "name", "") or cfg.driver
@@ -257,7 +270,9 @@ class DriverLoop:
         self._slots = asyncio.Semaphore(cfg.max_in_flight)
         self.config = cfg
         self.run = PhaseDrive(cfg.phase)
-        self.recorder.phase = self.rust.phase = cfg.phase
+        self.recorder.phase = cfg.phase
+        if self.rust is not None:
+            self.rust.phase = cfg.phase
         self.recorder.mark()
         self._load_lanes = 0
         self._advised.clear()
@@ -295,11 +310,11 @@ class DriverLoop:
             elif cfg.mode == "load":
                 await self._load_lane(lane, run)
             elif cfg.lane_rate and self.rust_on:
-                await self.rust.lane(lane.stopped, cfg.lane_rate)
+                await self._core().lane(lane.stopped, cfg.lane_rate)
             elif cfg.lane_rate:
                 await self._open_lane(lane, run.name, cfg.lane_rate)
             elif self.rust_on:
-                await self.rust.closed_lane(lane.stopped)
+                await self._core().closed_lane(lane.stopped)
             else:
                 await self._closed_lane(lane, run.name, cfg.think_time)
         except Exception as exc:  # noqa: BLE001 - a lane must never die silently
@@ -360,7 +375,7 @@ class DriverLoop:
             return
         cfg.lane_rate = lane_rate
         if self.rust_on:
-            self.rust.set_lane_rate(lane_rate)
+            self._core().set_lane_rate(lane_rate)
 
     async def _open_lane(self, lane: Lane, phase: str, rate: float) -> None:
         cfg = self.config
@@ -437,10 +452,10 @@ class DriverLoop:
         """A load lane on the Rust core: one more of its loops over the worker's slice;
         the lane that sees the slice done says how many rows failed, drains and sends
         load_done, as the Python path does."""
-        done = await self.rust.load_lane(lane.stopped)
+        done = await self._core().load_lane(lane.stopped)
         if done and run is self.run and self._load_done_for is not run:
             self._load_done_for = run  # once: the other lanes see it too
-            self._load_failed = self.rust.load_failed()
+            self._load_failed = self._core().load_failed()
             if self._load_failed:
                 self._warn(f"phase {run.name}: {self._load_failed} of "
                            f"{self._load_end - self._load_next} rows of the load failed")
@@ -456,7 +471,8 @@ class DriverLoop:
         run = self.run
         if run is None:
             self._stop_all()
-            await self.rust.idle()
+            if self.rust is not None:
+                await self.rust.idle()
             return
         if run.drain is None:
             run.drained = True
@@ -483,16 +499,18 @@ class DriverLoop:
         deadline = started + bound
         waiting = self.inflight.count(run.name)
         abandoned = 0
-        self.rust.phase_counts = None
+        feed = self.rust
+        if feed is not None:
+            feed.phase_counts = None
         # nothing here may raise: a drain that failed would fail every later configure
         # (they await the same drain), and the phase's lines and event go out anyway
         try:
-            waiting += self.rust.in_flight()
+            waiting += feed.in_flight() if feed is not None else 0
             await self.inflight.wait(run.name, bound)
         except Exception as exc:  # noqa: BLE001
             self._warn(f"phase {run.name}: waiting for its ops: {type(exc).__name__}: {exc}")
         try:
-            abandoned += await self.rust.drain(deadline)
+            abandoned += await feed.drain(deadline) if feed is not None else 0
         except Exception as exc:  # noqa: BLE001
             self._warn(f"phase {run.name}: stopping the Rust core: {type(exc).__name__}: {exc}")
         done = time.monotonic()
@@ -514,8 +532,9 @@ class DriverLoop:
                 "data": {"phase": run.name, "waited_ops": waiting, "drain_s": drain_s,
                          "abandoned": abandoned,
                          # the Rust core's ops of the phase: intended = counted + abandoned
-                         **({"core": self.rust.phase_counts}
-                            if self.rust_on and self.rust.phase_counts else {})},
+                         **({"core": feed.phase_counts}
+                            if self.rust_on and feed is not None and feed.phase_counts
+                            else {})},
             }
         )
 
@@ -530,7 +549,8 @@ class DriverLoop:
             await asyncio.sleep(int(now) + 1 - now + 0.005)
             before = int(time.time())
             try:
-                self.rust.harvest(before - 1)
+                if self.rust is not None:
+                    self.rust.harvest(before - 1)
             except Exception as exc:  # noqa: BLE001 - the Python side's lines go out anyway
                 self._tick_failed("reading the Rust core's ops", exc)
             run = self.run
@@ -554,7 +574,8 @@ class DriverLoop:
         if self._ticker is not None:
             self._ticker.cancel()
         await asyncio.sleep(0)
-        await self.rust.close()
+        if self.rust is not None:
+            await self.rust.close()
         for line in self.recorder.finished(2**62):  # phases that never drained (none)
             self.out(line)
         if self.session is not None:

@@ -12,7 +12,8 @@ and registers them under the entry-point group ``loadtower.engines``
 (not at import: an engine package imports this module for `EngineKind`), so a third
 party can ship an engine as its own distribution. The core never imports an
 engine package: it reaches an engine's code through the ``module:attribute`` strings of
-its kind (``agent_backend``, ``hooks``, ``sandbox_service``, ``workload_file``).
+its kind (``agent_backend``, ``native_feed``, ``hooks``, ``sandbox_service``,
+``workload_file``).
 
 The protocol room holds it because both sides ask: the orchestrator's checks, plans and
 phases, and the agents.
@@ -44,7 +45,6 @@ class EngineKind:
     block_load: bool  # a built-in workload's load phase inserts blocks (insert_batch)
     flush_action: bool  # a flush phase runs the inventory's `flush` action on its hosts
     compaction: Compaction  # action: the `compact` action; statement: loadtower's own
-    rust_core: bool  # the agents' Rust load core drives it (the scylla driver, CQL)
     coordinator_latency: bool  # nodes keep system_views.coordinator_*_latency tables
     # the agents' backend of its targets, "module:Class" (agents/backends.py, Backend)
     agent_backend: str
@@ -62,6 +62,14 @@ class EngineKind:
     # a built-in scenario; workloads/SCHEMA.toml: its slot in a shipped workload file;
     # scenarios/builtin_additions.py); None: it adds nothing
     builtin_additions: str | None = None
+    # the agents' feed of its native load core, "module:Class" (agents/native_feed.py,
+    # NativeFeed: the Rust core on the scylla driver for CQL); None: Python lanes only
+    native_feed: str | None = None
+
+    @property
+    def rust_core(self) -> bool:
+        """The agents' native load core drives it (its kind names a feed)."""
+        return self.native_feed is not None
 
 
 GROUP = "loadtower.engines"

@@ -18,7 +18,7 @@ _ORCH = "loadtower.engines.cassandra.orchestrator"
 CASSANDRA = EngineKind(
     "cassandra", "Cassandra", 9042, family="cql", dialect="cassandra", ring=True,
     per_host_port=False, tls_files=True, block_load=False, flush_action=True,
-    compaction="action", rust_core=True, coordinator_latency=True,
+    compaction="action", coordinator_latency=True,
     agent_backend="loadtower.engines.cassandra.agent.backend:CqlBackend",
     hooks={"version": f"{_ORCH}.version:version",
            "node_stats": f"{_ORCH}.node_stats:node_stats",
@@ -27,6 +27,7 @@ CASSANDRA = EngineKind(
            "coordinated": f"{_ORCH}.coordinated:coordinated",
            "bootstrap_streams": f"{_ORCH}.streams:bootstrap_streams"},
     workload_file=f"{_ORCH}.file_slot:SLOT",
+    native_feed="loadtower.engines.cassandra.agent.rust_feed:RustFeed",
 )  # fmt: skip
 SCYLLA = replace(
     CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False,

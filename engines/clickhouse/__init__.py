@@ -14,7 +14,7 @@ _ORCH = "loadtower.engines.clickhouse.orchestrator"
 CLICKHOUSE = EngineKind(
     "clickhouse", "ClickHouse", 8123, family="clickhouse", dialect="clickhouse",
     ring=False, per_host_port=True, tls_files=False, block_load=True, flush_action=False,
-    compaction="statement", rust_core=False, coordinator_latency=False,
+    compaction="statement", coordinator_latency=False,
     agent_backend="loadtower.engines.clickhouse.agent.backend:ClickhouseBackend",
     only_keys=("table_engine", "order_by", "skip_indexes", "delete_mode", "update_mode"),
     hooks={"before_target": f"{_ORCH}.node:warn_sandbox_endpoints",

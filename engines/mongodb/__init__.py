@@ -14,7 +14,7 @@ _NODE = "loadtower.engines.mongodb.orchestrator.node"
 MONGODB = EngineKind(
     "mongodb", "MongoDB", 27017, family="mongodb", dialect="mongodb", ring=False,
     per_host_port=True, tls_files=True, block_load=True, flush_action=False,
-    compaction="none", rust_core=False, coordinator_latency=False,
+    compaction="none", coordinator_latency=False,
     agent_backend="loadtower.engines.mongodb.agent.backend:MongoBackend",
     only_keys=("write_concern", "read_preference"),
     hooks={name: f"{_NODE}:{name}"

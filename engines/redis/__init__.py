@@ -16,7 +16,7 @@ _ORCH = "loadtower.engines.redis.orchestrator"
 REDIS = EngineKind(
     "redis", "Redis", 6379, family="redis", dialect="redis", ring=False,
     per_host_port=True, tls_files=False, block_load=True, flush_action=False,
-    compaction="none", rust_core=False, coordinator_latency=False,
+    compaction="none", coordinator_latency=False,
     agent_backend="loadtower.engines.redis.agent.backend:RedisBackend",
     hooks={name: f"{_ORCH}.node:{name}"
            for name in ("before_target", "version", "after_load", "node_stats")},

@@ -47,7 +47,9 @@ def test_the_ticker_warns_once_and_sends_the_later_seconds(engine) -> None:  # n
             failures.append(before)
             raise ValueError("no such phase")
 
-    eng.rust.harvest = harvest  # type: ignore[method-assign]
+    feed = eng._feed("cassandra")  # the CQL engines' native feed, as their first phase makes it
+    assert feed is not None
+    feed.harvest = harvest  # type: ignore[method-assign]
     begin(eng, "A", {"fast": instant}, think=0.01)
     eng.add_lane(1)
     deadline = time.monotonic() + WAIT_S

@@ -151,6 +151,16 @@ class RustFeed:
         self._connecting: asyncio.Task | None = None
         self._connecting_key: tuple | None = None
 
+    # -- what the driver loop asks first (agents/native_feed.py, NativeFeed) -----------------
+    def asked(self, cfg: Any) -> bool:
+        return asked(cfg)
+
+    def available(self) -> bool:
+        return available()
+
+    def why_not_file(self, cfg: Any, engine: str, spec: Mapping[str, Any]) -> str | None:
+        return why_not_file(cfg, engine, spec)
+
     # -- connecting and configuring -------------------------------------------------------
     def connect_early(self, cfg: Any, key: tuple) -> None:
         """Connect in the background (from any CQL phase, e.g. the load), so that the first
