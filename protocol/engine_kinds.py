@@ -48,7 +48,9 @@ class EngineKind:
     coordinator_latency: bool  # nodes keep system_views.coordinator_*_latency tables
     # the agents' backend of its targets, "module:Class" (agents/backends.py, Backend)
     agent_backend: str
-    only_keys: tuple[str, ...] = ()  # target keys that only this engine accepts
+    # the target keys only it takes, "module:Class" of a pydantic model of them
+    # (scenarios/models.py adds them to Target; scenarios/checked_types.py); None: none
+    target_keys: str | None = None
     # the orchestrator's hooks, name -> "module:function" (scenarios/orchestrator/engines.py)
     hooks: Mapping[str, str] = field(default_factory=dict)
     compact_what: str = "its compaction statement"  # what a `statement` compaction runs
@@ -65,6 +67,13 @@ class EngineKind:
     # the agents' feed of its native load core, "module:Class" (agents/native_feed.py,
     # NativeFeed: the Rust core on the scylla driver for CQL); None: Python lanes only
     native_feed: str | None = None
+
+    @property
+    def only_keys(self) -> tuple[str, ...]:
+        """The names of the target keys only it takes (its `target_keys` model's)."""
+        if self.target_keys is None:
+            return ()
+        return tuple(load_attribute(self.target_keys).model_fields)
 
     @property
     def rust_core(self) -> bool:

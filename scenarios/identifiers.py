@@ -26,14 +26,11 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 CQL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,47}")
 HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 ADDRESS = re.compile(r"[A-Za-z0-9_.:-]{1,253}")
-# a ClickHouse skip index's definition, e.g. "title TYPE bloom_filter(0.01) GRANULARITY 4"
-INDEX_SPEC = re.compile(r"[A-Za-z0-9_ (),.]{1,200}")
 
 NAME_RULE = "a letter or _, then letters, digits or _ (at most 128)"
 CQL_RULE = "CQL's unquoted identifier: a letter, then letters, digits or _ (at most 48)"
 HOST_RULE = "a letter or digit, then letters, digits, _, . or - (at most 63)"
 ADDRESS_RULE = "a DNS name or an IP address: letters, digits, . - _ : (at most 253)"
-INDEX_RULE = "letters, digits, _, spaces, parentheses, commas and dots (at most 200)"
 
 
 def name_problem(value: str) -> str | None:
@@ -60,9 +57,3 @@ def address_problem(value: str) -> str | None:
     if ADDRESS.fullmatch(value):
         return None
     return f"invalid address {value!r}: expected {ADDRESS_RULE}"
-
-
-def index_spec_problem(value: str) -> str | None:
-    if INDEX_SPEC.fullmatch(value):
-        return None
-    return f"invalid skip index definition {value!r}: expected {INDEX_RULE}"

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     create_model,
     field_validator,
@@ -18,14 +17,17 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from loadtower.protocol.engine_kinds import KINDS, engine_names, kind
-from loadtower.scenarios.durations import parse_duration
-from loadtower.scenarios.identifiers import (
-    address_problem,
-    host_name_problem,
-    index_spec_problem,
-    name_problem,
+from loadtower.protocol.engine_kinds import (
+    KINDS,
+    EngineKind,
+    engine_names,
+    kind,
+    load_attribute,
 )
+from loadtower.scenarios.checked_types import Name, Strict
+from loadtower.scenarios.checked_types import checked as _checked
+from loadtower.scenarios.durations import parse_duration
+from loadtower.scenarios.identifiers import address_problem, host_name_problem
 from loadtower.scenarios.presets import OPS, PRESETS, SCHEMAS
 from loadtower.scenarios.serve_address import serve_address_problem
 
@@ -65,22 +67,8 @@ MAX_PHASES = 1_000
 MAX_STEPS = 1_000
 
 
-def _checked(problem_of: Callable[[str], str | None]) -> AfterValidator:
-    """A validator raising the problem `problem_of` finds (one line for the loader)."""
-
-    def check(value: str) -> str:
-        problem = problem_of(value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    return AfterValidator(check)
-
-
-Name = Annotated[str, _checked(name_problem)]  # keyspace, table, database, column
 HostName = Annotated[str, _checked(host_name_problem)]
 Address = Annotated[str, _checked(address_problem)]
-IndexSpec = Annotated[str, _checked(index_spec_problem)]
 Records = Annotated[int, Field(gt=0, le=MAX_RECORDS)]
 Rate = Annotated[float, Field(gt=0, le=MAX_RATE)]
 Users = Annotated[int, Field(gt=0, le=MAX_USERS)]
@@ -90,14 +78,11 @@ REMOVED_NATIVE_IO = {"wire": "loadtower's own CQL v4 client",
 Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT)]
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, populate_by_name=True, allow_inf_nan=False
-    )
-
-
 # ---------------------------------------------------------------- scenario
-class Target(Strict):
+class TargetBase(Strict):
+    """A target's keys that every engine takes; `Target` adds the keys only one engine
+    takes, each engine's from its kind's ``target_keys`` model."""
+
     keyspace: Name = "loadtower"
     table: Name | None = None
     replication_factor: Annotated[int, Field(gt=0, le=MAX_RF)] = 1
@@ -110,23 +95,12 @@ class Target(Strict):
     # the session `driver` ("python", the reference path); docs/agent-protocol.md
     native_io: Literal["rust", "python"] = "rust"
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
-    # ClickHouse only (see docs/clickhouse.md): the table and how ops write it
-    table_engine: Literal["ReplacingMergeTree", "MergeTree"] | None = None
-    order_by: Annotated[list[Name], Field(min_length=1)] | None = None
-    skip_indexes: dict[Name, IndexSpec] | None = None
-    delete_mode: Literal["lightweight", "mutation"] | None = None
-    update_mode: Literal["insert", "mutation"] | None = None
     # CQL: the agents' local data centre (DC-aware routing; None: every node is local)
     # and NetworkTopologyStrategy's replicas per DC (instead of replication_factor)
     local_dc: Annotated[str, Field(min_length=1, max_length=128)] | None = None
     replication: dict[
         Annotated[str, Field(min_length=1, max_length=128)], Annotated[int, Field(gt=0, le=MAX_RF)]
     ] | None = None
-    # MongoDB only (see docs/engines.md): the write concern's w and the read preference
-    write_concern: Literal["majority"] | Annotated[int, Field(ge=0, le=50)] | None = None
-    read_preference: (
-        Literal["primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest"] | None
-    ) = None
 
     @field_validator("native_io", mode="before")
     @classmethod
@@ -140,7 +114,7 @@ class Target(Strict):
         return value
 
     @model_validator(mode="after")
-    def _one_replication(self) -> Target:
+    def _one_replication(self) -> TargetBase:
         if self.replication is not None:
             if "replication_factor" in self.model_fields_set:
                 raise ValueError(
@@ -157,6 +131,30 @@ class Target(Strict):
 
 
 DC_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def engine_target_fields(kinds: Iterable[EngineKind] | None = None) -> dict[str, Any]:
+    """The keys only one engine takes, from each kind's ``target_keys`` model (its name,
+    type and default), for `Target`; two engines may not declare one key, nor one of
+    `TargetBase`'s."""
+    fields: dict[str, Any] = {}
+    for k in KINDS.values() if kinds is None else kinds:
+        if k.target_keys is None:
+            continue
+        model = load_attribute(k.target_keys)
+        hints = get_type_hints(model, include_extras=True)
+        for name, info in model.model_fields.items():
+            if name in fields or name in TargetBase.model_fields:
+                raise ValueError(f"engine {k.name}'s target key {name!r} is another's too")
+            fields[name] = (hints[name], info.default)
+    return fields
+
+
+if TYPE_CHECKING:
+    Target = TargetBase
+else:  # the shared keys, then each registered engine's own, in the registry's order
+    Target = create_model("Target", __base__=TargetBase, __module__=__name__,
+                          **engine_target_fields())
 
 
 class NamedTarget(Target):

@@ -16,7 +16,7 @@ CLICKHOUSE = EngineKind(
     ring=False, per_host_port=True, tls_files=False, block_load=True, flush_action=False,
     compaction="statement", coordinator_latency=False,
     agent_backend="loadtower.engines.clickhouse.agent.backend:ClickhouseBackend",
-    only_keys=("table_engine", "order_by", "skip_indexes", "delete_mode", "update_mode"),
+    target_keys=f"{_ORCH}.target_keys:ClickhouseTargetKeys",
     hooks={"before_target": f"{_ORCH}.node:warn_sandbox_endpoints",
            "version": f"{_ORCH}.version:version",
            "compact": f"{_ORCH}.node:optimize_final",

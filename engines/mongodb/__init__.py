@@ -16,7 +16,7 @@ MONGODB = EngineKind(
     per_host_port=True, tls_files=True, block_load=True, flush_action=False,
     compaction="none", coordinator_latency=False,
     agent_backend="loadtower.engines.mongodb.agent.backend:MongoBackend",
-    only_keys=("write_concern", "read_preference"),
+    target_keys="loadtower.engines.mongodb.orchestrator.target_keys:MongodbTargetKeys",
     hooks={name: f"{_NODE}:{name}"
            for name in ("before_target", "version", "after_load", "node_stats")},
     sandbox_service="loadtower.engines.mongodb.sandbox.service:SERVICE",

@@ -26,7 +26,7 @@ from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.models import Dataset, Target, Workload
 from loadtower.scenarios.presets import SCHEMAS
 from loadtower.scenarios.workloads.checks import Checked
-from loadtower.scenarios.workloads.file_slot import file_slots
+from loadtower.scenarios.workloads.file_slot import file_slots, slot_named
 from loadtower.scenarios.workloads.loader import load_workload_file
 from loadtower.scenarios.workloads.variables import Scalar
 
@@ -98,15 +98,18 @@ def runnable_ops(checked: Checked) -> list[str]:
 
 
 def for_target(checked: Checked, engine: str, target: Target) -> Checked:
-    """`checked` as it runs on a target of slot `engine`: with ``update_mode = "mutation"``
-    (ClickHouse's) each op OP that has an ``OP_mutation`` with a statement in the slot runs
+    """`checked` as it runs on a target of slot `engine`: where the slot says the target
+    runs mutation variants (its `mutation_variants`, e.g. a target's ``update_mode =
+    "mutation"``), each op OP that has an ``OP_mutation`` with a statement in the slot runs
     that statement under OP's name (and weight); the ``OP_mutation`` ops themselves never
     run under their own name."""
     ops = checked.model.ops
     variants = [op for op in ops if op.endswith(MUTATION) and op[: -len(MUTATION)] in ops]
     if not variants:
         return checked
-    mutation = target.update_mode == "mutation"  # a ClickHouse key: check refuses it elsewhere
+    slot = slot_named(engine)
+    mutation = slot is not None and slot.mutation_variants is not None \
+        and slot.mutation_variants(target)
     per_op = ("op_tables", "param_types", "param_columns", "params")
     out: dict[str, dict[str, Any]] = {f: dict(getattr(checked, f)) for f in per_op}
     new_ops = dict(ops)

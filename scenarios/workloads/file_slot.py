@@ -40,6 +40,9 @@ class FileSlot:
     # rewriting the slot's own read and update (ycsb_workload.py); None: it has no form
     # of them (such a property file is refused)
     ycsb_properties: Callable[[dict[str, Any], bool, bool], None] | None = None
+    # whether a scenario's target (its `Target`) runs each op's ``OP_mutation`` variant,
+    # where the file has one, in OP's place (builtin_files.for_target); None: never
+    mutation_variants: Callable[[Any], bool] | None = None
 
 
 @functools.cache
@@ -69,3 +72,8 @@ def load_slots(kinds: Iterable[EngineKind]) -> tuple[FileSlot, ...]:
 
 def slot_names() -> tuple[str, ...]:
     return tuple(s.name for s in file_slots())
+
+
+def slot_named(name: str) -> FileSlot | None:
+    """The registered slot `name` (None: no registered engine runs it)."""
+    return next((s for s in file_slots() if s.name == name), None)

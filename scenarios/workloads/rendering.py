@@ -52,9 +52,9 @@ class WorkloadRendering(Protocol):
         ...
 
     def names(self, checked: Checked, keyspace: str, tables: dict[str, str] | None,
-              table_engine: str | None) -> Names:
-        """What ``${...}`` references resolve to on a target (its keyspace, the workload's
-        table rename, the target's table engine)."""
+              target: Target) -> Names:
+        """What ``${...}`` references resolve to on `target` (its keyspace, the workload's
+        table rename, what the engine's own target keys change, e.g. a table's engine)."""
         ...
 
     def ddl(self, checked: Checked, target: Target, names: Names) -> list[str]:

@@ -70,7 +70,7 @@ class SqlRendering:
         return dict(types) if isinstance(types, dict) else {}
 
     def names(self, checked: Checked, keyspace: str, tables: dict[str, str] | None,
-              table_engine: str | None) -> Names:
+              target: Target) -> Names:
         return Names(keyspace, dict(tables or {}))
 
     def qualified(self, names: Names, table: str) -> str:

@@ -97,7 +97,7 @@ def render_for_target(checked: Checked, workload: Workload, engine: str, target:
     rendering = workload_rendering(slot)
     if rendering is not None:
         names = rendering.names(checked, target.keyspace,
-                                table_renames(checked, workload, target), target.table_engine)
+                                table_renames(checked, workload, target), target)
         spec.update({
             "ddl": rendering.ddl(checked, target, names),
             "tables": [rendering.qualified(names, t) for t in checked.model.tables],

@@ -3,10 +3,14 @@ what the core asks of them gives what the checks and phases did by name before."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from loadtower.protocol.engine_kinds import KINDS, dialects, engine_names, titles, with_capability
 from loadtower.scenarios import models
+from loadtower.scenarios.checked_types import Strict
 from loadtower.scenarios.crossref import engines_match
 from loadtower.scenarios.workloads.builtin_files import builtin_load_op
 from loadtower.scenarios.workloads.target_spec import file_engine
@@ -24,6 +28,23 @@ def test_only_keys_are_target_keys_of_one_engine() -> None:
     owned = [key for k in KINDS.values() for key in k.only_keys]
     assert len(owned) == len(set(owned))  # no key belongs to two engines
     assert set(owned) <= set(models.Target.model_fields)
+
+
+class ClashingKeys(Strict):  # a third engine's keys, one of them ClickHouse's
+    order_by: list[str] | None = None
+    level: int | None = None
+
+
+def test_target_has_each_engines_own_keys_and_a_clash_is_refused() -> None:
+    own = models.engine_target_fields()
+    assert set(own) == {key for k in KINDS.values() for key in k.only_keys}
+    assert not set(own) & set(models.TargetBase.model_fields)
+    assert list(models.Target.model_fields) == [*models.TargetBase.model_fields, *own]
+    with_keys = next(k for k in KINDS.values() if k.only_keys)
+    clash = replace(with_keys, name="third", target_keys=f"{__name__}:ClashingKeys")
+    with pytest.raises(ValueError, match="engine third's target key 'order_by' is another's"):
+        models.engine_target_fields([*KINDS.values(), clash])
+    assert set(models.engine_target_fields([clash])) == {"order_by", "level"}
 
 
 # the engines the names' tables knew before the kinds (scripts/engine_coupling.py's before)

@@ -117,7 +117,7 @@ def clickhouse_ddl(
     extra, ttl = "", ""
     if skip_indexes is not None:
         # the definition is SQL by design (TYPE ... GRANULARITY n); the loader limits
-        # its characters (scenarios/identifiers.py INDEX_SPEC): no quote, no semicolon
+        # its characters (engines/clickhouse/orchestrator/target_keys.py INDEX_SPEC): no quote, no semicolon
         extra = "".join(f", INDEX {sql_name(name)} {spec}" for name, spec in skip_indexes.items())
     elif schema == "recipes":
         extra = ", INDEX title_bloom title TYPE bloom_filter(0.01) GRANULARITY 4"

@@ -3,6 +3,7 @@ them through the engines' kinds: scenarios/workloads/rendering.py)."""
 
 from __future__ import annotations
 
+from loadtower.scenarios.models import Target
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.render_statements import Names, Rendered
 from loadtower.scenarios.workloads.rendering import workload_rendering
@@ -19,7 +20,8 @@ def engine_names(checked: Checked, keyspace: str, tables: dict[str, str] | None 
                  table_engine: str | None = None) -> Names:
     """The names of a target of either SQL engine (ClickHouse's: with the tables' FINAL,
     which CQL never reads)."""
-    return sql("clickhouse").names(checked, keyspace, tables, table_engine)
+    target = Target(table_engine=table_engine) if table_engine else Target()
+    return sql("clickhouse").names(checked, keyspace, tables, target)
 
 
 def op_statements(checked: Checked, slot: str, names: Names) -> dict[str, list[Rendered]]:

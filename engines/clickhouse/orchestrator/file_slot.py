@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from loadtower.engines.clickhouse.orchestrator.target_keys import runs_mutations
 from loadtower.scenarios.models import Name, Strict
 from loadtower.scenarios.workloads.file_slot import FileSlot
 from loadtower.scenarios.workloads.model_types import OptionValue, Statement
@@ -41,7 +42,7 @@ class ClickhouseTable(Strict):
 
 SLOT = FileSlot(NAME, Statement, ClickhouseTable, column_keys=("order_by", "types"),
                 rendering="loadtower.engines.clickhouse.orchestrator.workload:RENDERING",
-                ycsb_properties=sql_ycsb_properties(NAME))
+                ycsb_properties=sql_ycsb_properties(NAME), mutation_variants=runs_mutations)
 
 
 def clickhouse_of(table: Any) -> ClickhouseTable:

@@ -5,6 +5,7 @@ runs (rows that would never update, or collapse)."""
 from __future__ import annotations
 
 from loadtower.engines.clickhouse.agent.schemas import columns, unique_column
+from loadtower.engines.clickhouse.orchestrator.target_keys import ClickhouseTargetKeys
 from loadtower.scenarios.crossref import used_builtin_workloads
 from loadtower.scenarios.models import Scenario
 from loadtower.scenarios.toml_lines import Path
@@ -15,7 +16,7 @@ UPSERT_OPS = ("update", "read_modify_write")
 def check_target(scenario: Scenario, single: Scenario, where: Path) -> tuple[Path, str] | None:
     """(key path, problem) of the first setting that would make the figures wrong, or
     None."""
-    target = single.target
+    target = ClickhouseTargetKeys.of(single.target)
     used = used_builtin_workloads(scenario)
     mix_ops = {op for w in used for op, weight in scenario.workloads[w].mix.items()
                if weight > 0}

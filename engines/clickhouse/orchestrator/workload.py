@@ -12,6 +12,7 @@ from typing import Any
 
 from loadtower.engines.clickhouse.agent.schemas import sql_name
 from loadtower.engines.clickhouse.orchestrator.file_slot import clickhouse_of
+from loadtower.engines.clickhouse.orchestrator.target_keys import ClickhouseTargetKeys
 from loadtower.scenarios.models import Target
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.model_types import OptionValue
@@ -82,15 +83,17 @@ class ClickHouseRendering(SqlRendering):
                 "of the batch's rows) or take a list parameter :[...]")
 
     def names(self, checked: Checked, keyspace: str, tables: dict[str, str] | None,
-              table_engine: str | None) -> Names:
+              target: Target) -> Names:
+        table_engine = ClickhouseTargetKeys.of(target).table_engine
         finals = {name: final_of(t, table_engine) for name, t in checked.model.tables.items()}
         return Names(keyspace, dict(tables or {}), finals)
 
     def ddl(self, checked: Checked, target: Target, names: Names) -> list[str]:
-        skip_indexes = ({k: str(v) for k, v in target.skip_indexes.items()}
-                        if target.skip_indexes is not None else None)
-        return clickhouse_ddl(checked.model.tables, names, target.table_engine,
-                              target.order_by, skip_indexes)
+        keys = ClickhouseTargetKeys.of(target)
+        skip_indexes = ({k: str(v) for k, v in keys.skip_indexes.items()}
+                        if keys.skip_indexes is not None else None)
+        return clickhouse_ddl(checked.model.tables, names, keys.table_engine,
+                              keys.order_by, skip_indexes)
 
 
 RENDERING = ClickHouseRendering()

@@ -164,7 +164,7 @@ class MongoRendering:
             yield from call_templates.contexts(template, groups, columns)
 
     def names(self, checked: Checked, keyspace: str, tables: dict[str, str] | None,
-              table_engine: str | None) -> Names:
+              target: Target) -> Names:
         return Names(keyspace, dict(tables or {}))
 
     def ddl(self, checked: Checked, target: Target, names: Names) -> list[str]:

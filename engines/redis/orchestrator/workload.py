@@ -137,7 +137,7 @@ class RedisRendering:
 
     # -- the rendering for a target --------------------------------------------------------
     def names(self, checked: Checked, keyspace: str, tables: dict[str, str] | None,
-              table_engine: str | None) -> Names:
+              target: Target) -> Names:
         return Names(keyspace, dict(tables or {}))
 
     def ddl(self, checked: Checked, target: Target, names: Names) -> list[str]:
