@@ -9,6 +9,8 @@ import typing
 
 from loadtower.scenarios.plan import load_plan, render_plan
 from loadtower.scenarios.workloads.bind_spec import bind_specs, workload_file_spec
+from loadtower.scenarios.workloads.rendering import rendered_slots, workload_rendering
+from loadtower.scenarios.workloads.sql_rendering import SqlRendering
 from loadtower.scenarios.workloads.types import TYPES, TypeName
 
 from .conftest import INVENTORY
@@ -70,6 +72,16 @@ bind.k = { gen = "key" }
 
 def test_types_literal_is_the_type_table() -> None:
     assert set(typing.get_args(TypeName)) == set(TYPES)
+
+
+def test_every_sql_rendering_has_a_type_for_every_portable_type() -> None:
+    slots = [s for s in rendered_slots()
+             if isinstance(workload_rendering(s), SqlRendering)]
+    assert len(slots) >= 2  # CQL and ClickHouse's SQL
+    for slot in slots:
+        rendering = workload_rendering(slot)
+        assert isinstance(rendering, SqlRendering)
+        assert all(rendering.column_type(t) for t in TYPES), slot
 
 
 def test_the_bind_spec_is_plain_json(write) -> None:

@@ -12,7 +12,14 @@ from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.models import Table
 from loadtower.scenarios.workloads.render_statements import Names
 from loadtower.scenarios.workloads.sql_rendering import SqlRendering
-from loadtower.scenarios.workloads.types import cql_type
+
+# a workload file's portable column types (scenarios/workloads/types.py) in CQL
+CQL_TYPES: dict[str, str] = {
+    "text": "text", "ascii": "ascii", "blob": "blob", "boolean": "boolean",
+    "tinyint": "tinyint", "smallint": "smallint", "int": "int", "bigint": "bigint",
+    "float": "float", "double": "double", "uuid": "uuid", "timeuuid": "timeuuid",
+    "timestamp": "timestamp", "date": "date",
+}
 
 
 def cql_value(value: object) -> str:
@@ -46,7 +53,7 @@ class CqlRendering(SqlRendering):
         return "?"
 
     def column_type(self, portable: str) -> str:
-        return cql_type(portable)
+        return CQL_TYPES[portable]
 
     def ddl(self, checked: Checked, target: Target, names: Names) -> list[str]:
         rf = target.replication or target.replication_factor
@@ -67,7 +74,7 @@ def cql_ddl(tables: dict[str, Table], names: Names, rf: int | dict[str, int]) ->
             out += RENDERING.raw(spec.ddl, names)
             continue
         t = f"{ks}.{cql_name(names.tables.get(name, name))}"
-        types = {c: spec.types.get(c, cql_type(typ)) for c, typ in table.column_types().items()}
+        types = {c: spec.types.get(c, CQL_TYPES[typ]) for c, typ in table.column_types().items()}
         inline = len(table.partition_key) == 1 and not table.clustering_key
         cols = [
             f"{c} {typ}" + (" PRIMARY KEY" if inline and c == table.partition_key[0] else "")

@@ -20,7 +20,14 @@ from loadtower.scenarios.workloads.models import Table
 from loadtower.scenarios.workloads.render_statements import INSERT_VALUES, Names
 from loadtower.scenarios.workloads.sql_rendering import SqlRendering
 from loadtower.scenarios.workloads.statement_text import ParamList, Text
-from loadtower.scenarios.workloads.types import clickhouse_type
+
+# a workload file's portable column types (scenarios/workloads/types.py) in ClickHouse
+CLICKHOUSE_TYPES: dict[str, str] = {
+    "text": "String", "ascii": "String", "blob": "String", "boolean": "Bool",
+    "tinyint": "Int8", "smallint": "Int16", "int": "Int32", "bigint": "Int64",
+    "float": "Float32", "double": "Float64", "uuid": "UUID", "timeuuid": "UUID",
+    "timestamp": "DateTime64(3)", "date": "Date",
+}
 
 
 def _setting(value: OptionValue) -> str:
@@ -61,7 +68,7 @@ class ClickHouseRendering(SqlRendering):
         return f"{{{'_'.join(names)}:Array({inner})}}"
 
     def column_type(self, portable: str) -> str:
-        return clickhouse_type(portable)
+        return CLICKHOUSE_TYPES[portable]
 
     def final(self, names: Names, table: str | None) -> str:
         return names.finals.get(table or "", "")
@@ -117,7 +124,7 @@ def clickhouse_ddl(
             continue
         t = f"{db}.{sql_name(names.tables.get(name, name))}"
         cols = [
-            f"{sql_name(c)} {spec.types.get(c, clickhouse_type(typ))}"
+            f"{sql_name(c)} {spec.types.get(c, CLICKHOUSE_TYPES[typ])}"
             for c, typ in table.column_types().items()
         ]
         cols += [f"{sql_name(c)} {definition}" for c, definition in spec.extra_columns.items()]
