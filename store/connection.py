@@ -82,6 +82,7 @@ def connect(
             delay = min(delay * 1.5, 0.2)
     try:
         if read_only:
+            # deferred: sql_functions loads pyarrow and numpy, needed only by read-only connections
             from loadtower.store import sql_functions
 
             _lock_down(con, path)

@@ -16,7 +16,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from loadtower.protocol.hdr_encoding import encode, new_hist
 from loadtower.protocol.hdr_format import DIGITS, HIGHEST, LOWEST
+from loadtower.store import hdr
 from loadtower.store.hdr import PERCENTILES as _PERCENTILES
 
 PERCENTILES = np.array(_PERCENTILES)
@@ -320,8 +322,7 @@ def ingest(
 def warm() -> None:
     """Compile every loop once (numba caches the machine code next to this file, or in
     its user-wide cache), so the first flush of a run does not wait for the compiler."""
-    from loadtower.protocol.hdr_encoding import encode, new_hist
-    from loadtower.store import hdr
+    # deferred: rollups imports this module at its top (an import cycle)
     from loadtower.store.rollups import Rollups, level_rows
 
     hist = new_hist()

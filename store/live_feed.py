@@ -332,6 +332,7 @@ def _phase_summary(store: Path, run_id: str) -> list[dict[str, Any]]:
     the same ops/s as every report), with a ramp's steps as labels of their own. Read
     again only when a writer has committed to the store since (a replay asks 4 times a
     second; the reader's own connection would cost each snapshot about 15 ms)."""
+    # deferred: the reader loads pyarrow and numpy; the live feed needs only duckdb
     from loadtower.store.reader import StoreReader
 
     key, version = (str(store), run_id), store_version(store)

@@ -21,7 +21,12 @@ import numpy as np
 from loadtower.errors import LoadtowerError
 from loadtower.store import hdr
 from loadtower.store.connection import connect
+from loadtower.store.engine_compare import phase_durations
+from loadtower.store.phase_rate import ops_per_s, round_duration
+from loadtower.store.ramp_steps import ramp_of
+from loadtower.store.search_sql import SEARCH_RESULT_SQL
 from loadtower.store.sql_guard import check_query, explain_error
+from loadtower.store.table_reads import PREFIX, phase_tables, with_tombstones
 
 # users' SQL while a run is being written to the store: stopped after this long, so the
 # writer (which cannot commit while the file is open here) is held up at most this much
@@ -192,8 +197,6 @@ class StoreReader:
     def phase_summary(self, run_id: str) -> list[dict[str, Any]]:
         """One row per phase and op, with the tombstones per read of the table the phase
         read (``table_reads.py``: the same figures in every report)."""
-        from loadtower.store.table_reads import with_tombstones
-
         rows = self._query(
             "SELECT * FROM phase_summary WHERE run_id = ? ORDER BY first_ts, phase, op",
             [run_id],
@@ -206,8 +209,6 @@ class StoreReader:
     def table_reads(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         """Per phase name, each table it read with its tombstones per read
         (``table_reads.phase_tables``); {} without Cassandra's figures."""
-        from loadtower.store.table_reads import PREFIX, phase_tables
-
         if not self._query("SELECT 1 FROM duckdb_tables() WHERE table_name = 'node_stats'"):
             return {}  # a store of schema 4 or older
         stats = self._query(
@@ -321,9 +322,6 @@ class StoreReader:
         ops_per_s (phase_rate.py: the figure of its live result and of phase_summary),
         p50/p90/p99/p999/max ms from the merged op histograms, first_ts. A ramp's steps
         are labels of their own (``saturation@40``)."""
-        from loadtower.store.engine_compare import phase_durations
-        from loadtower.store.phase_rate import ops_per_s, round_duration
-
         if kind not in ("response", "service"):
             raise LoadtowerError(f"kind must be 'response' or 'service', not '{kind}'")
         with connect(self.path, read_only=True, wait_s=self.wait_s) as con:
@@ -368,8 +366,6 @@ class StoreReader:
         ``achieved_ops_per_s``, ``p50_ms``, ``p90_ms``, ``p99_ms``, ``p999_ms``,
         ``errors``) and the phase's verdict (``passed``, ``why``; None while it has not
         ended; a search step's ``stage``: bracket, narrow or confirm). The figures are those of phase_summary for that label."""
-        from loadtower.store.ramp_steps import ramp_of
-
         phases = self.phases(run_id)
         ramps = {p["name"]: p for p in phases if p["type"] in STEPPED}
         if not ramps:
@@ -413,8 +409,6 @@ class StoreReader:
     def search_results(self, run_id: str) -> list[dict[str, Any]]:
         """One row per `search` phase of the run, in order: the ``search_result`` view's
         columns (store/search_sql.py): the rate found, its bracket, the target."""
-        from loadtower.store.search_sql import SEARCH_RESULT_SQL
-
         rows = self._query(
             f"SELECT * FROM ({SEARCH_RESULT_SQL}) WHERE run_id = ? ORDER BY idx", [run_id], run_id
         )

@@ -19,6 +19,7 @@ from loadtower.store import report_summary as summary_of
 from loadtower.store.curves import latency_curve
 from loadtower.store.engine_compare import engine_table
 from loadtower.store.engine_text import engine_cells, throughput_text
+from loadtower.store.history import change_point_sentence
 from loadtower.store.html_text import escape
 from loadtower.store.plotly_inline import figure_tag, library_tag
 from loadtower.store.reader import StoreReader
@@ -352,8 +353,6 @@ def _body(reader: StoreReader, run_id: str, figures: _Figures) -> str:
 def history_note(store: Path, run_id: str) -> str | None:
     """'this run sits after a change point at run X (p99 +N%)' when the run's scenario
     history (store/history.py) has a change point at or before it, else None."""
-    from loadtower.store.history import change_point_sentence
-
     return change_point_sentence(store, run_id)
 
 

@@ -10,6 +10,7 @@ import time
 
 import duckdb
 
+from loadtower.errors import LoadtowerError
 from loadtower.store.phase_rate import SQL_DURATION, SQL_OPS_PER_S
 from loadtower.store.search_sql import SEARCH_RESULT_SQL
 
@@ -134,8 +135,6 @@ def migrate(con: duckdb.DuckDBPyConnection, target: int = SCHEMA_VERSION) -> int
     con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, applied DOUBLE)")
     version = current_version(con)
     if version > SCHEMA_VERSION:
-        from loadtower.errors import LoadtowerError
-
         raise LoadtowerError(
             f"store schema version {version} is newer than this loadtower ({SCHEMA_VERSION})"
         )

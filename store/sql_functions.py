@@ -23,6 +23,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from loadtower.store import hdr
+
 try:  # DuckDB >= 1.4
     from duckdb import sqltypes as _types
 except ImportError:  # pragma: no cover - older DuckDB
@@ -43,8 +45,6 @@ def _merged(
     groups: list[list[bytes | None] | None], pcts: list[list[float]], name: str
 ) -> list[list[float | None] | None]:
     """Per row: the percentiles `pcts[row]` of the merged histograms `groups[row]`."""
-    from loadtower.store import hdr  # numba: loaded only when a query uses the function
-
     out: list[list[float | None] | None] = []
     for start in range(0, len(groups), ROWS_PER_BATCH):
         chunk = groups[start : start + ROWS_PER_BATCH]

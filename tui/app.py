@@ -9,9 +9,14 @@ from typing import TYPE_CHECKING
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
+from loadtower.scenarios.control_api import control_path as default_control_path
 from loadtower.store.terminal_text import visible
 from loadtower.tui.actions import all_actions, bindings, screen_actions
 from loadtower.tui.palette import ActionCommands
+from loadtower.tui.screens.engines import EnginesScreen
+from loadtower.tui.screens.sql_console import SqlScreen
+from loadtower.tui.screens.start_run import StartRun
+from loadtower.tui.widgets.keys_help import KeysHelp
 
 if TYPE_CHECKING:
     from loadtower.scenarios.control_api import StartedRun
@@ -36,6 +41,7 @@ class LoadtowerApp(App[None]):
         self.sql_history: list[str] = []  # the SQL console's queries, kept while the app runs
 
     def on_mount(self) -> None:
+        # deferred: the runs screen loads duckdb, pyarrow and numpy (the app itself: textual)
         from loadtower.tui.screens.runs import RunsScreen
 
         self.sub_title = visible(self.store, False)
@@ -46,7 +52,7 @@ class LoadtowerApp(App[None]):
 
     # ------------------------------------------------------------------ navigation
     def open_run(self, run_id: str, live: bool = False, control_path: Path | None = None) -> None:
-        from loadtower.scenarios.control_api import control_path as default_control_path
+        # deferred: the dashboard loads duckdb and numpy (the app itself: textual)
         from loadtower.tui.screens.dashboard import RunDashboard
 
         if live and control_path is None:
@@ -54,14 +60,13 @@ class LoadtowerApp(App[None]):
         self.push_screen(RunDashboard(self.store, run_id, live=live, control_path=control_path))
 
     def open_compare(self, run_a: str, run_b: str) -> None:
+        # deferred: the compare screen loads numpy (the app itself: textual)
         from loadtower.tui.screens.compare import CompareScreen
 
         self.push_screen(CompareScreen(self.store, run_a, run_b))
 
     def open_engines(self, run_id: str) -> None:
         """The engines table of one run with several targets."""
-        from loadtower.tui.screens.engines import EnginesScreen
-
         self.push_screen(EnginesScreen(self.store, [run_id]))
 
     def _to_base(self) -> None:
@@ -72,14 +77,10 @@ class LoadtowerApp(App[None]):
         self._to_base()
 
     def action_sql(self) -> None:
-        from loadtower.tui.screens.sql_console import SqlScreen
-
         if not isinstance(self.screen, SqlScreen):
             self.push_screen(SqlScreen(self.store, history=self.sql_history))
 
     def action_start_run(self) -> None:
-        from loadtower.tui.screens.start_run import StartRun
-
         def started(result: tuple[str, Path] | None) -> None:
             if result:
                 self.open_run(result[0], live=True, control_path=result[1])
@@ -93,8 +94,6 @@ class LoadtowerApp(App[None]):
         self.notify(f"theme: {self.theme}")
 
     def action_help(self) -> None:
-        from loadtower.tui.widgets.keys_help import KeysHelp
-
         if isinstance(self.screen, KeysHelp):
             self.screen.dismiss(None)
             return

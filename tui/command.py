@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from loadtower.defaults import add_store_argument
+from loadtower.defaults import add_store_argument, store_path
+from loadtower.errors import LoadtowerError
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -33,8 +34,6 @@ def require_terminal() -> None:
     CI) it would wait for input that never comes, so it says so and stops."""
     import sys
 
-    from loadtower.errors import LoadtowerError
-
     missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout))
                if stream is None or not stream.isatty()]
     if missing:
@@ -45,20 +44,19 @@ def require_terminal() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.defaults import store_path
+    # deferred: textual is imported only when the TUI starts (not for `loadtower --help`)
     from loadtower.tui.app import LoadtowerApp
 
     require_terminal()
     store = store_path(args)
     live = False
     if args.run:
+        # deferred: live_feed loads duckdb, only for --run
         from loadtower.store.live_feed import run_bounds
 
         try:
             live = run_bounds(store, args.run)[0]["status"] == "running"
         except (KeyError, FileNotFoundError):
-            from loadtower.errors import LoadtowerError
-
             raise LoadtowerError(f"no run '{args.run}' in {store}") from None
     return run_app(LoadtowerApp(store, open_run=args.run, live=live))
 

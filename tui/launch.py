@@ -18,6 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from loadtower.scenarios.control_api import control_path, send, start_run
+from loadtower.store.terminal_text import visible
+from loadtower.tui.command import run_app
+
 STOP_WAIT_S = 120.0
 
 
@@ -45,10 +49,8 @@ def run_live(plan: Any, store: Path, args: argparse.Namespace) -> int | None:
     `plan` (the caller's loaded plan) is not read here: the child loads it again."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return None
-    from loadtower.scenarios.control_api import control_path, send, start_run
-    from loadtower.store.terminal_text import visible
+    # deferred: textual is imported only when the TUI starts (a headless run imports this too)
     from loadtower.tui.app import LoadtowerApp
-    from loadtower.tui.command import run_app
 
     started = start_run(args.scenario, args.inventory, store, _extra(args))
     control = control_path(store, started.run_id)

@@ -6,6 +6,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from loadtower.defaults import store_path
+
 
 def reads_store(run: Callable[[Any], int]) -> Callable[[Any], int]:
     """A store command's ``run(args)`` whose DuckDB errors (a view refused by the
@@ -14,7 +16,7 @@ def reads_store(run: Callable[[Any], int]) -> Callable[[Any], int]:
 
     @functools.wraps(run)
     def wrapped(args: Any) -> int:
-        from loadtower.defaults import store_path
+        # deferred: read_errors loads duckdb; `loadtower --help` imports the store's commands
         from loadtower.store.read_errors import read_errors
 
         with read_errors(store_path(args)):

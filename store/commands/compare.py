@@ -8,7 +8,12 @@ import json
 from typing import Any
 
 from loadtower.defaults import add_store_argument, store_path
+from loadtower.errors import LoadtowerError
 from loadtower.store.commands import reads_store
+from loadtower.store.commands.tables import print_whole
+from loadtower.store.engine_text import ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS, engine_lines
+from loadtower.store.terminal_text import cell, visible
+from loadtower.store.workload_throughput import workload_table
 
 HELP = "Compare two runs per phase and op (significance), or engines (experiment 1's table)."
 DESCRIPTION = """Compare runs.
@@ -69,7 +74,7 @@ def _num(v: float | None, fmt: str = "{:.2f}") -> str:
 
 
 def _engines_wanted(args: argparse.Namespace) -> bool:
-    from loadtower.errors import LoadtowerError
+    # deferred: engine_compare loads duckdb; `loadtower --help` imports this command module
     from loadtower.store.engine_compare import run_sides
 
     store = store_path(args)
@@ -90,8 +95,6 @@ def _table(title: str, columns: tuple[str, ...], text_columns: tuple[str, ...]) 
     """A Rich table whose text columns fold (never cut short with an ellipsis)."""
     from rich.table import Table
 
-    from loadtower.store.terminal_text import cell
-
     table = Table(title=cell(title), title_justify="left")
     for column in columns:
         if column in text_columns:
@@ -102,12 +105,9 @@ def _table(title: str, columns: tuple[str, ...], text_columns: tuple[str, ...]) 
 
 
 def _print_engines(args: argparse.Namespace) -> int:
-    from loadtower.errors import LoadtowerError
+    # deferred: these load duckdb; `loadtower --help` imports this command module
     from loadtower.store.commands.curve_text import print_curves
-    from loadtower.store.commands.tables import print_whole
     from loadtower.store.engine_compare import engine_table
-    from loadtower.store.engine_text import ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS, engine_lines
-    from loadtower.store.terminal_text import cell, visible
 
     runs = [args.run_a] + ([args.run_b] if args.run_b and args.run_b != args.run_a else [])
     rows = engine_table(store_path(args), runs, args.phase, args.latency)
@@ -136,10 +136,6 @@ def _print_workloads(rows: list[dict[str, Any]]) -> None:
     """Study 4's table last: throughput per workload phase and engine (ops/s)."""
     from rich.table import Table
 
-    from loadtower.store.commands.tables import print_whole
-    from loadtower.store.terminal_text import cell
-    from loadtower.store.workload_throughput import workload_table
-
     headers, cells = workload_table(rows)
     if cells:
         table = Table(title="Throughput per workload (ops/s)", title_justify="left")
@@ -153,9 +149,8 @@ def _print_workloads(rows: list[dict[str, Any]]) -> None:
 
 def _nothing_in_common(args: argparse.Namespace) -> Exception:
     """One line naming what each run has, when no (phase, op) is in both."""
-    from loadtower.errors import LoadtowerError
+    # deferred: the reader loads duckdb; `loadtower --help` imports this command module
     from loadtower.store import StoreReader
-    from loadtower.store.terminal_text import visible
 
     reader = StoreReader(store_path(args))
     have = []
@@ -170,11 +165,10 @@ def _nothing_in_common(args: argparse.Namespace) -> Exception:
 
 @reads_store
 def run(args: argparse.Namespace) -> int:
+    # deferred: these load duckdb; `loadtower --help` imports this command module
     from loadtower.store import compare_runs
     from loadtower.store.commands.curve_text import print_curves
-    from loadtower.store.commands.tables import print_whole
     from loadtower.store.compare import interval_text
-    from loadtower.store.terminal_text import cell
 
     if args.curves:
         runs = [args.run_a] + ([args.run_b] if args.run_b and args.run_b != args.run_a else [])

@@ -8,7 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from loadtower.errors import LoadtowerError
+from loadtower.store.commands.tables import print_whole
 from loadtower.store.curves import curves_of
+from loadtower.store.terminal_text import cell
 
 CURVE_COLUMNS = (
     "system", "phase", "step", "asked ops/s", "achieved ops/s", "p50 ms", "p90 ms", "p99 ms",
@@ -27,8 +30,6 @@ def _num(value: Any, fmt: str) -> str:
 def _table(title: str, columns: tuple[str, ...]) -> Any:
     from rich.table import Table
 
-    from loadtower.store.terminal_text import cell
-
     table = Table(title=cell(title), title_justify="left")
     for column in columns:
         if column in TEXT_COLUMNS:
@@ -45,10 +46,6 @@ def _rate_text(value: Any) -> str:
 def print_curves(store: Path, runs: list[str], as_json: bool, only_if_any: bool) -> int:
     """Print the curve table and the rates at target (or their JSON); with
     `only_if_any`, print nothing for runs without a ramp or search."""
-    from loadtower.errors import LoadtowerError
-    from loadtower.store.commands.tables import print_whole
-    from loadtower.store.terminal_text import cell
-
     found = curves_of(store, runs)
     if not found["curves"] and not found["at_target"]:
         if only_if_any:

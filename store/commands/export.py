@@ -7,6 +7,7 @@ from pathlib import Path
 
 from loadtower.defaults import add_force_argument, add_store_argument, store_path
 from loadtower.store.commands import reads_store
+from loadtower.store.terminal_text import visible
 
 HELP = "Export a run's samples as Parquet or CSV, or its latencies as HDR interval logs."
 DESCRIPTION = """Export a run's samples as Parquet or CSV files, one per table or view
@@ -38,9 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @reads_store
 def run(args: argparse.Namespace) -> int:
+    # deferred: these load duckdb; `loadtower --help` imports this command module
     from loadtower.store.export import export_run
     from loadtower.store.hlog import export_hlogs
-    from loadtower.store.terminal_text import visible
 
     if args.format == "hlog":
         logs = export_hlogs(store_path(args), args.run_id, args.out, force=args.force)

@@ -8,7 +8,9 @@ import json
 import time
 
 from loadtower.defaults import add_store_argument, store_path
+from loadtower.store.commands.tables import print_whole
 from loadtower.store.history_metrics import METRICS
+from loadtower.store.terminal_text import cell
 
 HELP = "A scenario's runs in time order with one figure each, and its change points."
 DESCRIPTION = """The completed runs of a scenario (by its name), oldest first, with one figure of
@@ -49,9 +51,8 @@ def _num(value: float | None, unit: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from loadtower.store.commands.tables import print_whole
+    # deferred: history loads duckdb; `loadtower --help` imports this command module
     from loadtower.store.history import run_history
-    from loadtower.store.terminal_text import cell
 
     history = run_history(store_path(args), args.scenario, args.metric, args.op, args.phase,
                           args.same_settings)  # fmt: skip

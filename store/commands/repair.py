@@ -12,6 +12,7 @@ import argparse
 import json
 
 from loadtower.defaults import add_store_argument, store_path
+from loadtower.errors import LoadtowerError
 
 HELP = "Mark the store's runs whose orchestrator is gone as interrupted (a write)."
 DESCRIPTION = HELP + """
@@ -31,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.errors import LoadtowerError
+    # deferred: admin loads duckdb; `loadtower --help` imports this command module
     from loadtower.store.admin import mark_interrupted_runs
 
     path = store_path(args)

@@ -8,6 +8,8 @@ from typing import BinaryIO
 
 from loadtower.defaults import add_force_argument, add_store_argument, store_path
 from loadtower.store.commands import reads_store
+from loadtower.store.output_files import check_file, write_file
+from loadtower.store.terminal_text import visible
 
 HELP = "Write a self-contained HTML report of a run (or of two runs compared)."
 DESCRIPTION = """Write a self-contained HTML report of a run: a summary with the answer (the rate
@@ -35,10 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @reads_store
 def run(args: argparse.Namespace) -> int:
+    # deferred: these load duckdb; `loadtower --help` imports this command module
     from loadtower.store import StoreReader
-    from loadtower.store.output_files import check_file, write_file
     from loadtower.store.report_html import render, render_pair
-    from loadtower.store.terminal_text import visible
 
     store = store_path(args)
     check_file(args.out, protect=[store], force=args.force)  # before the work of rendering

@@ -8,7 +8,9 @@ import time
 from typing import Any
 
 from loadtower.defaults import add_store_argument, store_path
+from loadtower.errors import LoadtowerError
 from loadtower.store.commands import reads_store
+from loadtower.store.terminal_text import cell, print_table, table_console, visible
 
 HELP = "List the runs in the store (oldest first)."
 COLUMNS = ("id", "name", "scenario", "status", "started", "duration", "reason")
@@ -28,8 +30,6 @@ def runs_table(runs: list[dict[str, Any]], columns: tuple[str, ...] = COLUMNS) -
     """The runs as a Rich table of `columns`. The id column is never cut or wrapped
     (compare, export and report need whole ids); the others wrap when space is short."""
     from rich.table import Table
-
-    from loadtower.store.terminal_text import cell, visible
 
     table = Table()
     widest = max((len(visible(r["id"])) for r in runs), default=2)
@@ -56,8 +56,6 @@ def print_runs(runs: list[dict[str, Any]], console: Any = None) -> None:
     naming the ones left out."""
     from rich.measure import Measurement
 
-    from loadtower.store.terminal_text import print_table, table_console
-
     console = console or table_console()
     unbounded = console.options.update_width(1 << 20)
     if not console.is_terminal:
@@ -83,9 +81,8 @@ def dead_hints(path: Any) -> list[str]:
     never writes the store; `loadtower repair` marks them)."""
     import duckdb
 
-    from loadtower.errors import LoadtowerError
+    # deferred: admin loads duckdb; `loadtower --help` imports this command module
     from loadtower.store.admin import dead_runs
-    from loadtower.store.terminal_text import visible
 
     try:
         dead = dead_runs(path)
@@ -100,6 +97,7 @@ def dead_hints(path: Any) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    # deferred: the reader loads duckdb; `loadtower --help` imports this command module
     from loadtower.store import StoreReader
 
     runs = StoreReader(store_path(args)).runs()

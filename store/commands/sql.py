@@ -10,6 +10,9 @@ from typing import Any
 
 from loadtower.defaults import add_store_argument, store_path
 from loadtower.store.commands import reads_store
+from loadtower.store.commands.interruptible import run_cancellable
+from loadtower.store.commands.tables import print_whole
+from loadtower.store.terminal_text import cell, visible
 
 HELP = "Run a read-only SQL query over the store."
 DESCRIPTION = """Run one read-only SQL query (SELECT, EXPLAIN, PRAGMA) over the store.
@@ -48,8 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _csv_value(value: Any) -> Any:
-    from loadtower.store.terminal_text import visible
-
     if value is None or isinstance(value, (bool, int, float)):
         return value
     return visible(value)
@@ -57,10 +58,8 @@ def _csv_value(value: Any) -> Any:
 
 @reads_store
 def run(args: argparse.Namespace) -> int:
+    # deferred: the reader loads duckdb; `loadtower --help` imports this command module
     from loadtower.store import StoreReader
-    from loadtower.store.commands.interruptible import run_cancellable
-    from loadtower.store.commands.tables import print_whole
-    from loadtower.store.terminal_text import cell, visible
 
     reader = StoreReader(store_path(args))
     columns, rows = run_cancellable(lambda cancel: reader.sql(args.query, cancel=cancel))

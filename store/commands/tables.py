@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from loadtower.store.terminal_text import print_table, table_console
+
 
 def print_whole(table: Any, console: Any = None) -> None:
     """Print `table` with nothing cut: piped, as wide as it needs (table_console); on a
     terminal narrower than the table's minimum (numbers whole, text columns folded), at
     that minimum width: the terminal wraps the lines, no cell loses characters."""
     from rich.measure import Measurement
-
-    from loadtower.store.terminal_text import print_table, table_console
 
     console = console or table_console()
     if console.is_terminal:

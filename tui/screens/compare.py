@@ -25,6 +25,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.engine_text import engine_lines
 from loadtower.store.significance import IMPROVEMENT, REGRESSION, TOO_SHORT, interval_text
 from loadtower.store.terminal_text import markup_safe, visible
 from loadtower.tui.screens.engines import add_engine_columns, fill_engine_table
@@ -217,6 +218,7 @@ class CompareScreen(Screen):
     @work(thread=True, exclusive=True, group="curves")
     def load_curves(self) -> None:
         """Both runs' latency/throughput curves and rates at target (hidden when none)."""
+        # deferred: curves loads duckdb and pyarrow (this screen: textual and numpy)
         from loadtower.store.curves import curves_of
 
         runs = [self.run_a] + ([self.run_b] if self.run_b != self.run_a else [])
@@ -240,8 +242,8 @@ class CompareScreen(Screen):
     @work(thread=True, exclusive=True, group="engines")
     def load_engines(self) -> None:
         """The engines table when both runs ran several targets (else it stays hidden)."""
+        # deferred: engine_compare loads duckdb and pyarrow (this screen: textual and numpy)
         from loadtower.store.engine_compare import engine_table, run_sides
-        from loadtower.store.engine_text import engine_lines
 
         runs = [self.run_a, self.run_b]
         try:
@@ -261,6 +263,7 @@ class CompareScreen(Screen):
 
     @work(thread=True, exclusive=True)
     def load(self) -> None:
+        # deferred: compare_view loads duckdb and pyarrow (this screen: textual and numpy)
         from loadtower.store.compare_view import compare_view
 
         try:

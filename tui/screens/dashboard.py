@@ -30,6 +30,7 @@ from textual.message import Message
 from textual.widgets import Footer, RichLog
 
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.control_api import send
 from loadtower.store.live_feed import WINDOWS, Snapshot, snapshot, store_version
 from loadtower.store.terminal_text import visible
 from loadtower.tui.screens import steer_keys
@@ -437,8 +438,6 @@ class RunDashboard(SteerableScreen):
 
     @work(exclusive=False, group="control")
     async def _send(self, command: str, done_message: str) -> None:
-        from loadtower.scenarios.control_api import send
-
         if self.control_path is None:
             return
         try:

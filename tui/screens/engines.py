@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from loadtower.errors import LoadtowerError
-from loadtower.store.engine_text import ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS
+from loadtower.store.engine_text import ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS, engine_lines
 from loadtower.store.terminal_text import markup_safe, visible
 
 CODES_WIDTH = 26  # "OK 12,345, MongoNetwork 2,": longer return codes fold onto more lines
@@ -82,8 +82,8 @@ class EnginesScreen(Screen):
 
     @work(thread=True, exclusive=True)
     def load(self) -> None:
+        # deferred: engine_compare loads duckdb, pyarrow and numpy (this screen: textual)
         from loadtower.store.engine_compare import engine_table, run_sides
-        from loadtower.store.engine_text import engine_lines
 
         try:
             if len(self.run_ids) == 1 and len(run_sides(self.store, self.run_ids[0])) < 2:

@@ -14,6 +14,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from loadtower.errors import LoadtowerError
+from loadtower.store import delete_run
+from loadtower.store.engine_compare import run_sides
 from loadtower.store.runs_list import RunListing, list_runs
 from loadtower.store.terminal_text import visible
 from loadtower.tui.screens.history import HistoryScreen
@@ -231,9 +234,6 @@ class RunsScreen(Screen):
     def _engines_of(self, run_id: str) -> None:
         """The engines screen when the run ran several targets, else a warning (the
         store is read here, off the UI thread)."""
-        from loadtower.errors import LoadtowerError
-        from loadtower.store.engine_compare import run_sides
-
         try:
             sides = len(run_sides(self.store, run_id))
         except LoadtowerError as exc:
@@ -300,8 +300,6 @@ class RunsScreen(Screen):
 
     @work(thread=True, group="delete")
     def _delete(self, run_id: str) -> None:
-        from loadtower.store import delete_run
-
         try:
             delete_run(self.store, run_id)
         except Exception as exc:  # noqa: BLE001 - shown to the operator, the app goes on

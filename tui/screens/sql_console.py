@@ -232,6 +232,7 @@ class SqlScreen(Screen):
 
     @work(thread=True, exclusive=True, group="sql-query")
     def _execute(self, query: str, cancel: threading.Event) -> None:
+        # deferred: the reader loads duckdb only when the screen queries (as _reader)
         from loadtower.store.reader import QueryCancelled
 
         started = time.perf_counter()
@@ -320,6 +321,7 @@ class SqlScreen(Screen):
                 path: Path, cancel: threading.Event) -> None:
         """The whole result: the rows shown, or when they were cut short, the query's
         rows read again."""
+        # deferred: the reader loads duckdb only when the screen queries (as _reader)
         from loadtower.store.reader import QueryCancelled
 
         started = time.perf_counter()

@@ -19,6 +19,9 @@ from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Select, Static
 
 from loadtower.defaults import default_sandbox_dir
+from loadtower.errors import LoadtowerError
+from loadtower.scenarios.control_api import builtin_scenarios as scenario_names
+from loadtower.scenarios.control_api import control_path, plan_lines, start_run
 from loadtower.store.terminal_text import visible
 from loadtower.tui.widgets.file_picker import FilePicker, start_folder
 
@@ -39,9 +42,7 @@ def error_text(message: object) -> Text:
 
 
 def builtin_scenarios() -> list[str]:
-    from loadtower.scenarios.control_api import builtin_scenarios as names
-
-    return names()
+    return scenario_names()
 
 
 class StartRun(ModalScreen[tuple[str, Path] | None]):
@@ -139,9 +140,6 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
 
     @work(thread=True, exclusive=True, group="validate")
     def validate_plan(self, values: Values) -> None:
-        from loadtower.errors import LoadtowerError
-        from loadtower.scenarios.control_api import plan_lines
-
         scenario, inventory, overrides = values
         if not scenario or not str(inventory) or str(inventory) == ".":
             text = Text("pick a scenario and an inventory file", style="yellow")
@@ -184,9 +182,6 @@ class StartRun(ModalScreen[tuple[str, Path] | None]):
 
     @work(thread=True, exclusive=True)
     def start(self, values: Values) -> None:
-        from loadtower.errors import LoadtowerError
-        from loadtower.scenarios.control_api import control_path, start_run
-
         scenario, inventory, overrides = values
         extra = [arg for item in overrides for arg in ("--set", item)]
         try:

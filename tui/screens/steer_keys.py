@@ -27,6 +27,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.control_api import send
 from loadtower.store.live_feed import Snapshot
 from loadtower.store.terminal_text import visible
 from loadtower.tui.widgets.steer_prompt import WHAT, SteerPrompt, parse_level
@@ -201,8 +202,6 @@ class SteerableScreen(Screen):
     @work(exclusive=False, group="control")
     async def _send_steer(self, path: Path, kind: str, value: float,
                           asked: tuple[str, str, float, frozenset[tuple[str, float]]]) -> None:
-        from loadtower.scenarios.control_api import send
-
         severity: SeverityLevel = "information"
         try:
             reply = await send(path, kind, value=value)
