@@ -95,16 +95,18 @@ class Spool:
         write_replace(self.dir / f"{index}.pid", json.dumps(pid))
         (self.dir / f"{index}.exit").unlink(missing_ok=True)  # unlink never follows a link
 
-    def number(self, line: dict[str, Any]) -> dict[str, Any]:
-        """Give an interval/event line its seq and write it; return it."""
+    def number(self, line: dict[str, Any]) -> str | None:
+        """Give an interval/event line its seq and write it; return the JSON text written
+        (what the worker sends of an interval line), None for a line not spooled."""
         if line.get("type") not in SPOOLED:
-            return line
+            return None
         self.seq += 1
         line["seq"] = self.seq
         line.setdefault("agent", self.agent)
-        self.file.write(json.dumps(line, separators=(",", ":")) + "\n")
+        text = json.dumps(line, separators=(",", ":"))
+        self.file.write(text + "\n")
         self.file.flush()  # in the page cache: survives the process being killed
-        return line
+        return text
 
     def exited(self, reason: str) -> None:
         record = {"agent": self.agent, "reason": reason, "ts": time.time()}

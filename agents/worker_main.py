@@ -28,6 +28,7 @@ from loadtower.agents.link_client import sign_client
 from loadtower.agents.secret_dir import link_key, read_secret
 from loadtower.agents.spool import Spool
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.interval_message import interval_message
 from loadtower.protocol.lines import EventLine, HelloLine
 from loadtower.protocol.link_secrets import resolve_secrets
 from loadtower.protocol.phase_spec import PhaseMessage
@@ -115,10 +116,12 @@ def run_worker(
 
     def send(line: dict[str, Any]) -> None:
         line.setdefault("agent", agent)
-        if spool is not None:
-            spool.number(line)
+        text = spool.number(line) if spool is not None else None
         try:
-            ref["runner"].send_message("lt_line", line)
+            if line.get("type") == "interval":  # the bulk: its JSON text, printed as is
+                ref["runner"].send_message("lt_interval", interval_message(agent, line, text))
+            else:
+                ref["runner"].send_message("lt_line", line)
         except Exception:  # noqa: BLE001 - the link is down: the spool has the line
             pass
 

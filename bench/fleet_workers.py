@@ -7,7 +7,7 @@ exactly as agents/link_client.py signs it (second frame: HMAC over identity and
 payload), and what the master sends is verified the same way. A worker sends
 `client_ready`, a heartbeat every second, its `hello`, `configured` on a phase,
 `spawning`/`spawning_complete` on a spawn, and, while its users run, one interval line
-per second (`lt_line`, the real worker's message type) of --op-types op types with --ops
+per second (`lt_interval`: its JSON text, as the real worker sends it) of --op-types op types with --ops
 ops each, with real HDR histograms encoded by the agents' own recorder (agents/measure.py). On a stop it sends
 the phase's last (partial) second, its drain event and `stop_done`, as an agent does.
 Each line also carries ``bench_sent`` (when it was sent, wall clock) so that the
@@ -82,6 +82,9 @@ def op_templates(op_types: int, ops: int, count: int = TEMPLATES, seed: int = 7
     return out
 
 
+OPS_MARK = "@ops@"  # where a template's ops go in a line's text (no escapes in JSON)
+
+
 def interval_line(agent: str, host: str, phase: str, second: int, ops: dict[str, Any],
                   seq: int, sent: float) -> dict[str, Any]:
     """One interval line of the agent protocol (protocol/lines.py), numbered as the spool
@@ -140,6 +143,7 @@ class Fleet:
         self.ctx = zmq.Context()
         self.ctx.set(zmq.MAX_SOCKETS, count + 64)  # ZeroMQ's default allows 1,023
         self.ops = op_templates(op_types, ops)
+        self.ops_text = {id(o): json.dumps(o, separators=(",", ":")) for o in self.ops}
         self.workers = [Worker(self.ctx, endpoint, key, host, i, SPREAD_S * i / max(count, 1))
                         for i in range(count)]
         self.by_socket = {w.sock: i for i, w in enumerate(self.workers)}
@@ -175,9 +179,14 @@ class Fleet:
         worker.seq += 1
         ops = self.ops[self.templates_used % len(self.ops)]
         self.templates_used += 1
-        line = interval_line(worker.agent, worker.host, worker.phase, second, ops,
+        line = interval_line(worker.agent, worker.host, worker.phase, second, OPS_MARK,
                              worker.seq, time.time())
-        self._send(worker, "lt_line", line)
+        # as the real worker sends it: the line's JSON text (its spool's), printed as is;
+        # the ops' text made once per template (this one process stands in for N workers,
+        # each of which makes its own line's text)
+        head, tail = json.dumps(line, separators=(",", ":")).split(f'"{OPS_MARK}"')
+        text = head + self.ops_text[id(ops)] + tail
+        self._send(worker, "lt_interval", {"agent": worker.agent, "text": text})
         self.lines += 1
 
     def _on_message(self, index: int, worker: Worker, msg: Any) -> None:

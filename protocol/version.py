@@ -4,8 +4,9 @@ from __future__ import annotations
 
 # 1: the untyped dicts before this room existed; 3: the spec's connection.tls and
 # target.local_dc / replication (an agent of 2 would ignore them and connect in plain);
-# 4: signed worker messages, password_ref / tls.key_ref instead of the secrets
-PROTOCOL_VERSION = 4
+# 4: signed worker messages, password_ref / tls.key_ref instead of the secrets; 5: interval
+# lines as their JSON text (`lt_interval`, protocol/interval_message.py)
+PROTOCOL_VERSION = 5
 
 
 def mismatch(side: str, got: object) -> str | None:

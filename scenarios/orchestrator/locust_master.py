@@ -27,6 +27,7 @@ from loadtower.agents import locust_setup as ls
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S
 from loadtower.errors import LoadtowerError
 from loadtower.protocol.commands import FailedAck, StartCommand
+from loadtower.protocol.interval_message import text_problem
 from loadtower.protocol.link_secrets import KEY_ENV
 from loadtower.protocol.phase_spec import PhaseMessage, RateMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
@@ -152,6 +153,7 @@ class Master:
         self.ready_at: dict[str, float] = {}  # worker id -> its last client_ready (monotonic)
         self.off_list_since: dict[str, float] = {}  # worker id -> first seen off the list
         self.runner.register_message("lt_line", self._on_line)
+        self.runner.register_message("lt_interval", self._on_interval)
         env.events.heartbeat_sent.add_listener(self._on_heartbeat)
         env.events.worker_connect.add_listener(self._on_ready)
 
@@ -194,6 +196,20 @@ class Master:
             self.failed = True
         output().wait_for_room(ls.gevent.sleep)  # a backlog held at the workers, said
         emit(line)
+
+    def _on_interval(self, environment: Any, msg: Any, **_kw: Any) -> None:
+        """An interval line as its JSON text (protocol/interval_message.py), printed as it
+        came: the bulk of a run's lines, never decoded or encoded here."""
+        problem = text_problem(msg.data)
+        if problem is not None:
+            self.failed = True
+            emit({"type": "event", "kind": "error", "ts": time.time(),
+                  "message": f"load worker {msg.node_id}: {problem}"})
+            return
+        self.agents[msg.data["agent"]] = msg.node_id
+        out = output()
+        out.wait_for_room(ls.gevent.sleep)  # a backlog held at the workers, said
+        out.put_text(msg.data["text"])
 
     def _finish_load(self) -> None:
         """Every worker sent load_done, which it sends after its drain (lines, then the

@@ -49,7 +49,11 @@ class MasterOutput:
         self._thread.start()
 
     def put(self, line: dict[str, Any], urgent: bool = False) -> None:
-        text = json.dumps(line, separators=(",", ":")) + "\n"
+        self.put_text(json.dumps(line, separators=(",", ":")), urgent)
+
+    def put_text(self, text: str, urgent: bool = False) -> None:
+        """A line already in its JSON text (one line: a worker's interval line)."""
+        text += "\n"
         with self._cond:
             if self.closed:
                 return
