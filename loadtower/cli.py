@@ -136,6 +136,7 @@ def _visible(exc: BaseException, keep_newlines: bool) -> str:
     """The error's text with no control character (the store's `visible`; the agent
     install set has no store: there, control characters become `?`)."""
     if installed("store"):
+        # deferred: the agent install set has no store room (installed("store") above)
         from loadtower.store.terminal_text import visible
 
         return visible(exc, keep_newlines=keep_newlines)

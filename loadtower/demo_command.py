@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from loadtower.defaults import add_store_argument, default_sandbox_dir
+from loadtower.cli import main as cli_main  # the CLI room composes sandbox and run
+from loadtower.defaults import add_store_argument, default_sandbox_dir, store_path
+from loadtower.sandbox import Sandbox
 
 HELP = "Bring up the sandbox and run the quick-start scenario against it."
 DESCRIPTION = """Bring up the local sandbox (real Cassandra, Prometheus, node_exporter and sshd on
@@ -38,10 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.cli import main as cli_main  # the CLI room composes sandbox and run
-    from loadtower.defaults import store_path
-    from loadtower.sandbox import Sandbox
-
     directory = args.dir or default_sandbox_dir()
     info = Sandbox(directory, cassandra_nodes=args.cassandra_nodes).up()
     inventory = info["inventory"]

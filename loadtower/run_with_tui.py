@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import argparse
 
+from loadtower.scenarios import run_command
 from loadtower.scenarios.run_command import DESCRIPTION, HELP, add_arguments
 
 __all__ = ["DESCRIPTION", "HELP", "add_arguments", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.scenarios import run_command
-
     try:
+        # deferred: an install without the tui room runs headless (the ImportError below)
         from loadtower.tui.launch import run_live
     except ImportError:  # an install without the tui room: headless
         return run_command.run(args)

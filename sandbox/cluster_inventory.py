@@ -24,6 +24,7 @@ from loadtower.sandbox.cluster_layout import (
 )
 from loadtower.sandbox.cluster_state import ClusterState
 from loadtower.sandbox.cluster_sudoers import NODE_ACTIONS, USER, node_command
+from loadtower.sandbox.engine_services import service
 from loadtower.sandbox.toml_values import q
 
 AGENT_PYTHON = "/usr/bin/python3"
@@ -70,8 +71,6 @@ def _db_lines(directory: Path) -> list[str]:
 def _clickhouse_lines(directory: Path, state: ClusterState) -> list[str]:
     if "clickhouse" not in state.services:
         return []
-    from loadtower.sandbox.engine_services import service
-
     ch = service("clickhouse")
     name = CLICKHOUSE_HOST.name
     return [

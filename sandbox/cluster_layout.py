@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from loadtower.errors import LoadtowerError
+
 CASSANDRA_PORT = 9042
 STORAGE_PORT = 7000
 JMX_PORT = 7199  # local to each node's namespace: every node can use the same one
@@ -49,8 +51,6 @@ def db_host(node: int) -> ClusterHost:
         if host.node == node:
             return host
     numbers = ", ".join(str(h.node) for h in DB_HOSTS)
-    from loadtower.errors import LoadtowerError
-
     raise LoadtowerError(f"the cluster sandbox has no Cassandra node {node} (nodes: {numbers})")
 
 

@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 from loadtower.defaults import default_sandbox_dir
-from loadtower.sandbox import engine_services, inventory_file
+from loadtower.sandbox import Sandbox, engine_services, inventory_file
+from loadtower.sandbox.cluster_layout import cluster_dir
+from loadtower.sandbox.jars import fetch_jars
 
 HELP = (
     "Start, inspect and stop a local sandbox of real services "
@@ -196,9 +198,6 @@ def _print_info(info: dict) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.sandbox import Sandbox
-    from loadtower.sandbox.jars import fetch_jars
-
     if args.action == "fetch":
         print(f"Cassandra jars in {fetch_jars(quiet=False)}")
         for svc in engine_services.services():
@@ -255,7 +254,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _is_cluster(args: argparse.Namespace, directory: Path) -> bool:
-    from loadtower.sandbox.cluster_layout import cluster_dir
+    # deferred: the cluster sandbox loads psutil and cryptography; `loadtower --help` imports
+    # this command module
     from loadtower.sandbox.cluster_sandbox import owner
 
     if getattr(args, "cluster", False):
@@ -266,6 +266,8 @@ def _is_cluster(args: argparse.Namespace, directory: Path) -> bool:
 
 
 def _run_cluster(args: argparse.Namespace, directory: Path) -> int:
+    # deferred: the cluster sandbox loads psutil and cryptography; `loadtower --help` imports
+    # this command module
     from loadtower.sandbox.cluster_sandbox import ClusterSandbox
 
     if args.action == "up":

@@ -82,6 +82,7 @@ class Sandbox:
 
     def tls_files(self, state: st.SandboxState) -> TlsFiles:
         """The CA, node and client certificates (made once, reused while valid)."""
+        # deferred: cryptography is imported only by a sandbox with TLS
         from loadtower.sandbox import tls_certs
 
         return tls_certs.make(

@@ -22,6 +22,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from loadtower.sandbox.inventory_file import client_tls_files
+
 VALID_DAYS = 3650
 MIN_LEFT = dt.timedelta(days=1)
 CA_NAME = "loadtower sandbox CA"
@@ -51,8 +53,6 @@ def tls_dir(directory: Path) -> Path:
 
 def client_files(directory: Path) -> tuple[Path, Path, Path]:
     """(CA, client certificate, client key) paths of the sandbox in ``directory``."""
-    from loadtower.sandbox.inventory_file import client_tls_files
-
     return client_tls_files(Path(directory))
 
 

@@ -19,6 +19,8 @@ def add_arguments(master: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # deferred: the master loads locust, gevent and zmq; `loadtower --help` imports this command
+    # module
     from loadtower.scenarios.orchestrator.locust_master import Master, link_key_from_env
 
     return Master(args.bind, args.expect_workers, args.grace, link_key_from_env()).serve()

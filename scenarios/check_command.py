@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from loadtower.store.terminal_text import markup_safe, table_console, visible
+
 HELP = "Validate a scenario and an inventory and print the plan."
 DESCRIPTION = """Validate a scenario (a file, or a built-in name such as 'quickstart') and an
 inventory, then print the plan. A bad file gives one line naming file, line and
@@ -50,13 +52,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    # deferred: these load pydantic, rich and duckdb (the plan); `loadtower --help` imports this
+    # command module
     from loadtower.scenarios.environment_checks import environment_warnings
     from loadtower.scenarios.plan import load_plan, render_plan
-    from loadtower.store.terminal_text import markup_safe, table_console, visible
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
     console = table_console()
     console.print(render_plan(plan))
+    # deferred: these load pydantic, rich, duckdb and numpy; `loadtower --help` imports this
+    # command module
     from loadtower.scenarios.workloads.dataset_files import outside_datasets
     from loadtower.scenarios.workloads.describe import describe
 
@@ -67,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"workload {markup_safe(name)}: data set {markup_safe(dataset)} "
                           f"reads {markup_safe(path)} (allow_outside = true: outside the "
                           "workload file's folder)", soft_wrap=True)
+    # deferred: thresholds loads pydantic (the scenario's models); `loadtower --help` imports
+    # this command module
     from loadtower.scenarios.thresholds import threshold_lines
 
     lines = threshold_lines(plan.scenario)

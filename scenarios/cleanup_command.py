@@ -58,6 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    # deferred: these load pydantic (the inventory's models); `loadtower --help` imports this
+    # command module
     from loadtower.scenarios.loader import load_inventory
     from loadtower.scenarios.orchestrator.cleanup_hosts import CleanupOptions, cleanup
 

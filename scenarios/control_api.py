@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.catalog import builtin_names
 
 RUN_ID = re.compile(r"run_id: (\S+)")
 START_TIMEOUT_S = 120.0
@@ -43,8 +44,6 @@ class StartedRun:
 
 def builtin_scenarios() -> list[str]:
     """Names of the built-in scenarios, sorted."""
-    from loadtower.scenarios.catalog import builtin_names
-
     return builtin_names()
 
 
@@ -56,6 +55,8 @@ def plan_lines(scenario: str | Path, inventory: Path, overrides: list[str] | Non
     drive the terminal."""
     from rich.console import Console
 
+    # deferred: the plan loads rich, pydantic and duckdb; the TUI and `loadtower control`
+    # import this module
     from loadtower.scenarios.plan import load_plan, render_plan
 
     plan = load_plan(scenario, inventory, overrides, None)
@@ -70,6 +71,7 @@ def plan_lines(scenario: str | Path, inventory: Path, overrides: list[str] | Non
 def control_path(store: Path, run_id: str) -> Path:
     """The control socket of run `run_id` writing to `store` (the same path for every
     process that knows both)."""
+    # deferred: a cycle (orchestrator/control.py imports STEER_COMMANDS from here)
     from loadtower.scenarios.orchestrator.control import default_control_path
 
     return default_control_path(store, run_id)
@@ -80,6 +82,7 @@ async def send(path: Path, command: str, timeout: float = SEND_TIMEOUT_S,
     """Send `command` (one of COMMANDS; `value` for rate and users) to the run listening
     on `path`; its reply ("ok..." when done, else why not). OSError when nothing listens
     there, TimeoutError when it does not answer."""
+    # deferred: a cycle (orchestrator/control.py imports STEER_COMMANDS from here)
     from loadtower.scenarios.orchestrator.control import send_command
 
     if command not in COMMANDS:

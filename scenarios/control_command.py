@@ -9,6 +9,8 @@ import re
 import sys
 
 from loadtower.defaults import add_store_argument, store_path
+from loadtower.errors import LoadtowerError
+from loadtower.scenarios.control_api import STEER_COMMANDS, control_path, send
 
 HELP = "Steer a run in progress: its rate or users, pause, skip or stop its phase."
 DESCRIPTION = """Send a command to a run in progress (`loadtower run`, headless or not, on this
@@ -51,9 +53,6 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.errors import LoadtowerError
-    from loadtower.scenarios.control_api import STEER_COMMANDS, control_path, send
-
     if not RUN_ID.fullmatch(args.run_id):
         return _fail(f"'{args.run_id}' is not a run id (letters, digits, '.', '_', '-')")
     command = ACTIONS[args.action]

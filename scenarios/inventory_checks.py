@@ -20,6 +20,7 @@ from loadtower.errors import ConfigError
 from loadtower.protocol.engine_kinds import KINDS
 from loadtower.scenarios.models import Inventory
 from loadtower.scenarios.toml_lines import LineIndex, Path, format_path
+from loadtower.store.redact import mask_url_passwords
 
 ACTION_PLACEHOLDERS = ("address", "host", "keyspace", "table")
 _BRACES = "write {{ and }} for a literal brace"
@@ -80,8 +81,6 @@ def check_inventory_values(inventory: Inventory, source: str, file: str) -> None
     if url is not None:
         problem = url_problem(url)
         if problem:
-            from loadtower.store.redact import mask_url_passwords
-
             raise fail(("metrics", "prometheus_url"), mask_url_passwords(problem))
     seen: dict[str, str] = {}
     for name in inventory.hosts:

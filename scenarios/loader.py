@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from loadtower.errors import ConfigError
+from loadtower.scenarios.builtin_additions import with_additions
+from loadtower.scenarios.catalog import apply_overrides, resolve_scenario
 from loadtower.scenarios.inventory_checks import check_inventory_values
 from loadtower.scenarios.key_suggestions import did_you_mean, known_keys
 from loadtower.scenarios.models import PHASE_TYPES, Inventory, Scenario
@@ -186,8 +188,8 @@ def load_scenario_noted(
 ) -> tuple[Scenario, str, tuple[str, ...]]:
     """load_scenario, and the defaults taken when the file is a YCSB property file or a
     workload file run as it is (scenarios/direct_scenario.py; none for a scenario)."""
-    from loadtower.scenarios.builtin_additions import with_additions
-    from loadtower.scenarios.catalog import apply_overrides, resolve_scenario
+    # deferred: a cycle (direct_scenario imports workloads/loader.py, which imports this
+    # module)
     from loadtower.scenarios.direct_scenario import direct_scenario
 
     path = resolve_scenario(str(path))

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Group
 from rich.table import Table
 
+from loadtower.scenarios.catalog import resolve_scenario
 from loadtower.scenarios.crossref import check_references, workload_of
 from loadtower.scenarios.durations import format_duration
 from loadtower.scenarios.load_path import load_path_lines
@@ -52,8 +53,6 @@ def load_plan(
     overrides: list[str] | None = None,
     scale: float | None = None,
 ) -> Plan:
-    from loadtower.scenarios.catalog import resolve_scenario
-
     scenario_path = resolve_scenario(str(scenario))
     sc, sc_text, notes = load_scenario_noted(scenario_path, overrides, scale)
     inv, inv_text = load_inventory(Path(inventory))

@@ -8,7 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loadtower.defaults import add_store_argument
+from loadtower.defaults import add_store_argument, store_path
+from loadtower.scenarios.private_dir import check_socket_folder
+from loadtower.scenarios.serve_address import chosen_address
 from loadtower.store.terminal_text import visible
 
 if TYPE_CHECKING:
@@ -96,25 +98,26 @@ def run(args: argparse.Namespace, live: LiveRun | None = None) -> int:
     terminal for it) falls back to headless."""
     import asyncio
 
-    from loadtower.defaults import store_path
+    # deferred: these load pydantic, rich, duckdb, pyarrow and numpy; `loadtower --help` imports
+    # this command module
     from loadtower.scenarios.orchestrator.headless_session import run_headless
     from loadtower.scenarios.plan import load_plan
 
     plan = load_plan(args.scenario, args.inventory, args.overrides, args.scale)
-    from loadtower.scenarios.serve_address import chosen_address
-
     chosen_address(getattr(args, "metrics_address", None), False, None, "")  # bad: one line now
     for note in plan.notes:  # a YCSB property file or workload file run as it is
         print(f"loadtower run: default: {visible(note, keep_newlines=False)}", file=sys.stderr)
+    # deferred: target_spec loads pydantic and duckdb; `loadtower --help` imports this command
+    # module
     from loadtower.scenarios.workloads.target_spec import check_runnable
 
     check_runnable(plan)  # a workload file on an engine that cannot run it: one line now
+    # deferred: environment_checks loads pydantic, rich and duckdb; `loadtower --help` imports
+    # this command module
     from loadtower.scenarios.environment_checks import check_tls_files
 
     check_tls_files(plan)  # read now and sent to the agents: a missing one is refused now
     if args.control is None:
-        from loadtower.scenarios.private_dir import check_socket_folder
-
         check_socket_folder()  # a /tmp/loadtower-UID made by someone else is refused
     if not args.headless and live is not None:
         code = live(plan, store_path(args), args)

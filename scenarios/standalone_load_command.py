@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import cast
 
+from loadtower.errors import LoadtowerError
 from loadtower.protocol.phase_spec import (
     ConnectionOptions,
     DatasetSpec,
@@ -61,8 +62,6 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def _password(args: argparse.Namespace) -> str | None:
-    from loadtower.errors import LoadtowerError
-
     if args.password_env:
         value = os.environ.get(args.password_env)
         if value is None:
@@ -78,8 +77,6 @@ def _password(args: argparse.Namespace) -> str | None:
 
 def _tls(args: argparse.Namespace) -> dict | None:
     """``connection.tls`` from the --tls-* options (the files' PEM contents)."""
-    from loadtower.errors import LoadtowerError
-
     if args.tls_ca_file is None:
         if args.tls_cert_file or args.tls_key_file:
             raise LoadtowerError("--tls-cert-file/--tls-key-file need --tls-ca-file")
@@ -99,13 +96,17 @@ def _tls(args: argparse.Namespace) -> dict | None:
 
 
 def _spec(args: argparse.Namespace) -> PhaseSpec:
+    # deferred: the models load pydantic; `loadtower --help` imports this command module
     from loadtower.scenarios.models import Dataset, Target, Workload
 
     path = Path(args.workload)
     if path.suffix == ".toml" and path.exists():
+        # deferred: the loader loads pydantic; `loadtower --help` imports this command module
         from loadtower.scenarios.loader import load_scenario
 
         scenario, source = load_scenario(path)
+        # deferred: scenario_files loads pydantic and duckdb; `loadtower --help` imports this
+        # command module
         from loadtower.scenarios.workloads.scenario_files import load_scenario_workloads
 
         files = load_scenario_workloads(scenario, path, source)
@@ -130,6 +131,8 @@ def _spec(args: argparse.Namespace) -> PhaseSpec:
         "workload": cast(WorkloadSpec, workload.model_dump(mode="json")),
         "workload_name": name,
     }
+    # deferred: target_spec loads pydantic and duckdb; `loadtower --help` imports this command
+    # module
     from loadtower.scenarios.workloads.target_spec import (
         builtin_workload_file,
         render_for_target,
@@ -146,6 +149,8 @@ def _spec(args: argparse.Namespace) -> PhaseSpec:
 
 
 def run(args: argparse.Namespace) -> int:
+    # deferred: the local load loads pyarrow and numpy (the HDR decoding); `loadtower --help`
+    # imports this command module
     from loadtower.scenarios.orchestrator.standalone_load import run_agent
 
     conn = {

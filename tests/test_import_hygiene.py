@@ -12,6 +12,16 @@ that the libraries named are not in sys.modules afterwards:
   connection or the live feed.
 - the TUI: the app and the screens that do not query the store load no DuckDB until a
   screen opens; a headless `loadtower run` imports tui/launch.py without Textual.
+- the scenarios' and the sandbox's command modules (also loaded by `loadtower --help`):
+  none loads pydantic, rich, numpy, asyncssh, locust, cryptography or psutil before its
+  `run`; the control API (imported by the TUI) loads no plan (pydantic, rich, duckdb).
+- the orchestrator: asyncssh (the SSH pool, the host-key checks) and numba (the store's
+  writer) are imported when a run or a cleanup starts, not by the modules that describe
+  it; a workload file's target checks load no rich.
+- the sandbox: cryptography only for a sandbox with TLS (tls_certs.py).
+- the engines: an agent backend loads neither its driver (cassandra-driver, acsylla,
+  clickhouse-connect, pymongo, redis) nor numpy (a workload file's runner); the
+  orchestrator's MongoDB hooks load pymongo when they talk to a host.
 """
 
 from __future__ import annotations
@@ -33,9 +43,13 @@ with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
     loadtower.cli.main(["--help"])
 assert "usage: loadtower" in out.getvalue(), out.getvalue()
 """
+# the Locust master's side of the agent (scenarios/orchestrator/locust_master.py)
+LOCUST = ("locust", "gevent", "zmq")
 # what is run -> the heavy libraries it must not load
 CASES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "loadtower --help": (HELP, ("textual", "duckdb", "pyarrow", "numba", "pandas")),
+    "loadtower --help": (HELP, ("textual", "duckdb", "pyarrow", "numba", "pandas", "numpy",
+                                "pydantic", "rich", "asyncssh", *LOCUST, "cryptography",
+                                "psutil")),
     "import loadtower.cli": ("import loadtower.cli",
                              ("textual", "duckdb", "pyarrow", "numba", "pandas")),
     "store.hdr": ("import loadtower.store.hdr", ("numba",)),
@@ -47,6 +61,46 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "tui.screens.engines": ("import loadtower.tui.screens.engines", ("duckdb",)),
     "tui.screens.compare": ("import loadtower.tui.screens.compare", ("duckdb",)),
     "tui.launch": ("import loadtower.tui.launch", ("textual", "duckdb")),
+    "run_with_tui": ("import loadtower.run_with_tui",
+                     ("textual", "duckdb", "pydantic", "rich", "asyncssh")),
+    "demo_command": ("import loadtower.demo_command",
+                     ("pydantic", "rich", "duckdb", "cryptography", "psutil")),
+    "scenarios.run_command": ("import loadtower.scenarios.run_command",
+                              ("pydantic", "rich", "duckdb", "pyarrow", "numpy", "asyncssh",
+                               "textual", *LOCUST)),
+    "scenarios.check_command": ("import loadtower.scenarios.check_command",
+                                ("pydantic", "rich", "duckdb", "numpy")),
+    "scenarios.control_command": ("import loadtower.scenarios.control_command",
+                                  ("pydantic", "rich", "duckdb")),
+    "scenarios.cleanup_command": ("import loadtower.scenarios.cleanup_command",
+                                  ("pydantic", "asyncssh")),
+    "scenarios.agent_master_command": ("import loadtower.scenarios.agent_master_command",
+                                       LOCUST),
+    "scenarios.standalone_load_command": ("import loadtower.scenarios.standalone_load_command",
+                                          ("pydantic", "duckdb", "pyarrow", "numpy", *LOCUST)),
+    "scenarios.control_api": ("import loadtower.scenarios.control_api",
+                              ("pydantic", "rich", "duckdb")),
+    "scenarios.environment_checks": ("import loadtower.scenarios.environment_checks",
+                                     ("asyncssh",)),
+    "scenarios.workloads.target_spec": ("import loadtower.scenarios.workloads.target_spec",
+                                        ("rich",)),
+    "orchestrator.benchmark": ("import loadtower.scenarios.orchestrator.benchmark",
+                               ("asyncssh", "numba", *LOCUST)),
+    "orchestrator.context": ("import loadtower.scenarios.orchestrator.context", ("asyncssh",)),
+    "orchestrator.cleanup_hosts": ("import loadtower.scenarios.orchestrator.cleanup_hosts",
+                                   ("asyncssh",)),
+    "sandbox.commands": ("import loadtower.sandbox.commands", ("cryptography", "psutil")),
+    "sandbox.sandbox": ("import loadtower.sandbox.sandbox", ("cryptography",)),
+    "engines.cassandra.agent.backend": ("import loadtower.engines.cassandra.agent.backend",
+                                        ("numpy", "cassandra", "acsylla")),
+    "engines.clickhouse.agent.backend": ("import loadtower.engines.clickhouse.agent.backend",
+                                         ("numpy", "clickhouse_connect")),
+    "engines.mongodb.agent.backend": ("import loadtower.engines.mongodb.agent.backend",
+                                      ("numpy", "pymongo")),
+    "engines.redis.agent.backend": ("import loadtower.engines.redis.agent.backend",
+                                    ("numpy", "redis")),
+    "engines.mongodb.orchestrator.node": ("import loadtower.engines.mongodb.orchestrator.node",
+                                          ("pymongo",)),
 }
 
 

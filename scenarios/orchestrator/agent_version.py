@@ -26,6 +26,7 @@ from typing import Any
 
 from loadtower.build import agent_build_id, agent_version_line
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.orchestrator import core_wheel
 from loadtower.scenarios.orchestrator.agent_wheel import build_agent_wheel
 from loadtower.scenarios.orchestrator.agent_wheelhouse import (
     PythonTarget,
@@ -77,8 +78,6 @@ def install_command(python: str, base: str, venv: str, house: str, pip_wheel: st
 def _extras(fast: bool, house: Path) -> str:
     """The agent wheel's extras to install: acsylla ([fast]) and the Rust core ([core],
     when its wheel is in the wheelhouse)."""
-    from loadtower.scenarios.orchestrator import core_wheel
-
     names = [n for n, on in (("fast", fast), ("core", core_wheel.in_house(house))) if on]
     return f"[{','.join(names)}]" if names else ""
 

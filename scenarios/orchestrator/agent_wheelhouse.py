@@ -230,6 +230,7 @@ def build_wheelhouse(target: PythonTarget, fast: bool) -> tuple[Path, bool]:
 
 def _add_core(house: Path, target: PythonTarget) -> None:
     """The Rust load core's wheel, built here (scripts/build_core.sh), when it fits."""
+    # deferred: a cycle (core_wheel imports PythonTarget from here)
     from loadtower.scenarios.orchestrator import core_wheel
 
     core_wheel.add_to(house, target)

@@ -19,6 +19,7 @@ from typing import Any
 
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.models import as_plain
+from loadtower.scenarios.orchestrator import run_versions
 from loadtower.scenarios.orchestrator.agent_version import AgentVersions
 from loadtower.scenarios.orchestrator.cancel_tasks import bounded, cancel_and_wait
 from loadtower.scenarios.orchestrator.context import PhaseContext
@@ -28,12 +29,22 @@ from loadtower.scenarios.orchestrator.control import (
     RunStopped,
     default_control_path,
 )
+from loadtower.scenarios.orchestrator.coordinators import PhaseCoordinators, line
 from loadtower.scenarios.orchestrator.dataset_upload import ship_plan_datasets
+from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.orchestrator.facts import HOST_FACTS_CMD, local_versions, parse_host_facts
+from loadtower.scenarios.orchestrator.load_controller import create_load
+from loadtower.scenarios.orchestrator.node_metrics import NodeMetricsSampler
 from loadtower.scenarios.orchestrator.phases import HANDLERS
 from loadtower.scenarios.orchestrator.plan_duration import planned_seconds
+from loadtower.scenarios.orchestrator.secrets import known_secrets
 from loadtower.scenarios.orchestrator.sinks import Sinks
-from loadtower.scenarios.orchestrator.targets import db_hosts
+from loadtower.scenarios.orchestrator.targets import (
+    check_passwords,
+    db_hosts,
+    phase_prefix,
+    target_plans,
+)
 from loadtower.scenarios.orchestrator.threshold_checks import ThresholdChecks
 from loadtower.scenarios.plan import Plan
 
@@ -80,8 +91,8 @@ class Orchestrator:
         self.thresholds = ThresholdChecks(list(plan.scenario.thresholds))
 
     async def run(self) -> RunState:
-        from loadtower.scenarios.orchestrator.load_controller import create_load
-        from loadtower.scenarios.orchestrator.secrets import known_secrets
+        # deferred: the SSH pool loads asyncssh and the writer numba (the HDR kernels): the
+        # run needs them, importing this module does not
         from loadtower.scenarios.orchestrator.ssh_pool import HostPool
         from loadtower.store import StoreWriter
 
@@ -192,14 +203,6 @@ class Orchestrator:
 
     async def _phases(self, ctx: PhaseContext, writer: Any, sinks: Sinks) -> None:
         """The phases in order; with ``[targets.*]`` once per target (``targets.py``)."""
-        from loadtower.scenarios.orchestrator.coordinators import PhaseCoordinators
-        from loadtower.scenarios.orchestrator.engines import hook
-        from loadtower.scenarios.orchestrator.targets import (
-            check_passwords,
-            phase_prefix,
-            target_plans,
-        )
-
         standby = {n for n, h in self.plan.inventory.hosts.items() if h.standby}
         targets = target_plans(self.plan)
         # a missing password fails now, not after the first target; every one is masked
@@ -329,8 +332,6 @@ class Orchestrator:
     ) -> None:
         """The phase's requests per coordinating node: in its result and a ``coordinators``
         event with data {host: requests} (coordinators.py)."""
-        from loadtower.scenarios.orchestrator.coordinators import line
-
         found = await coordinators.finish()
         if found is None:
             return
@@ -344,8 +345,6 @@ class Orchestrator:
         self, pool: Any, pythons: dict[str, str], sinks: Sinks, writer: Any, run_id: str
     ) -> None:
         """The DB hosts' server versions and the agent hosts' drivers into runs.versions."""
-        from loadtower.scenarios.orchestrator import run_versions
-
         found = await run_versions.collect(pool, self.plan, db_hosts(self.plan), pythons)
         writer.set_versions(run_id, local_versions() | found)
         line, problems = run_versions.summary(found)
@@ -372,8 +371,6 @@ class Orchestrator:
 
     async def _metrics(self, pool: Any, sinks: Sinks, hosts: list[str]) -> None:
         """Node samples of the DB hosts that are up (a scaled-out host joins the list)."""
-        from loadtower.scenarios.orchestrator.node_metrics import NodeMetricsSampler
-
         sampler = NodeMetricsSampler(
             self.plan.inventory,
             pool,
@@ -402,8 +399,6 @@ class Orchestrator:
         ``node_stats``, e.g. MongoDB's serverStatus): rows of the store's ``node_stats``
         table beside the node samples, and one ``node_metrics`` event per host saying
         where they come from."""
-        from loadtower.scenarios.orchestrator.engines import hook
-
         tasks = []
         told: set[str] = set()  # hosts whose node_metrics event is written
         interval = float(self.plan.inventory.metrics.interval)

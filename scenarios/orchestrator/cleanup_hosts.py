@@ -173,6 +173,7 @@ def _agent_dirs(inventory: Inventory, pool: HostPool) -> list[tuple[str, Runner,
 
 
 async def cleanup(inventory: Inventory, options: CleanupOptions) -> int:
+    # deferred: the SSH pool loads asyncssh (imported when the cleanup runs)
     from loadtower.scenarios.orchestrator.ssh_pool import HostPool
 
     pool = HostPool(inventory, accept_new_host_keys=options.accept_new_host_keys)

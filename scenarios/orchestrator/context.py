@@ -132,6 +132,7 @@ class PhaseContext:
     async def _run(
         self, host: str, action: str, timeout: float | None
     ) -> tuple[int, str, str]:
+        # deferred: the SSH pool loads asyncssh; the phases' context does not need it
         from loadtower.scenarios.orchestrator.ssh_pool import CommandTimeout
 
         try:

@@ -13,6 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
+import loadtower
 from loadtower.scenarios.orchestrator.agent_wheelhouse import PythonTarget
 
 PREFIX = "loadtower_core-"
@@ -23,8 +24,6 @@ def built_wheel() -> Path | None:
     named = os.environ.get("LOADTOWER_CORE_WHEEL")
     if named:
         return Path(named) if Path(named).is_file() else None
-    import loadtower
-
     folder = Path(loadtower.__file__).resolve().parent.parent / "dist" / "core"
     found = sorted(folder.glob(f"{PREFIX}*.whl"), key=lambda p: p.stat().st_mtime) \
         if folder.is_dir() else []

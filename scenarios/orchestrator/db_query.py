@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.plan import Plan
 
 QUERY_TIMEOUT_S = 15.0
@@ -38,8 +39,6 @@ async def db_version(
 ) -> dict[str, Any]:
     """``{"engine": ..., "version": ...}`` of DB host `host`, from its engine's ``version``
     hook (``engines.py``)."""
-    from loadtower.scenarios.orchestrator.engines import hook
-
     engine = str(plan.inventory.hosts[host].engine)
     found_version = hook(engine, "version")
     if found_version is None:

@@ -27,6 +27,8 @@ from loadtower.scenarios.orchestrator.metrics_endpoint import (
 from loadtower.scenarios.orchestrator.where_it_waits import install, uninstall
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.serve_address import chosen_address
+from loadtower.store import StoreReader
+from loadtower.store.terminal_text import print_table, table_console
 
 EXIT = {"completed": 0, "failed": 2, "interrupted": 3}
 THRESHOLD_BREACHED = 1  # the run ran, and a [[thresholds]] target was not met
@@ -142,9 +144,6 @@ class SignalCount:
 
 
 def _print_results(console: Console, store: Path, run_id: str, results: dict) -> None:
-    from loadtower.store import StoreReader
-    from loadtower.store.terminal_text import print_table, table_console
-
     tables = table_console()  # piped: as wide as the table needs, no name is cut
     try:
         summary = StoreReader(store).phase_summary(run_id)

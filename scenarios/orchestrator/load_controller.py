@@ -31,6 +31,7 @@ from loadtower.scenarios.orchestrator.cancel_tasks import bounded, cancel_and_wa
 from loadtower.scenarios.orchestrator.cleanup_script import marker_env, marker_prefix
 from loadtower.scenarios.orchestrator.secrets import db_password
 from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.scenarios.orchestrator.targets import connection
 from loadtower.scenarios.plan import Plan
 
 JOIN_TIMEOUT_S = 90.0
@@ -357,8 +358,6 @@ class LocustLoad:
     def _connection(self, spec: PhaseSpec) -> dict[str, Any]:
         """Contact points, port and login of the spec's target (its engine, its hosts), and
         the spec with the connection options the workers need."""
-        from loadtower.scenarios.orchestrator.targets import connection
-
         return connection(self.plan, spec)
 
     async def close(self) -> None:

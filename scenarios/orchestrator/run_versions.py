@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from loadtower.agents.tls import TlsHandshakeError
 from loadtower.scenarios.orchestrator.db_query import db_version
 from loadtower.scenarios.orchestrator.facts import agent_versions_command, parse_agent_versions
 from loadtower.scenarios.plan import Plan
@@ -20,8 +21,6 @@ TIMEOUT_S = 20.0
 
 
 async def _database(pool: Any, plan: Plan, host: str, timeout: float) -> dict[str, Any]:
-    from loadtower.agents.tls import TlsHandshakeError
-
     try:
         return await db_version(pool, plan, host, timeout)
     except TlsHandshakeError:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from loadtower.errors import LoadtowerError
+from loadtower.errors import ConfigError, LoadtowerError
 from loadtower.protocol.engine_kinds import engine_names
+from loadtower.scenarios.loader import read_input
 from loadtower.scenarios.plan import Plan
 from loadtower.store.redact import command_secrets
 
@@ -38,9 +39,6 @@ def engine_password(plan: Plan, engine: str) -> str | None:
         path = Path(creds.password_file).expanduser()
         if not path.is_absolute():
             path = plan.inventory_path.parent / path
-        from loadtower.errors import ConfigError
-        from loadtower.scenarios.loader import read_input
-
         try:
             data = read_input(path, MAX_PASSWORD_FILE_BYTES)
             return data.decode("utf-8").strip()

@@ -8,6 +8,7 @@ from typing import Any
 from loadtower.agents.spool import SeenSeqs
 from loadtower.protocol.hdr_encoding import new_hist
 from loadtower.scenarios.orchestrator.live_stats import LiveStats
+from loadtower.scenarios.orchestrator.secrets import known_secrets
 from loadtower.scenarios.plan import Plan
 from loadtower.store.hdr import HIGH_VALUES, add_many_counts, release, sparse_counts
 
@@ -34,8 +35,6 @@ class Sinks:
         self.seen = SeenSeqs()  # (agent, seq) of the lines stored: live and backfilled
         # host -> its newest node sample's cpu_pct, mem_used_bytes, mem_total_bytes
         self.node_latest: dict[str, dict[str, float]] = {}
-        from loadtower.scenarios.orchestrator.secrets import known_secrets
-
         self.secrets = known_secrets(plan)
 
     def mask(self, text: str) -> str:

@@ -13,6 +13,8 @@ from typing import Any
 from loadtower.protocol.engine_kinds import kind
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.scenarios.crossref import engines_match, target_hosts
+from loadtower.scenarios.orchestrator.secrets import db_password
+from loadtower.scenarios.orchestrator.tls_files import tls_options, tls_spec
 from loadtower.scenarios.plan import Plan
 
 SEPARATOR = ":"
@@ -50,8 +52,6 @@ def engine_plan(plan: Plan, engine: str) -> Plan:
 def check_passwords(targets: list[tuple[str | None, Plan]]) -> list[str]:
     """Every target engine's password, read once (LoadtowerError naming the key when one
     cannot be read); those long enough to mask in logs and events."""
-    from loadtower.scenarios.orchestrator.secrets import db_password
-
     passwords = [db_password(plan) for _name, plan in targets]
     return [pw for pw in passwords if pw and len(pw) >= 4]
 
@@ -67,8 +67,6 @@ def connection(plan: Plan, spec: PhaseSpec) -> dict[str, Any]:
     contact points (``address`` or ``address:port`` for a host with its own port), the
     engine's port and login, the password when the engine is not the one whose password
     the master got at start, and the spec with ``connection`` options for the workers."""
-    from loadtower.scenarios.orchestrator.secrets import db_password
-
     inventory = plan.inventory
     engine = str(spec.get("engine") or plan.scenario.engine)
     target = spec.get("target") or {}
@@ -96,8 +94,6 @@ def connection(plan: Plan, spec: PhaseSpec) -> dict[str, Any]:
 def connection_options(plan: Plan, engine: str, hosts: list[str]) -> dict[str, Any]:
     """The spec's ``connection``: ClickHouse's ``secure``; for CQL, TLS (the PEM contents:
     an agent cannot read the orchestrator's files) and the names of the target's nodes."""
-    from loadtower.scenarios.orchestrator.tls_files import tls_options, tls_spec
-
     creds = plan.inventory.credentials(engine)
     out: dict[str, Any] = {"secure": creds.secure}
     tls = tls_spec(tls_options(plan, engine))

@@ -13,6 +13,7 @@ from loadtower.scenarios.workloads.checks import Checked, check
 from loadtower.scenarios.workloads.dataset_files import check_dataset_files
 from loadtower.scenarios.workloads.model_errors import validate_workload
 from loadtower.scenarios.workloads.variables import Scalar, substitute
+from loadtower.scenarios.workloads.ycsb_workload import ycsb_workload
 
 PROPERTIES_SUFFIXES = (".properties", ".props")
 
@@ -43,8 +44,6 @@ def load_workload_file(path: Path, overrides: dict[str, Scalar] | None = None) -
     """A workload file by its path: TOML, or YCSB properties (by its name)."""
     source = with_additions(path, read_text(path))
     if is_properties(path):
-        from loadtower.scenarios.workloads.ycsb_workload import ycsb_workload
-
         return ycsb_workload(source, str(path), overrides)
     checked = load_workload_text(source, str(path), overrides)
     check_dataset_files(checked, source, path)

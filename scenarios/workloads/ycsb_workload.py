@@ -15,6 +15,7 @@ from typing import Any
 
 from loadtower.errors import ConfigError
 from loadtower.scenarios.builtin_additions import additions
+from loadtower.scenarios.identifiers import CQL_NAME, CQL_RULE
 from loadtower.scenarios.key_suggestions import did_you_mean
 from loadtower.scenarios.models import MAX_FIELD_SIZE, MAX_FIELDS, MAX_RECORDS, MAX_SCAN
 from loadtower.scenarios.workloads.checks import Checked
@@ -142,8 +143,6 @@ def ycsb_data(source: str, file: str) -> dict[str, Any]:
     p.choice("scanlengthdistribution", "uniform", ("uniform",), ("zipfian",))
     hashed = p.choice("insertorder", "hashed", ("hashed", "ordered")) == "hashed"
     table = p.text("table", "usertable")
-    from loadtower.scenarios.identifiers import CQL_NAME, CQL_RULE
-
     if not CQL_NAME.fullmatch(table):
         raise p.fail("table", f"invalid table name {table!r}: expected {CQL_RULE}")
 
@@ -211,6 +210,7 @@ def _rename_table(data: Any, table: str) -> Any:
 
 
 def ycsb_workload(source: str, file: str, overrides: dict[str, Scalar] | None = None) -> Checked:
+    # deferred: a cycle (workloads/loader.py imports ycsb_workload from here)
     from loadtower.scenarios.workloads.loader import checked_from_data
 
     data = ycsb_data(source, file)

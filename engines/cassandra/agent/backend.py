@@ -6,6 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from loadtower.agents.tls import TlsOptions, probe
+from loadtower.engines.cassandra.agent.driver_session import make_session
 
 if TYPE_CHECKING:
     from loadtower.agents.driver_loop import PhaseConfig
@@ -29,8 +30,6 @@ class CqlBackend:
                 tls.key() if tls else None, cfg.spec["target"].get("local_dc"))
 
     async def open(self, cfg: PhaseConfig) -> Any:
-        from loadtower.engines.cassandra.agent.driver_session import make_session
-
         port = cfg.port or self.default_port
         tls = tls_of(cfg)
         if tls is not None:  # a wrong CA: one line naming the node, whatever the driver
@@ -53,6 +52,7 @@ class CqlBackend:
 
     def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
         """A workload file's statements (``agents/workload/file_ops.py``)."""
+        # deferred: the file runner loads numpy (agents/workload); only a workload file needs it
         from loadtower.engines.cassandra.agent.file_runner import CqlFileRunner
 
         return CqlFileRunner(session)

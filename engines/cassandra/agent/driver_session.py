@@ -15,6 +15,7 @@ import collections
 from typing import Any
 
 from loadtower.agents.tls import TlsOptions
+from loadtower.engines.cassandra.agent.acsylla_session import AcsyllaSession
 from loadtower.engines.cassandra.agent.ddl_retry import ATTEMPT_S, with_retries
 
 
@@ -158,8 +159,6 @@ def make_session(driver: str) -> Any:
     if driver in ("auto", "acsylla"):
         try:
             import acsylla  # noqa: F401
-
-            from loadtower.engines.cassandra.agent.acsylla_session import AcsyllaSession
 
             return AcsyllaSession()
         except ImportError:

@@ -70,6 +70,7 @@ class ClickhouseBackend:
 
     def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
         """A workload file's statements (``agents/workload/file_ops.py``)."""
+        # deferred: the file runner loads numpy (agents/workload); only a workload file needs it
         from loadtower.engines.clickhouse.agent.file_runner import ClickhouseFileRunner
 
         return ClickhouseFileRunner(session, spec["tables"])

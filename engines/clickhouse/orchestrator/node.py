@@ -14,8 +14,12 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+from loadtower.engines.clickhouse.agent.schemas import default_table
+from loadtower.engines.clickhouse.agent.session import ClickhouseSession
+from loadtower.scenarios.crossref import target_hosts
 from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.orchestrator.db_query import reach
+from loadtower.scenarios.orchestrator.secrets import db_password
 
 # what `loadtower sandbox`'s chdb endpoint names itself in every reply (engines/clickhouse/sandbox/chdb_server.py)
 SANDBOX_DISPLAY_NAME = "loadtower-sandbox-chdb"
@@ -30,8 +34,6 @@ async def _reach(ctx: PhaseContext, host: str, address: str, port: int) -> Async
 
 def scenario_tables(ctx: PhaseContext) -> list[str]:
     """``database.table`` of every table the (single-target) scenario's workloads use."""
-    from loadtower.engines.clickhouse.agent.schemas import default_table
-
     sc = ctx.plan.scenario
     names = {
         w.table or sc.target.table or default_table(w.schema_name) for w in sc.workloads.values()
@@ -42,9 +44,6 @@ def scenario_tables(ctx: PhaseContext) -> list[str]:
 async def optimize_final(ctx: PhaseContext, host: str, timeout_s: float) -> dict[str, Any]:
     """Run OPTIMIZE TABLE ... FINAL for the scenario's tables on ``host``; the entry of the
     compaction phase's result (durations, exit status 0 or 1, the error if any)."""
-    from loadtower.engines.clickhouse.agent.session import ClickhouseSession
-    from loadtower.scenarios.orchestrator.secrets import db_password
-
     inventory = ctx.plan.inventory
     creds = inventory.credentials("clickhouse")
     address, port = inventory.hosts[host].address, inventory.db_port(host, "clickhouse")
@@ -102,8 +101,6 @@ async def warn_sandbox_endpoints(ctx: PhaseContext, timeout_s: float = 5.0) -> l
     sandbox's chdb endpoint, whose timings mean nothing; returns those hosts. A host that
     does not answer is left to the phases to report."""
     import asyncio
-
-    from loadtower.scenarios.crossref import target_hosts
 
     inventory = ctx.plan.inventory
     if ctx.plan.scenario.engine != "clickhouse" or inventory.credentials("clickhouse").secure:

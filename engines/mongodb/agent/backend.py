@@ -69,6 +69,7 @@ class MongoBackend:
 
     def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
         """A workload file's calls on the spec's collections (``file_runner.py``)."""
+        # deferred: the file runner loads numpy (agents/workload); only a workload file needs it
         from loadtower.engines.mongodb.agent.file_runner import MongoFileRunner
 
         return MongoFileRunner(session, list(spec["tables"]))

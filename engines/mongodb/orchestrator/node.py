@@ -21,14 +21,17 @@ import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from loadtower.agents.tls import TlsOptions, wrap
+from loadtower.engines.mongodb.agent.tls import client_kwargs
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.crossref import target_hosts
 from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S, reach
+from loadtower.scenarios.orchestrator.secrets import engine_password
+from loadtower.scenarios.orchestrator.tls_files import tls_options
 from loadtower.scenarios.plan import Plan
-
-if TYPE_CHECKING:
-    from loadtower.agents.tls import TlsOptions
+from loadtower.scenarios.workloads.target_spec import loaded_table
 
 AUTH_FAILED = 18
 OPCOUNTERS = ("insert", "query", "update", "delete", "getmore", "command")
@@ -47,9 +50,6 @@ def _client(point: str, port: int, username: str | None, password: str | None, s
     import socket
 
     import pymongo
-
-    from loadtower.agents.tls import wrap
-    from loadtower.engines.mongodb.agent.tls import client_kwargs
 
     auth: dict[str, Any] = {}
     if username:
@@ -72,9 +72,6 @@ def _client(point: str, port: int, username: str | None, password: str | None, s
 async def connected(actions: Any, plan: Plan, host: str, timeout: float = QUERY_TIMEOUT_S
                     ) -> AsyncIterator[Any]:
     """A pymongo client logged in to MongoDB host ``host`` (over a forward when SSH)."""
-    from loadtower.scenarios.orchestrator.secrets import engine_password
-    from loadtower.scenarios.orchestrator.tls_files import tls_options
-
     inventory = plan.inventory
     creds = inventory.credentials("mongodb")
     password = engine_password(plan, "mongodb")
@@ -135,8 +132,6 @@ async def before_target(ctx: Any, timeout: float = QUERY_TIMEOUT_S) -> list[str]
     credentials or a server that does not answer."""
     from pymongo.errors import OperationFailure, PyMongoError
 
-    from loadtower.scenarios.crossref import target_hosts
-
     plan = ctx.plan
     inventory = plan.inventory
     user = inventory.credentials("mongodb").username
@@ -181,9 +176,6 @@ async def after_load(ctx: Any, index: int, timeout: float = QUERY_TIMEOUT_S) -> 
     """``{"documents": N}``: the load's collection's document count on the target's first
     host (one count of the whole collection, whichever keys were loaded; a workload
     file's: its load op's collection)."""
-    from loadtower.scenarios.crossref import target_hosts
-    from loadtower.scenarios.workloads.target_spec import loaded_table
-
     sc = ctx.plan.scenario
     table = loaded_table(ctx.plan, index)
     hosts = target_hosts(sc, ctx.plan.inventory)

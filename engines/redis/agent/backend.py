@@ -36,6 +36,7 @@ class RedisBackend:
         return session
 
     def file_runner(self, session: Any, spec: WorkloadFileSpec) -> FileRunner:
+        # deferred: the file runner loads numpy (agents/workload); only a workload file needs it
         from loadtower.engines.redis.agent.file_runner import RedisFileRunner
 
         return RedisFileRunner(session)
