@@ -25,12 +25,16 @@ ROOT = Path(__file__).resolve().parent.parent
 # column types' names in CQL and ClickHouse: scenarios' 144 -> 132.
 # 50 branches and 12
 # tables before the kinds, 29 and 7 before the packages. The engine packages themselves
-# are not bounded: an engine names itself there. (branches, tables, names)
+# are not bounded: an engine names itself there. (branches, tables, names, and the imports
+# of our own modules made inside a function: each left is a heavy library deferred on
+# purpose, tests/test_import_hygiene.py, an optional room or a cycle; 200 of them before
+# they were moved to the top, 73 after)
 CEILINGS = {
-    "loadtower": (0, 0, 10), "agents": (0, 0, 26), "protocol": (0, 0, 32),
-    "sandbox": (2, 3, 264), "scenarios": (0, 0, 132), "store": (0, 0, 34), "tui": (0, 0, 5),
+    "loadtower": (0, 0, 10, 2), "agents": (0, 0, 26, 1), "protocol": (0, 0, 32, 0),
+    "sandbox": (2, 3, 264, 3), "scenarios": (0, 0, 132, 29), "store": (0, 0, 34, 21),
+    "tui": (0, 0, 5, 13), "engines": (1, 0, 10**6, 4),
 }  # fmt: skip
-KEYS = ("branches", "tables", "names")
+KEYS = ("branches", "tables", "names", "inner_imports")
 
 
 def _script() -> ModuleType:
@@ -53,7 +57,7 @@ def test_no_new_branch_or_table_on_engine_names() -> None:
                                                                         strict=True))
     }
     assert not over, f"over the ceilings {CEILINGS}: {over}; " + "; ".join(
-        w for w in where if not w.endswith("inner_import") and w.split("/")[0] in over)
+        w for w in where if w.split("/")[0] in over)
 
 
 def test_a_new_mention_of_an_engine_is_counted() -> None:
