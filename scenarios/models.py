@@ -146,7 +146,9 @@ def engine_target_fields(kinds: Iterable[EngineKind] | None = None) -> dict[str,
         for name, info in model.model_fields.items():
             if name in fields or name in TargetBase.model_fields:
                 raise ValueError(f"engine {k.name}'s target key {name!r} is another's too")
-            fields[name] = (hints[name], info.default)
+            fields[name] = (hints[name], Field(default=info.default)
+                            if info.default_factory is None
+                            else Field(default_factory=info.default_factory))
     return fields
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from pydantic import Field, create_model
 
 from loadtower.protocol.engine_kinds import KINDS, dialects, engine_names, titles, with_capability
 from loadtower.scenarios import models
@@ -33,6 +34,7 @@ def test_only_keys_are_target_keys_of_one_engine() -> None:
 class ClashingKeys(Strict):  # a third engine's keys, one of them ClickHouse's
     order_by: list[str] | None = None
     level: int | None = None
+    tags: list[str] = Field(default_factory=list)  # a default made per target
 
 
 def test_target_has_each_engines_own_keys_and_a_clash_is_refused() -> None:
@@ -44,7 +46,10 @@ def test_target_has_each_engines_own_keys_and_a_clash_is_refused() -> None:
     clash = replace(with_keys, name="third", target_keys=f"{__name__}:ClashingKeys")
     with pytest.raises(ValueError, match="engine third's target key 'order_by' is another's"):
         models.engine_target_fields([*KINDS.values(), clash])
-    assert set(models.engine_target_fields([clash])) == {"order_by", "level"}
+    third = models.engine_target_fields([clash])
+    assert set(third) == {"order_by", "level", "tags"}
+    keys = create_model("Keys", **third)
+    assert keys().tags == [] and keys().level is None  # defaults kept, none required
 
 
 # the engines the names' tables knew before the kinds (scripts/engine_coupling.py's before)
