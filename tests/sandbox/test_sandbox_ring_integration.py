@@ -42,9 +42,12 @@ def table_ids(cluster: Cluster, session: Session) -> dict[str, object]:
     for host in cluster.metadata.all_hosts():
         if not host.is_up:
             continue
-        row = session.execute(
-            "SELECT id FROM system_schema.tables WHERE keyspace_name = 'ring' "
-            "AND table_name = 't'", timeout=10, host=host).one()
+        try:
+            row = session.execute(
+                "SELECT id FROM system_schema.tables WHERE keyspace_name = 'ring' "
+                "AND table_name = 't'", timeout=10, host=host).one()
+        except (OperationTimedOut, ReadTimeout):  # a busy node: asked again, bounded
+            row = None
         ids[str(host.address)] = None if row is None else row.id
     return ids
 
