@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from loadtower.protocol.engine_kinds import load_attribute
-from loadtower.scenarios.workloads.file_slot import file_slots
+from loadtower.scenarios.workloads.file_slot import file_slots, slot_named
 
 if TYPE_CHECKING:
     from loadtower.protocol.workload_file_spec import StatementSpec
@@ -74,11 +74,11 @@ class WorkloadRendering(Protocol):
 def workload_rendering(slot: str) -> WorkloadRendering | None:
     """The rendering of statement slot `slot` (None: no registered engine has the slot,
     or its slot names no rendering)."""
-    for found in file_slots():
-        if found.name == slot and found.rendering:
-            rendering: WorkloadRendering = load_attribute(found.rendering)
-            return rendering
-    return None
+    found = slot_named(slot)
+    if found is None or not found.rendering:
+        return None
+    rendering: WorkloadRendering = load_attribute(found.rendering)
+    return rendering
 
 
 def rendered_slots() -> tuple[str, ...]:
