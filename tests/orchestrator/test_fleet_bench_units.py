@@ -47,9 +47,11 @@ def test_a_synthetic_line_reaches_live_stats_and_the_store_with_its_ops(tmp_path
     phase = sinks.stats.phase("run")
     assert phase.ops == 2 * 3 * 40 and phase.errors == 0
     assert sinks.stats.phase("run", op="op2").ops == 80
-    assert [sent for sent, _delay in probe.live] == [1_001.5, 1_002.5]
+    assert list(probe.live.sent) == [1_001.5, 1_002.5] and len(probe.live) == 2
+    assert probe.nbytes >= 2 * 16 + 2 * 8  # its records: two pairs and two handed times
     writer.close()
-    assert sorted(sent for sent, _delay in probe.stored) == [1_001.5, 1_002.5]
+    assert sorted(probe.stored.sent) == [1_001.5, 1_002.5]
+    assert all(delay >= 0 for delay in probe.stored.delay)
     with duckdb.connect(str(tmp_path / "store.duckdb"), read_only=True) as con:
         rows = con.execute("SELECT ts, op, ops FROM op_intervals WHERE run_id = ? "
                            "ORDER BY ts, op", [run_id]).fetchall()

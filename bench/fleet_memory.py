@@ -1,0 +1,155 @@
+"""Memory of the orchestrator side over a long run at a large fleet, in simulated time
+(issue 28: RSS flat over any run length and worker count).
+
+bench/fleet.py measures in real time, so on a busy machine a backlog (lines waiting in
+the Locust master, the pipe, the reader) moves the RSS as much as the product's own
+structures do. Here no clock runs: for each simulated second, --workers synthetic
+interval lines (bench/fleet_workers.py's real HDR payloads, each worker's own seq) go
+through the orchestrator's real consumers exactly as a run hands them over (LocustLoad's
+dispatch of the master's JSON text: Sinks, LiveStats, the StoreWriter into a real DuckDB
+file), and the writer flushes once per simulated second, as its thread does. Every
+--every simulated seconds it prints the process's RSS and the sizes of the structures
+that are kept per second (LiveStats' hot and frozen cells, the rollups' accumulators, the
+seen-seq sets), and at the end the least-squares slope of the RSS per simulated minute
+over the second half. --trace also compares tracemalloc snapshots (first report against
+last) and prints where Python's memory grew.
+
+usage: python bench/fleet_memory.py [--workers 1024] [--seconds 600] [--every 60]
+                                    [--op-types 8] [--ops 500] [--trace]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PHASE = "steady"
+
+
+def _sibling(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for row in f:
+            if row.startswith("VmRSS:"):
+                return int(row.split()[1]) / 1024
+    return 0.0
+
+
+def slope_per_min(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of (second, MB) points, in MB per simulated minute."""
+    n = len(points)
+    if n < 2:
+        return 0.0
+    mx = sum(t for t, _ in points) / n
+    my = sum(v for _, v in points) / n
+    var = sum((t - mx) ** 2 for t, _ in points)
+    return 60.0 * sum((t - mx) * (v - my) for t, v in points) / var if var else 0.0
+
+
+def sizes(sinks: Any, writer: Any) -> dict[str, int]:
+    """The structures kept per second or per line (their entries)."""
+    stats = sinks.stats
+    rollups = writer._rollups
+    return {
+        "live_hot": sum(len(v) for v in stats._cells_at.values()),
+        "live_frozen": sum(len(v) for v in stats._frozen_at.values()),
+        "rollup_s": len(rollups.seconds.accs), "rollup_min": len(rollups.minutes.accs),
+        "rollup_phase": len(rollups.phases.accs),
+        "seen_above": sum(len(v) for v in sinks.seen.above.values()),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=1024)
+    parser.add_argument("--seconds", type=int, default=600, help="simulated seconds")
+    parser.add_argument("--every", type=int, default=60, help="report every N seconds")
+    parser.add_argument("--op-types", type=int, default=8)
+    parser.add_argument("--ops", type=int, default=500)
+    parser.add_argument("--trace", action="store_true", help="tracemalloc: where it grew")
+    args = parser.parse_args()
+
+    fleet, workers = _sibling("fleet"), _sibling("fleet_workers")
+    # deferred: the product's modules after the bench's own (fleet.py imports them too)
+    from loadtower.scenarios.orchestrator.load_controller import LocustLoad
+    from loadtower.scenarios.orchestrator.sinks import Sinks
+    from loadtower.scenarios.plan import load_plan
+    from loadtower.store import StoreWriter
+
+    templates = [json.dumps(t, separators=(",", ":"))
+                 for t in workers.op_templates(args.op_types, args.ops)]
+    with tempfile.TemporaryDirectory(prefix="fleet-memory-") as tmp_name:
+        tmp = Path(tmp_name)
+        (tmp / "inventory.toml").write_text(fleet.INVENTORY)
+        (tmp / "scenario.toml").write_text(fleet.SCENARIO)
+        plan = load_plan(tmp / "scenario.toml", tmp / "inventory.toml")
+        # flushed by hand once per simulated second (its thread's tick is an hour away)
+        writer = StoreWriter(tmp / "fleet.duckdb", flush_every_s=3600.0)
+        run_id = writer.start_run("fleet-memory", "fleet", None, None, {}, {}, {})
+        sinks = Sinks(writer, run_id, plan)
+        sinks.phase = PHASE
+        load = LocustLoad(None, plan, run_id, sinks)
+        writer.phase_started(run_id, 0, PHASE, "run", time.time(), {})
+        start_ts = int(time.time()) - args.seconds - 60
+        points: list[tuple[float, float]] = []
+        if args.trace:
+            tracemalloc.start(8)
+        first_snap = None
+        wall0 = time.monotonic()
+        print(f"fleet_memory: {args.workers} workers, {args.seconds} simulated s, "
+              f"{args.op_types} op types x {args.ops} ops a line")
+        print("| second | RSS MB | " + " | ".join(sizes(sinks, writer)) + " | wall s |")
+        for second in range(args.seconds):
+            ts = start_ts + second
+            for w in range(args.workers):
+                ops = templates[(second + w) % len(templates)]
+                text = (f'{{"type":"interval","agent":"bench/{w}","host":"h{w % 64}",'
+                        f'"ts":{ts},"phase":"{PHASE}","cpu_pct":3.0,"cpu_s":0.03,'
+                        f'"span":[{ts + 0.001},{ts + 0.999}],"ops":{ops},"seq":{second + 1}}}')
+                load._dispatch(json.loads(text))
+            writer.flush()
+            if (second + 1) % args.every == 0 or second + 1 == args.seconds:
+                gc.collect()
+                mb = rss_mb()
+                points.append((second + 1, mb))
+                row = sizes(sinks, writer)
+                print(f"| {second + 1} | {mb:.0f} | " + " | ".join(str(v) for v in row.values())
+                      + f" | {time.monotonic() - wall0:.0f} |", flush=True)
+                if args.trace:
+                    snap = tracemalloc.take_snapshot()
+                    if first_snap is None:
+                        first_snap = snap
+        half = [p for p in points if p[0] > args.seconds / 2]
+        print(f"RSS: {points[0][1]:.0f} -> {points[-1][1]:.0f} MB; slope over the second half "
+              f"{slope_per_min(half):+.2f} MB per simulated minute")
+        if args.trace and first_snap is not None:
+            last = tracemalloc.take_snapshot()
+            print("tracemalloc, first report -> last, top growth by line:")
+            for stat in last.compare_to(first_snap, "lineno")[:15]:
+                print(f"  {stat.size_diff / 2**20:+8.2f} MB {stat.count_diff:+8d}  "
+                      f"{stat.traceback}")
+        writer.end_run(run_id, "completed", None)
+        writer.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
