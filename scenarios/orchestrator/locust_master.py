@@ -31,6 +31,7 @@ from loadtower.protocol.interval_message import text_problem
 from loadtower.protocol.link_secrets import KEY_ENV
 from loadtower.protocol.phase_spec import PhaseMessage, RateMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
+from loadtower.scenarios.orchestrator import master_socket
 from loadtower.scenarios.orchestrator.link_guard import LinkGuard
 from loadtower.scenarios.orchestrator.master_output import MasterOutput
 
@@ -101,6 +102,7 @@ def _guarded_runner(env: Any, host: str, port: int, guard: LinkGuard) -> Any:
             super().reset_connection()
             self._guard_server()
 
+    master_socket.install()  # a bound on what the master holds from each worker
     return env._create_runner(GuardedMaster, master_bind_host=host, master_bind_port=port)
 
 
