@@ -85,21 +85,12 @@ class TargetBase(Strict):
     keyspace: Name = "loadtower"
     table: Name | None = None
     replication_factor: Replicas = 1
-    consistency: Literal[
-        "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "ANY"
-    ] = "LOCAL_QUORUM"
     driver: Literal["auto", "acsylla", "cassandra-driver", "clickhouse-connect"] = "auto"
     # how open-model run phases reach the nodes: the Rust load core on ScyllaDB's Rust
     # driver ("rust", when installed and the ops are ones it binds), else Python lanes over
     # the session `driver` ("python", the reference path); docs/agent-protocol.md
     native_io: Literal["rust", "python"] = "rust"
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
-    # CQL: the agents' local data centre (DC-aware routing; None: every node is local)
-    # and NetworkTopologyStrategy's replicas per DC (instead of replication_factor)
-    local_dc: Annotated[str, Field(min_length=1, max_length=128)] | None = None
-    replication: dict[
-        Annotated[str, Field(min_length=1, max_length=128)], Replicas
-    ] | None = None
 
     @field_validator("native_io", mode="before")
     @classmethod
@@ -111,25 +102,6 @@ class TargetBase(Strict):
                 "session driver)"
             )
         return value
-
-    @model_validator(mode="after")
-    def _one_replication(self) -> TargetBase:
-        if self.replication is not None:
-            if "replication_factor" in self.model_fields_set:
-                raise ValueError(
-                    "give either replication_factor (SimpleStrategy) or replication "
-                    "(per data centre, NetworkTopologyStrategy), not both"
-                )
-            if not self.replication:
-                raise ValueError("replication needs at least one data centre, e.g. {dc1 = 2}")
-            for dc in self.replication:
-                if not DC_NAME.fullmatch(dc):
-                    raise ValueError(f"replication: data centre name {dc!r} has characters "
-                                     "other than letters, digits, '_', '-' and '.'")
-        return self
-
-
-DC_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def target_key_models(kinds: Iterable[EngineKind] | None = None) -> dict[str, type[BaseModel]]:

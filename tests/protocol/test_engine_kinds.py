@@ -30,6 +30,7 @@ def test_only_keys_are_target_keys_of_one_model() -> None:
     owned = [key for keys in by_model.values() for key in keys]
     assert len(owned) == len(set(owned))  # no key belongs to two models
     assert set(owned) <= set(models.Target.model_fields)
+    assert len(by_model) < len([k for k in KINDS.values() if k.target_keys])  # CQL's two
 
 
 class ClashingKeys(Strict):  # a third engine's keys, one of them ClickHouse's
