@@ -3,7 +3,7 @@ level of the agents' requests, the agents' local data centre (DC-aware routing) 
 NetworkTopologyStrategy's replicas per data centre (instead of ``replication_factor``).
 Both kinds name this one model as their ``target_keys``: scenarios/models.py adds its keys
 to `Target` once, and `check` refuses them on a target of another engine. The agents read
-``consistency`` and ``local_dc`` from the phase's target (agent/backend.py, agent/rust_feed.py); the
+``consistency`` and ``local_dc`` from the phase's target (agent/target_spec.py); the
 orchestrator renders ``replication`` into the keyspace's DDL (workload.py)."""
 
 from __future__ import annotations
