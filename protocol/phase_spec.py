@@ -13,10 +13,13 @@ from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 
 class TargetSpec(TypedDict, total=False):
+    """Every key of the scenario's target (`Target`), its engine's own keys too (a kind's
+    ``target_keys``); an engine's agent part may type those it reads in a TypedDict of
+    its own over this one."""
+
     keyspace: str
     table: str | None
     replication_factor: int
-    consistency: str
     driver: str
     native_io: Literal["rust", "python"]
     settings: dict[str, str | int | float | bool]
@@ -29,8 +32,6 @@ class TargetSpec(TypedDict, total=False):
     read_preference: str | None  # MongoDB only
     engine: str
     hosts: list[str] | None
-    local_dc: str | None  # CQL: DC-aware routing with this local data centre
-    replication: dict[str, int] | None  # CQL: NetworkTopologyStrategy's replicas per DC
 
 
 class DatasetSpec(TypedDict):

@@ -6,6 +6,8 @@ and errors on a target's keys point at ``targets.NAME.KEY``.
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from loadtower.errors import ConfigError
 from loadtower.protocol.engine_kinds import KINDS, engine_names, kind, titles, with_capability
 from loadtower.scenarios.models import (
@@ -78,19 +80,27 @@ def check_targets(scenario: Scenario, source: str, file: str) -> None:
     for name in scenario.targets or [None]:
         single = scenario.for_target(name) if name else scenario
         target, engine, where = single.target, single.engine, _target_path(scenario, name)
-        for owner in KINDS.values():
-            for key in owner.only_keys:
-                if owner.name != engine and getattr(target, key) is not None:
-                    raise sc.fail(
-                        (*where, key),
-                        f"'{key}' is a {owner.title} key; this target's engine is "
-                        f"'{engine}'",
-                    )
+        foreign = foreign_key(target, engine)
+        if foreign is not None:
+            raise sc.fail((*where, foreign[0]), foreign[1])
         _check_schemas(scenario, engine, sc)
         check = hook(engine, "check_target")
         found = check(scenario, single, where) if check is not None else None
         if found is not None:
             raise sc.fail(*found)
+
+
+def foreign_key(target: BaseModel, engine: str) -> tuple[str, str] | None:
+    """The first key the target gives that only other engines take (a kind's
+    ``only_keys``; one model may be two kinds'), and the line saying whose it is. Given:
+    set in the file (or in a shared ``[target]``), whatever the value, a default too."""
+    own = kind(engine).only_keys
+    for owner in KINDS.values():
+        for key in owner.only_keys:
+            if key not in own and key in target.model_fields_set:
+                owners = titles([k.name for k in KINDS.values() if key in k.only_keys])
+                return key, f"'{key}' is a {owners} key; this target's engine is '{engine}'"
+    return None
 
 
 def _check_schemas(scenario: Scenario, engine: str, sc: _Reporter) -> None:

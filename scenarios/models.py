@@ -24,7 +24,7 @@ from loadtower.protocol.engine_kinds import (
     kind,
     load_attribute,
 )
-from loadtower.scenarios.checked_types import Name, Strict
+from loadtower.scenarios.checked_types import Name, Replicas, Strict, TargetKeys
 from loadtower.scenarios.checked_types import checked as _checked
 from loadtower.scenarios.durations import parse_duration
 from loadtower.scenarios.identifiers import address_problem, host_name_problem
@@ -59,7 +59,6 @@ MAX_FIELDS = 1_000
 MAX_FIELD_SIZE = 1 << 20
 MAX_BATCH = 10_000
 MAX_SCAN = 100_000
-MAX_RF = 100
 MAX_WEIGHT = 1e9
 MAX_P99_MS = 3_600_000.0
 MAX_PROCESSES = 1_024
@@ -85,22 +84,13 @@ class TargetBase(Strict):
 
     keyspace: Name = "loadtower"
     table: Name | None = None
-    replication_factor: Annotated[int, Field(gt=0, le=MAX_RF)] = 1
-    consistency: Literal[
-        "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "ANY"
-    ] = "LOCAL_QUORUM"
+    replication_factor: Replicas = 1
     driver: Literal["auto", "acsylla", "cassandra-driver", "clickhouse-connect"] = "auto"
     # how open-model run phases reach the nodes: the Rust load core on ScyllaDB's Rust
     # driver ("rust", when installed and the ops are ones it binds), else Python lanes over
     # the session `driver` ("python", the reference path); docs/agent-protocol.md
     native_io: Literal["rust", "python"] = "rust"
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
-    # CQL: the agents' local data centre (DC-aware routing; None: every node is local)
-    # and NetworkTopologyStrategy's replicas per DC (instead of replication_factor)
-    local_dc: Annotated[str, Field(min_length=1, max_length=128)] | None = None
-    replication: dict[
-        Annotated[str, Field(min_length=1, max_length=128)], Annotated[int, Field(gt=0, le=MAX_RF)]
-    ] | None = None
 
     @field_validator("native_io", mode="before")
     @classmethod
@@ -113,49 +103,55 @@ class TargetBase(Strict):
             )
         return value
 
-    @model_validator(mode="after")
-    def _one_replication(self) -> TargetBase:
-        if self.replication is not None:
-            if "replication_factor" in self.model_fields_set:
-                raise ValueError(
-                    "give either replication_factor (SimpleStrategy) or replication "
-                    "(per data centre, NetworkTopologyStrategy), not both"
-                )
-            if not self.replication:
-                raise ValueError("replication needs at least one data centre, e.g. {dc1 = 2}")
-            for dc in self.replication:
-                if not DC_NAME.fullmatch(dc):
-                    raise ValueError(f"replication: data centre name {dc!r} has characters "
-                                     "other than letters, digits, '_', '-' and '.'")
-        return self
 
-
-DC_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+def target_key_models(kinds: Iterable[EngineKind] | None = None) -> dict[str, type[BaseModel]]:
+    """Each kind's ``target_keys`` model once, by the name of the first kind that names it
+    (two kinds of one family may name one model)."""
+    models: dict[str, type[BaseModel]] = {}
+    for k in KINDS.values() if kinds is None else kinds:
+        model = load_attribute(k.target_keys) if k.target_keys is not None else None
+        if model is not None and model not in models.values():
+            models[k.name] = model
+    return models
 
 
 def engine_target_fields(kinds: Iterable[EngineKind] | None = None) -> dict[str, Any]:
     """The keys only one engine takes, from each kind's ``target_keys`` model (its name,
-    type and default), for `Target`; two engines may not declare one key, nor one of
+    type and default), for `Target`; two models may not declare one key, nor one of
     `TargetBase`'s."""
     fields: dict[str, Any] = {}
-    for k in KINDS.values() if kinds is None else kinds:
-        if k.target_keys is None:
-            continue
-        model = load_attribute(k.target_keys)
+    for engine, model in target_key_models(kinds).items():
         hints = get_type_hints(model, include_extras=True)
         for name, info in model.model_fields.items():
             if name in fields or name in TargetBase.model_fields:
-                raise ValueError(f"engine {k.name}'s target key {name!r} is another's too")
+                raise ValueError(f"engine {engine}'s target key {name!r} is another's too")
             fields[name] = (hints[name], Field(default=info.default)
                             if info.default_factory is None
                             else Field(default_factory=info.default_factory))
     return fields
 
 
+def engine_rules(models: Iterable[type[BaseModel]]) -> Any:
+    """`Target`'s validator asking each `TargetKeys` model what is wrong with its keys
+    beside the shared ones (its ``target_problem``; one line for the loader)."""
+    rules = [m.target_problem for m in models if issubclass(m, TargetKeys)]
+
+    def check(target: TargetBase) -> TargetBase:
+        for rule in rules:
+            problem = rule(target)
+            if problem:
+                raise ValueError(problem)
+        return target
+
+    return model_validator(mode="after")(check)
+
+
 if TYPE_CHECKING:
     Target = TargetBase
 else:  # the shared keys, then each registered engine's own, in the registry's order
     Target = create_model("Target", __base__=TargetBase, __module__=__name__,
+                          __validators__={"_engine_rules": engine_rules(
+                              target_key_models().values())},
                           **engine_target_fields())
 
 

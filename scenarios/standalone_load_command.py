@@ -117,16 +117,18 @@ def _spec(args: argparse.Namespace) -> PhaseSpec:
         name = args.workload
         extra = {"ttl": args.ttl} if args.ttl else {}
         workload = Workload(preset=name, **extra)
-        target = Target(keyspace=args.keyspace, consistency=args.consistency, driver=args.driver,
-                        native_io=args.native_io, local_dc=args.local_dc)
+        target = Target.model_validate({  # the engine's own keys too (a kind's target_keys)
+            "keyspace": args.keyspace, "consistency": args.consistency, "driver": args.driver,
+            "native_io": args.native_io, "local_dc": args.local_dc})
         dataset = Dataset(records=args.records, fields=args.fields, field_size=args.field_size)
-    if args.local_dc and target.local_dc is None:
-        target = target.model_copy(update={"local_dc": args.local_dc})
+    plain = target.model_dump(mode="json")
+    if args.local_dc and plain.get("local_dc") is None:  # a scenario's own, else --local-dc
+        plain["local_dc"] = args.local_dc
     tls = _tls(args)
     spec: PhaseSpec = {
         "engine": args.engine,
         "connection": cast(ConnectionOptions, {"tls": tls} if tls else {}),
-        "target": cast(TargetSpec, target.model_dump(mode="json")),
+        "target": cast(TargetSpec, plain),
         "dataset": cast(DatasetSpec, dataset.model_dump(mode="json")),
         "workload": cast(WorkloadSpec, workload.model_dump(mode="json")),
         "workload_name": name,

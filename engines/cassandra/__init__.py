@@ -3,8 +3,9 @@
 ScyllaDB is Cassandra's flavour here: the same driver, CQL, agents' backend and Rust load
 core; it has no coordinator latency tables. Parts: ``agent/`` (sessions over
 cassandra-driver or acsylla, the file runner, the Rust core's feed), ``orchestrator/``
-(the CQL client of its hooks, the server version, tombstones per read from the nodes'
-tables, the requests a node coordinated, a joined node's streams, workload files in CQL).
+(the target keys both take, the CQL client of its hooks, the server version, tombstones
+per read from the nodes' tables, the requests a node coordinated, a joined node's
+streams, workload files in CQL).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ CASSANDRA = EngineKind(
     per_host_port=False, tls_files=True, block_load=False, flush_action=True,
     compaction="action", coordinator_latency=True,
     agent_backend="loadtower.engines.cassandra.agent.backend:CqlBackend",
+    target_keys=f"{_ORCH}.target_keys:CqlTargetKeys",
     hooks={"version": f"{_ORCH}.version:version",
            "node_stats": f"{_ORCH}.node_stats:node_stats",
            "check_target": f"{_ORCH}.target_checks:check_target",

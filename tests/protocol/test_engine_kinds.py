@@ -25,16 +25,22 @@ def test_one_kind_per_engine_the_models_accept() -> None:
     assert set(dialects()) <= set(engine_names())  # a dialect is the slot of an engine
 
 
-def test_only_keys_are_target_keys_of_one_engine() -> None:
-    owned = [key for k in KINDS.values() for key in k.only_keys]
-    assert len(owned) == len(set(owned))  # no key belongs to two engines
+def test_only_keys_are_target_keys_of_one_model() -> None:
+    by_model = {k.target_keys: k.only_keys for k in KINDS.values() if k.target_keys}
+    owned = [key for keys in by_model.values() for key in keys]
+    assert len(owned) == len(set(owned))  # no key belongs to two models
     assert set(owned) <= set(models.Target.model_fields)
+    assert len(by_model) < len([k for k in KINDS.values() if k.target_keys])  # CQL's two
 
 
 class ClashingKeys(Strict):  # a third engine's keys, one of them ClickHouse's
     order_by: list[str] | None = None
     level: int | None = None
     tags: list[str] = Field(default_factory=list)  # a default made per target
+
+
+class RivalKeys(Strict):  # a third engine's keys, one of them the CQL kinds'
+    consistency: str | None = None
 
 
 def test_target_has_each_engines_own_keys_and_a_clash_is_refused() -> None:
@@ -46,6 +52,13 @@ def test_target_has_each_engines_own_keys_and_a_clash_is_refused() -> None:
     clash = replace(with_keys, name="third", target_keys=f"{__name__}:ClashingKeys")
     with pytest.raises(ValueError, match="engine third's target key 'order_by' is another's"):
         models.engine_target_fields([*KINDS.values(), clash])
+    # a kind naming a model another kind names (ScyllaDB: Cassandra's) adds no key twice
+    twin = replace(with_keys, name="twin")
+    assert list(models.engine_target_fields([*KINDS.values(), twin])) == list(own)
+    # another model with a registered model's key (the CQL kinds' consistency) is refused
+    rival = replace(with_keys, name="rival", target_keys=f"{__name__}:RivalKeys")
+    with pytest.raises(ValueError, match="engine rival's target key 'consistency' is another's"):
+        models.engine_target_fields([*KINDS.values(), rival])
     third = models.engine_target_fields([clash])
     assert set(third) == {"order_by", "level", "tags"}
     keys = create_model("Keys", **third)

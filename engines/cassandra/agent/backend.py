@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from loadtower.agents.tls import TlsOptions, probe
 from loadtower.engines.cassandra.agent.driver_session import make_session
+from loadtower.engines.cassandra.agent.target_spec import cql_target
 
 if TYPE_CHECKING:
     from loadtower.agents.driver_loop import PhaseConfig
@@ -27,7 +28,7 @@ class CqlBackend:
     def session_key(self, cfg: PhaseConfig) -> tuple:
         tls = tls_of(cfg)
         return ("cql", tuple(cfg.contact_points), cfg.port, cfg.username, cfg.driver,
-                tls.key() if tls else None, cfg.spec["target"].get("local_dc"))
+                tls.key() if tls else None, cql_target(cfg).get("local_dc"))
 
     async def open(self, cfg: PhaseConfig) -> Any:
         port = cfg.port or self.default_port
@@ -41,9 +42,9 @@ class CqlBackend:
             port,
             cfg.username,
             cfg.password,
-            cfg.spec["target"]["consistency"],
+            cql_target(cfg)["consistency"],
             tls=tls,
-            local_dc=cfg.spec["target"].get("local_dc"),
+            local_dc=cql_target(cfg).get("local_dc"),
         )
         return session
 

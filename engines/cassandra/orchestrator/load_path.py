@@ -6,6 +6,7 @@ with the run's events)."""
 
 from __future__ import annotations
 
+from loadtower.engines.cassandra.orchestrator.target_keys import CqlTargetKeys
 from loadtower.scenarios.models import Credentials, Target
 
 SENDERS = {
@@ -22,5 +23,6 @@ def load_path(label: str, target: Target, creds: Credentials) -> str:
     tls = "TLS on" if creds.tls else "TLS off"
     if creds.tls and not creds.tls_verify_hostname:
         tls += " (host names not checked)"
-    dc = f"local DC {target.local_dc}" if target.local_dc else "no local DC (nodes of every DC)"
+    local_dc = CqlTargetKeys.of(target).local_dc
+    dc = f"local DC {local_dc}" if local_dc else "no local DC (nodes of every DC)"
     return f"load path, {label}: {sender}; {tls}; {dc}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from loadtower.engines.cassandra.agent.schemas import cql_name, replication_map
 from loadtower.engines.cassandra.orchestrator.file_slot import cassandra_of
+from loadtower.engines.cassandra.orchestrator.target_keys import CqlTargetKeys
 from loadtower.scenarios.models import Target
 from loadtower.scenarios.workloads.checks import Checked
 from loadtower.scenarios.workloads.models import Table
@@ -56,7 +57,7 @@ class CqlRendering(SqlRendering):
         return CQL_TYPES[portable]
 
     def ddl(self, checked: Checked, target: Target, names: Names) -> list[str]:
-        rf = target.replication or target.replication_factor
+        rf = CqlTargetKeys.of(target).replication or target.replication_factor
         return cql_ddl(checked.model.tables, names, rf)
 
 

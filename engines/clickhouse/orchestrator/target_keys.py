@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from loadtower.scenarios.checked_types import Name, Strict, checked
+from loadtower.scenarios.checked_types import Name, TargetKeys, checked
 
 # a skip index's definition, e.g. "title TYPE bloom_filter(0.01) GRANULARITY 4": it goes
 # into DDL, so no quote and no semicolon
@@ -27,17 +27,12 @@ def index_spec_problem(value: str) -> str | None:
 IndexSpec = Annotated[str, checked(index_spec_problem)]
 
 
-class ClickhouseTargetKeys(Strict):
+class ClickhouseTargetKeys(TargetKeys):
     table_engine: Literal["ReplacingMergeTree", "MergeTree"] | None = None
     order_by: Annotated[list[Name], Field(min_length=1)] | None = None
     skip_indexes: dict[Name, IndexSpec] | None = None
     delete_mode: Literal["lightweight", "mutation"] | None = None
     update_mode: Literal["insert", "mutation"] | None = None
-
-    @classmethod
-    def of(cls, target: Any) -> ClickhouseTargetKeys:
-        """A target's ClickHouse keys (validated with the target)."""
-        return cls.model_construct(**{k: getattr(target, k) for k in cls.model_fields})
 
 
 def runs_mutations(target: Any) -> bool:

@@ -9,10 +9,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from loadtower.scenarios.checked_types import Strict
+from loadtower.scenarios.checked_types import TargetKeys
 
 
-class MongodbTargetKeys(Strict):
+class MongodbTargetKeys(TargetKeys):
     write_concern: Literal["majority"] | Annotated[int, Field(ge=0, le=50)] | None = None
     read_preference: (
         Literal["primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest"] | None
