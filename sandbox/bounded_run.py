@@ -2,8 +2,8 @@
 
 The command runs in its own process group; after ``timeout``, or on any interruption
 (Ctrl-C), the whole group is killed, so no build tool or JVM of it is left behind. The
-Cassandra jars' fetch (engines/cassandra/sandbox/jars.py) and the FerretDB build
-(engines/mongodb/sandbox/ferretdb.py) run through it.
+engine packages' sandbox parts fetch and build what their servers need through it (a
+ring engine's jars with Maven, an engine host's server with Go).
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ class RingEngine(ABC):
     """The ring engine's sandbox part (engines/NAME/sandbox/ring.py)."""
 
     name: str  # the engine: inventory section, hosts' engine, status key, folder, secret
-    title: str  # in messages ("Cassandra node 2 (127.0.0.2)")
+    title: str  # in messages ("TITLE node 2 (127.0.0.2)", "its TITLE ring has 3 nodes")
     version: str  # its server's version, for `status`
     username: str = "loadtower"  # the sandbox's login role
 
