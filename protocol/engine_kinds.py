@@ -13,7 +13,7 @@ and registers them under the entry-point group ``loadtower.engines``
 party can ship an engine as its own distribution. The core never imports an
 engine package: it reaches an engine's code through the ``module:attribute`` strings of
 its kind (``agent_backend``, ``native_feed``, ``hooks``, ``sandbox_service``,
-``workload_file``).
+``sandbox_ring``, ``workload_file``).
 
 The protocol room holds it because both sides ask: the orchestrator's checks, plans and
 phases, and the agents.
@@ -55,8 +55,11 @@ class EngineKind:
     hooks: Mapping[str, str] = field(default_factory=dict)
     compact_what: str = "its compaction statement"  # what a `statement` compaction runs
     # its host in the loopback sandbox, "module:attribute" (sandbox/engine_services.py);
-    # None: the sandbox runs none (Cassandra's ring is the sandbox's own)
+    # None: the sandbox runs none (or its nodes are the sandbox's ring: sandbox_ring)
     sandbox_service: str | None = None
+    # its nodes make the sandbox's ring, "module:attribute" of a RingEngine
+    # (sandbox/ring_engine.py; one registered engine names one); None: they do not
+    sandbox_ring: str | None = None
     # its dialect's slot of workload files, "module:attribute" of a FileSlot (its models and
     # rendering: scenarios/workloads/file_slot.py); None: its targets run no workload files
     workload_file: str | None = None
@@ -151,7 +154,7 @@ KINDS: Mapping[str, EngineKind] = _Kinds()
 
 def load_attribute(where: str) -> Any:
     """What a kind names as ``"module:attribute"`` (its ``agent_backend``, a hook, its
-    ``sandbox_service``), the module imported on first use."""
+    ``sandbox_service``, ``sandbox_ring``), the module imported on first use."""
     module, _, attribute = where.partition(":")
     return getattr(importlib.import_module(module), attribute)
 

@@ -1,7 +1,9 @@
-"""The sandbox's Cassandra login: a `loadtower` superuser role with a random password.
+"""The sandbox's secrets and its client side of TLS.
 
-The password is generated once and kept in DIR/secrets/cassandra.password (mode
-0600); the built-in `cassandra` role is then locked (LOGIN = false).
+A login's password is generated once and kept in DIR/secrets/NAME.password (mode 0600):
+the ring engine's (sandbox/ring_engine.py) and each engine host's
+(sandbox/engine_services.py). `ClientTls` is what a client of a node with TLS presents:
+the CA to trust and the client certificate (sandbox/tls_certs.py makes them).
 """
 
 from __future__ import annotations
@@ -9,21 +11,8 @@ from __future__ import annotations
 import os
 import secrets
 import ssl
-import time
 from dataclasses import dataclass
 from pathlib import Path
-
-from loadtower.errors import LoadtowerError
-
-USERNAME = "loadtower"
-
-
-def password_file(directory: Path) -> Path:
-    return directory / "secrets" / "cassandra.password"
-
-
-def password(directory: Path) -> str:
-    return secret(password_file(directory))
 
 
 def secret(path: Path) -> str:
@@ -50,68 +39,3 @@ class ClientTls:
         context.check_hostname = verify_hostname
         context.load_cert_chain(str(self.cert), str(self.key))
         return context
-
-
-def _session(  # noqa: ANN202
-    address: str, port: int, username: str, pwd: str, tls: ClientTls | None = None
-):
-    from cassandra.auth import PlainTextAuthProvider
-    from cassandra.cluster import Cluster
-    from cassandra.policies import WhiteListRoundRobinPolicy
-
-    cluster = Cluster(
-        [address],
-        port=port,
-        connect_timeout=10,
-        auth_provider=PlainTextAuthProvider(username, pwd),
-        load_balancing_policy=WhiteListRoundRobinPolicy([address]),
-        protocol_version=5,
-        ssl_context=tls.context() if tls else None,
-    )
-    return cluster, cluster.connect()
-
-
-def can_login(address: str, port: int, pwd: str, tls: ClientTls | None = None) -> bool:
-    try:
-        cluster, _ = _session(address, port, USERNAME, pwd, tls)
-    except Exception:  # noqa: BLE001 - any failure means "not yet"
-        return False
-    cluster.shutdown()
-    return True
-
-
-def ensure_role(
-    address: str, port: int, directory: Path, timeout: float = 120.0,
-    tls: ClientTls | None = None,
-) -> None:
-    """Create the loadtower role (once) and lock the default superuser; over TLS (the
-    CA, the client certificate, the node's address checked) when ``tls`` is given."""
-    pwd = password(directory)
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        # the role may exist already but not be readable yet: after a restart of several
-        # nodes, its row can live on a node this one does not yet see as up
-        if can_login(address, port, pwd, tls):
-            return
-        try:
-            cluster, session = _session(address, port, "cassandra", "cassandra", tls)
-        except Exception as exc:  # noqa: BLE001 - default role appears a little after start
-            last = exc
-            time.sleep(1.0)
-            continue
-        try:
-            escaped = pwd.replace("'", "''")
-            session.execute(
-                f"CREATE ROLE IF NOT EXISTS {USERNAME} WITH PASSWORD = '{escaped}' "
-                "AND SUPERUSER = true AND LOGIN = true"
-            )
-        finally:
-            cluster.shutdown()
-        cluster, session = _session(address, port, USERNAME, pwd, tls)
-        try:
-            session.execute("ALTER ROLE cassandra WITH LOGIN = false")
-        finally:
-            cluster.shutdown()
-        return
-    raise LoadtowerError(f"could not set up the Cassandra login on {address}:{port}: {last}")

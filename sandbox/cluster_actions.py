@@ -22,6 +22,7 @@ from loadtower.sandbox import processes as procs
 from loadtower.sandbox.cluster_layout import ClusterHost, cluster_dir, db_host
 from loadtower.sandbox.cluster_state import ClusterNode, ClusterState
 from loadtower.sandbox.cluster_sudoers import NODE_ACTIONS, USER
+from loadtower.sandbox.ring_engine import RingNode
 from loadtower.sandbox.state import locked
 from loadtower.sandbox.tls_certs import TlsFiles
 
@@ -95,7 +96,7 @@ def node_action(
 
 def _nodetool(
     state: ClusterState,
-    spec: cluster_nodes.NodeSpec,
+    spec: RingNode,
     host: ClusterHost,
     action: str,
     alive: bool,
@@ -126,7 +127,7 @@ def _any_running(state: ClusterState) -> ClusterHost:
 
 def _decommission(
     directory: Path,
-    spec: cluster_nodes.NodeSpec,
+    spec: RingNode,
     host: ClusterHost,
     node: ClusterNode,
     alive: bool,

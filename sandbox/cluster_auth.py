@@ -6,7 +6,7 @@ fails when that node is in dc2 ("Cannot achieve consistency level LOCAL_QUORUM")
 real multi-DC cluster does, ``system_auth`` gets NetworkTopologyStrategy with one
 replica in each DC before the role is created, and a repair of it puts the rows that
 already exist (the default superuser) on their new replicas. Then the sandbox role is
-made over TLS (``auth.ensure_role``).
+made over TLS (the ring engine's ``ensure_login``, sandbox/ring_engine.py).
 """
 
 from __future__ import annotations

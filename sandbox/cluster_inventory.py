@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from loadtower.sandbox import inventory_file, netns
-from loadtower.sandbox.auth import USERNAME, password_file
 from loadtower.sandbox.cluster_layout import (
     AGENT_HOSTS,
     CASSANDRA_PORT,
@@ -25,6 +24,7 @@ from loadtower.sandbox.cluster_layout import (
 from loadtower.sandbox.cluster_state import ClusterState
 from loadtower.sandbox.cluster_sudoers import NODE_ACTIONS, USER, node_command
 from loadtower.sandbox.engine_services import service
+from loadtower.sandbox.ring_engine import ring_engine
 from loadtower.sandbox.toml_values import q
 
 AGENT_PYTHON = "/usr/bin/python3"
@@ -110,7 +110,7 @@ def _agent_lines() -> list[str]:
 
 
 def render(directory: Path, state: ClusterState) -> str:
-    ssh, tls = state.ssh, state.tls
+    ssh, tls, ring = state.ssh, state.tls, ring_engine()
     lines = [
         HEADER,
         "[ssh]",
@@ -122,10 +122,10 @@ def render(directory: Path, state: ClusterState) -> str:
         "[metrics]",
         f"prometheus_url = {q('http://127.0.0.1:' + str(state.ports['prometheus']))}",
         "",
-        "[cassandra]",
+        f"[{ring.name}]",
         f"port = {CASSANDRA_PORT}",
-        f"username = {q(USERNAME)}",
-        f"password_file = {q(str(password_file(directory)))}",
+        f"username = {q(ring.username)}",
+        f"password_file = {q(str(ring.password_file(directory)))}",
         "tls = true",
         f"tls_ca_file = {q(tls['ca'])}",
         f"tls_cert_file = {q(tls['client_cert'])}",

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from loadtower.sandbox import host_cgroup, netns, netns_enter
 from loadtower.sandbox import processes as procs
-from loadtower.sandbox.cassandra_node import NodeSpec, NodeTls
 from loadtower.sandbox.cluster_layout import (
     CASSANDRA_PORT,
     JMX_PORT,
@@ -24,11 +23,12 @@ from loadtower.sandbox.cluster_layout import (
     cluster_dir,
 )
 from loadtower.sandbox.cluster_state import ClusterNode, ClusterState
+from loadtower.sandbox.ring_engine import NodeCerts, NodePlace, RingNode, ring_engine
 from loadtower.sandbox.tls_certs import TlsFiles
 
 
-def spec(directory: Path, host: ClusterHost, tls: TlsFiles, heap: str = "1G") -> NodeSpec:
-    return NodeSpec(
+def spec(directory: Path, host: ClusterHost, tls: TlsFiles, heap: str = "1G") -> RingNode:
+    return ring_engine().node(NodePlace(
         index=host.node,
         address=netns.data_address(host.name),
         home=cluster_dir(directory) / "cassandra" / host.name,
@@ -39,11 +39,11 @@ def spec(directory: Path, host: ClusterHost, tls: TlsFiles, heap: str = "1G") ->
         heap=heap,
         dc=host.dc,
         rack=host.rack,
-        tls=NodeTls(ca=tls.ca, combined=tls.nodes[host.name].combined, internode="dc"),
-    )
+        tls=NodeCerts(ca=tls.ca, combined=tls.nodes[host.name].combined),
+    ))
 
 
-def spawn(node_spec: NodeSpec, host: ClusterHost) -> procs.ProcessRecord:
+def spawn(node_spec: RingNode, host: ClusterHost) -> procs.ProcessRecord:
     """Start the node in its host's namespace and cgroup (host_cgroup.wrap)."""
     node_spec.write_config()
     return procs.spawn(host_cgroup.wrap(host.name, node_spec.command()), node_spec.stdout_log)
@@ -55,7 +55,7 @@ def answers(host: ClusterHost) -> bool:
 
 
 def nodetool(
-    node_spec: NodeSpec, host: ClusterHost, *args: str, timeout: float = 120.0
+    node_spec: RingNode, host: ClusterHost, *args: str, timeout: float = 120.0
 ) -> subprocess.CompletedProcess:
     with netns_enter.inside(netns.namespace(host.name)):
         return node_spec.nodetool(*args, timeout=timeout)

@@ -26,7 +26,6 @@ import psutil
 
 from loadtower.errors import LoadtowerError
 from loadtower.sandbox import (
-    auth,
     cluster_actions,
     cluster_auth,
     cluster_inventory,
@@ -44,7 +43,6 @@ from loadtower.sandbox import (
 )
 from loadtower.sandbox import cluster_state as cst
 from loadtower.sandbox import processes as procs
-from loadtower.sandbox.cassandra_node import check_java
 from loadtower.sandbox.cluster_layout import (
     CASSANDRA_PORT,
     CLICKHOUSE_HOST,
@@ -58,7 +56,7 @@ from loadtower.sandbox.cluster_layout import (
     hosts,
 )
 from loadtower.sandbox.cluster_state import ClusterNode, ClusterState
-from loadtower.sandbox.jars import fetch_jars
+from loadtower.sandbox.ring_engine import ring_engine
 from loadtower.sandbox.state import locked
 from loadtower.sandbox.tls_certs import TlsFiles
 
@@ -85,6 +83,7 @@ class ClusterSandbox:
         self.dir = Path(directory).resolve()
         self.heap = heap
         self.clickhouse = clickhouse
+        self.ring = ring_engine()
 
     # ---- up -------------------------------------------------------------------------
     def up(self, timeout: float = 300.0, say: Callable[[str], None] | None = None) -> dict:
@@ -101,8 +100,8 @@ class ClusterSandbox:
             state = ClusterState(hosts=[h.name for h in hosts(clickhouse)])
             try:
                 with self._step(state, "jars and java"):
-                    fetch_jars()
-                    check_java()
+                    self.ring.fetch()
+                    self.ring.check_runtime()
                 with self._step(state, "leftovers of an earlier cluster"):
                     self._remove_leftovers(old, say)
                 OWNER_FILE.write_text(f"{self.dir}\n")
@@ -208,7 +207,7 @@ class ClusterSandbox:
     def _login(self, tls: TlsFiles) -> None:
         client = cluster_tls.client(tls)
         seed = netns.data_address(SEED)
-        if auth.can_login(seed, CASSANDRA_PORT, auth.password(self.dir), client):
+        if self.ring.can_login(seed, CASSANDRA_PORT, self.dir, client):
             return
         cluster_auth.spread_system_auth(seed, client)
         host = next(h for h in DB_HOSTS if h.name == SEED)
@@ -219,7 +218,7 @@ class ClusterSandbox:
                 f"nodetool repair system_auth on {SEED} failed: "
                 f"{(repair.stderr or repair.stdout).strip()[-800:]}"
             )
-        auth.ensure_role(seed, CASSANDRA_PORT, self.dir, tls=client)
+        self.ring.ensure_login(seed, CASSANDRA_PORT, self.dir, tls=client)
 
     def _start_metrics(self, state: ClusterState, timeout: float) -> None:
         taken: set[int] = set()
@@ -311,11 +310,11 @@ class ClusterSandbox:
             "up": up,
             "inventory": str(self.dir / "inventory.toml"),
             "hosts": host_rows,
-            "cassandra": {
+            self.ring.name: {
                 "port": CASSANDRA_PORT,
                 "nodes": nodes,
-                "username": auth.USERNAME,
-                "password_file": str(auth.password_file(self.dir)),
+                "username": self.ring.username,
+                "password_file": str(self.ring.password_file(self.dir)),
                 "tls": state.tls,
             },
             "prometheus": {

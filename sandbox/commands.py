@@ -12,7 +12,7 @@ from pathlib import Path
 from loadtower.defaults import default_sandbox_dir
 from loadtower.sandbox import Sandbox, engine_services, inventory_file
 from loadtower.sandbox.cluster_layout import cluster_dir
-from loadtower.sandbox.jars import fetch_jars
+from loadtower.sandbox.ring_engine import ring_engine
 
 HELP = (
     "Start, inspect and stop a local sandbox of real services "
@@ -156,10 +156,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _print_info(info: dict) -> None:
-    cass = info.get("cassandra", {})
+    ring_name = ring_engine().name
+    ring = info.get(ring_name, {})
     print(f"sandbox {info['dir']}: {'UP' if info.get('up') else 'NOT UP'}")
-    for n in cass.get("nodes", []):
-        print(f"  cassandra node {n['index']}  {n['address']}:{cass['port']}  {n['state']}")
+    for n in ring.get("nodes", []):
+        print(f"  {ring_name} node {n['index']}  {n['address']}:{ring['port']}  {n['state']}")
     if "prometheus" in info:
         print(
             f"  prometheus     {info['prometheus']['url']}  "
@@ -177,10 +178,10 @@ def _print_info(info: dict) -> None:
             f"  sshd           {ssh['user']}@{ssh['host']}:{ssh['port']}  "
             f"{'up' if ssh['up'] else 'down'}"
         )
-        print(f"  login          {cass['username']} / password in {cass['password_file']}")
-        if cass.get("tls"):
-            print(f"  tls            CA {cass['tls']['ca']}, client certificate "
-                  f"{cass['tls']['cert']} (client encryption required)")
+        print(f"  login          {ring['username']} / password in {ring['password_file']}")
+        if ring.get("tls"):
+            print(f"  tls            CA {ring['tls']['ca']}, client certificate "
+                  f"{ring['tls']['cert']} (client encryption required)")
         engines = [(svc.name, info.get(svc.name) or {}) for svc in engine_services.services()]
         for name, host in engines:
             if host.get("enabled"):
@@ -199,7 +200,7 @@ def _print_info(info: dict) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "fetch":
-        print(f"Cassandra jars in {fetch_jars(quiet=False)}")
+        print(ring_engine().fetch(quiet=False))
         for svc in engine_services.services():
             svc.fetch(bool(getattr(args, f"require_{svc.name}", False)))
         return 0
@@ -307,10 +308,11 @@ def _print_cluster(info: dict) -> None:
             f"sshd {'up' if h['sshd'] else 'down'}"
             + (f"  cgroup {mem / 2**20:.0f} MiB" if mem is not None else "")
         )
-    cass = info.get("cassandra", {})
-    for n in cass.get("nodes", []):
+    ring_name = ring_engine().name
+    ring = info.get(ring_name, {})
+    for n in ring.get("nodes", []):
         print(
-            f"  cassandra node {n['index']} {n['host']} {n['address']}:{cass['port']} "
+            f"  {ring_name} node {n['index']} {n['host']} {n['address']}:{ring['port']} "
             f"{n['dc']}/{n['rack']}  {n['state']}"
         )
     if info.get("up"):

@@ -1,5 +1,5 @@
-"""The sandbox's engine hosts beside its Cassandra ring: each one an engine package's
-sandbox part, run alike (issue 30).
+"""The sandbox's engine hosts beside its ring (sandbox/ring_engine.py): each one an
+engine package's sandbox part, run alike (issue 30).
 
 An engine whose kind names a ``sandbox_service`` (``"module:attribute"``,
 protocol/engine_kinds.py) gets a host in the loopback sandbox: a real server of its

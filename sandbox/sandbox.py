@@ -1,8 +1,9 @@
-"""The local sandbox: real Cassandra nodes, node_exporter, Prometheus and sshd on loopback,
-plus a host for each engine whose sandbox part can run here (sandbox/engine_services.py:
-a ClickHouse host, ClickHouse's engine, chdb, behind a small HTTP endpoint whose timings
-mean nothing, when chdb is importable; a MongoDB host, FerretDB on SQLite, whose timings
-are FerretDB's, when FerretDB is built).
+"""The local sandbox: real nodes of the ring engine (sandbox/ring_engine.py),
+node_exporter, Prometheus and sshd on loopback, plus a host for each engine whose
+sandbox part can run here (sandbox/engine_services.py: a ClickHouse host, ClickHouse's
+engine, chdb, behind a small HTTP endpoint whose timings mean nothing, when chdb is
+importable; a MongoDB host, FerretDB on SQLite, whose timings are FerretDB's, when
+FerretDB is built).
 
 ``Sandbox(dir).up()`` starts what is not running and waits until each service
 answers; ``down()`` stops everything the sandbox started (safe when idle);
@@ -24,8 +25,7 @@ from loadtower.sandbox import auth, inventory_file, metrics_services, ssh_server
 from loadtower.sandbox import engine_services as hosts
 from loadtower.sandbox import processes as procs
 from loadtower.sandbox import state as st
-from loadtower.sandbox.cassandra_node import NodeSpec, NodeTls, check_java
-from loadtower.sandbox.jars import CASSANDRA_VERSION, fetch_jars
+from loadtower.sandbox.ring_engine import NodeCerts, NodePlace, RingNode, ring_engine
 
 if TYPE_CHECKING:  # cryptography is imported only by a sandbox with TLS
     from loadtower.sandbox.tls_certs import TlsFiles
@@ -46,10 +46,11 @@ class Sandbox:
     ) -> None:
         """``engines``: an engine host's name -> run it (`--NAME` / `--no-NAME`; absent or
         None: when it can run here, e.g. chdb importable, FerretDB built); ``tls``:
-        Cassandra with client encryption required (certificates in DIR/tls/)."""
+        the ring's nodes with client encryption required (certificates in DIR/tls/)."""
         if cassandra_nodes < 1:
             raise LoadtowerError("--cassandra-nodes must be at least 1")
         self.dir = Path(directory).resolve()
+        self.ring = ring_engine()
         self.cassandra_nodes = cassandra_nodes
         self.standby = standby
         self.first_address = ipaddress.IPv4Address(first_address)
@@ -66,19 +67,22 @@ class Sandbox:
     def _address(self, index: int) -> str:
         return str(self.first_address + (index - 1))
 
-    def _spec(self, state: st.SandboxState, index: int) -> NodeSpec:
+    def _home(self, index: int) -> Path:
+        return self.dir / self.ring.name / f"node{index}"
+
+    def _node(self, state: st.SandboxState, index: int) -> RingNode:
         node = state.nodes[index]
-        return NodeSpec(
+        return self.ring.node(NodePlace(
             index=index,
             address=node.address,
-            home=self.dir / "cassandra" / f"node{index}",
+            home=self._home(index),
             seed=state.nodes[1].address,
             storage_port=state.ports["storage"],
             native_port=state.ports["native"],
             jmx_port=node.jmx_port,
             heap=self.heap,
             tls=self._node_tls(state, index),
-        )
+        ))
 
     def tls_files(self, state: st.SandboxState) -> TlsFiles:
         """The CA, node and client certificates (made once, reused while valid)."""
@@ -89,11 +93,11 @@ class Sandbox:
             self.dir, {f"db{i}": [n.address] for i, n in sorted(state.nodes.items())}
         )
 
-    def _node_tls(self, state: st.SandboxState, index: int) -> NodeTls | None:
+    def _node_tls(self, state: st.SandboxState, index: int) -> NodeCerts | None:
         if not state.tls:
             return None
         files = self.tls_files(state)
-        return NodeTls(ca=files.ca, combined=files.nodes[f"db{index}"].combined)
+        return NodeCerts(ca=files.ca, combined=files.nodes[f"db{index}"].combined)
 
     def _client_tls(self, state: st.SandboxState) -> auth.ClientTls | None:
         if not state.tls:
@@ -153,8 +157,8 @@ class Sandbox:
         if running is None or not self._core_alive(running):
             self._include_ring()  # (a running sandbox stays as it is)
         self._refuse_resize(running)
-        fetch_jars()
-        check_java()
+        self.ring.fetch()
+        self.ring.check_runtime()
         wanted = {svc.name: hosts.wanted(svc, self.engines.get(svc.name))
                   for svc in hosts.services()}
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -162,7 +166,7 @@ class Sandbox:
             old = st.load(self.dir)
             if old and self._core_alive(old):
                 self._refuse_resize(old)
-                # Cassandra and the services run: only engine hosts may need starting/stopping
+                # the ring and the services run: only engine hosts may need starting/stopping
                 for svc in hosts.services():
                     hosts.reconcile(svc, self.dir, old, wanted[svc.name], self._wait, timeout)
                 inventory_file.write(self.dir, old)
@@ -175,8 +179,8 @@ class Sandbox:
                 self._start_services(state, timeout)
                 for index in range(1, self.cassandra_nodes + 1):
                     self._start_node(state, index, timeout)
-                auth.ensure_role(state.nodes[1].address, state.ports["native"], self.dir,
-                                 tls=self._client_tls(state))
+                self.ring.ensure_login(state.nodes[1].address, state.ports["native"], self.dir,
+                                       tls=self._client_tls(state))
                 state.auth_ready = True
                 st.save(self.dir, state)
                 for svc in hosts.services():
@@ -192,7 +196,7 @@ class Sandbox:
     def _ring_size(self) -> int:
         """Nodes the ring on disk knows: node 1's, and every node up to the last with data
         (a node that joined keeps its data until `decommission`); 0 without node 1's."""
-        base = self.dir / "cassandra"
+        base = self.dir / self.ring.name
         joined = [int(p.name[4:]) for p in base.glob("node*")
                   if p.name[4:].isdigit() and any((p / "data" / "system").glob("*"))]
         return max(joined) if 1 in joined else 0
@@ -203,9 +207,10 @@ class Sandbox:
         ring = self._ring_size()
         if ring > self.cassandra_nodes:
             print(
-                f"sandbox {self.dir}: its Cassandra ring has {ring} nodes (from an earlier "
-                f"`up`), {self.cassandra_nodes} asked: starting all {ring}; for a fresh ring, "
-                f"`loadtower sandbox down --dir {self.dir}` and remove {self.dir / 'cassandra'}",
+                f"sandbox {self.dir}: its {self.ring.title} ring has {ring} nodes (from an "
+                f"earlier `up`), {self.cassandra_nodes} asked: starting all {ring}; for a fresh "
+                f"ring, `loadtower sandbox down --dir {self.dir}` and remove "
+                f"{self.dir / self.ring.name}",
                 file=sys.stderr,
             )
             self.cassandra_nodes = ring
@@ -216,7 +221,7 @@ class Sandbox:
             return
         running = sum(1 for n in state.nodes.values() if not n.standby)
         if running != self.cassandra_nodes:
-            nodes = f"{running} Cassandra node{'s' if running != 1 else ''}"
+            nodes = f"{running} {self.ring.title} node{'s' if running != 1 else ''}"
             raise LoadtowerError(
                 f"the sandbox in {self.dir} is already up with {nodes}, not "
                 f"{self.cassandra_nodes}: pass --cassandra-nodes {running}, or run "
@@ -274,13 +279,13 @@ class Sandbox:
         if procs.is_alive(node.process):
             return
         self._free_jmx_port(state, index)
-        spec = self._spec(state, index)
-        spec.write_config()
-        node.process = procs.spawn(spec.command(), spec.stdout_log)
+        ring_node = self._node(state, index)
+        ring_node.write_config()
+        node.process = procs.spawn(ring_node.command(), ring_node.stdout_log)
         node.paused = False
         st.save(self.dir, state)
         self._wait(
-            f"Cassandra node {index} ({node.address})",
+            f"{self.ring.title} node {index} ({node.address})",
             node.process,
             lambda: procs.port_answers(node.address, state.ports["native"]),
             timeout,
@@ -326,21 +331,21 @@ class Sandbox:
                 "state": self.node_status(state, i),
                 "pid": n.process.pid if n.process is not None and procs.is_alive(n.process)
                 else None,
-                "log": str(self.dir / "cassandra" / f"node{i}" / "logs" / "system.log"),
+                "log": str(self.ring.node_log(self._home(i))),
             }
             for i, n in sorted(state.nodes.items())
         ]
         services = {name: procs.is_alive(state.services.get(name)) for name in SERVICES}
-        pwd_file = auth.password_file(self.dir)
+        pwd_file = self.ring.password_file(self.dir)
         return {
             "dir": str(self.dir),
             "up": self._all_alive(state),
             "inventory": str(self.dir / "inventory.toml"),
-            "cassandra": {
-                "version": CASSANDRA_VERSION,
+            self.ring.name: {
+                "version": self.ring.version,
                 "contact_points": [n["address"] for n in nodes if n["state"] == "up"],
                 "port": ports["native"],
-                "username": auth.USERNAME,
+                "username": self.ring.username,
                 "password": pwd_file.read_text().strip() if pwd_file.exists() else None,
                 "password_file": str(pwd_file),
                 "nodes": nodes,
@@ -405,7 +410,7 @@ class Sandbox:
             state = self._require_state()
             if index not in state.nodes:
                 raise LoadtowerError(
-                    f"the sandbox in {self.dir} has no Cassandra node {index} "
+                    f"the sandbox in {self.dir} has no {self.ring.title} node {index} "
                     f"(nodes: {', '.join(map(str, sorted(state.nodes)))})"
                 )
             node = state.nodes[index]
@@ -415,9 +420,9 @@ class Sandbox:
                     raise LoadtowerError(f"node {index} is paused: use `resume`")
                 if not alive:
                     self._free_jmx_port(state, index)
-                    spec = self._spec(state, index)
-                    spec.write_config()
-                    node.process = procs.spawn(spec.command(), spec.stdout_log)
+                    ring_node = self._node(state, index)
+                    ring_node.write_config()
+                    node.process = procs.spawn(ring_node.command(), ring_node.stdout_log)
                     st.save(self.dir, state)
             elif action in ("stop", "kill"):
                 if action == "kill":
@@ -435,9 +440,9 @@ class Sandbox:
                 if action != "status" and not alive:
                     raise LoadtowerError(f"node {index} is not running")
                 probe = (
-                    self._spec(state, index)
+                    self._node(state, index)
                     if alive
-                    else self._spec(state, self._any_running(state))
+                    else self._node(state, self._any_running(state))
                 )
                 proc = probe.nodetool(action)
                 if proc.returncode != 0:
@@ -451,7 +456,7 @@ class Sandbox:
             st.save(self.dir, state)
         if action == "start" and wait:
             self._wait(
-                f"Cassandra node {index} ({node.address})",
+                f"{self.ring.title} node {index} ({node.address})",
                 node.process,
                 lambda: procs.port_answers(node.address, state.ports["native"]),
                 timeout,
@@ -480,7 +485,7 @@ class Sandbox:
             raise LoadtowerError(f"node {index} is paused: use `resume` first")
         if alive:
             # --force: system_distributed wants 3 replicas and never had them here
-            proc = self._spec(state, index).nodetool("decommission", "--force", timeout=900)
+            proc = self._node(state, index).nodetool("decommission", "--force", timeout=900)
             if proc.returncode != 0:
                 raise LoadtowerError(
                     f"nodetool decommission on node {index} failed: "
@@ -488,10 +493,10 @@ class Sandbox:
                 )
         procs.stop(node.process)
         node.process, node.paused = None, False
-        shutil.rmtree(self.dir / "cassandra" / f"node{index}", ignore_errors=True)
+        shutil.rmtree(self._home(index), ignore_errors=True)
 
     def _any_running(self, state: st.SandboxState) -> int:
         for i, n in sorted(state.nodes.items()):
             if procs.is_alive(n.process) and not n.paused:
                 return i
-        raise LoadtowerError("no Cassandra node of the sandbox is running")
+        raise LoadtowerError(f"no {self.ring.title} node of the sandbox is running")

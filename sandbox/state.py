@@ -57,7 +57,7 @@ class SandboxState:
     services: dict[str, ProcessRecord | None] = field(default_factory=dict)
     ssh: dict[str, str] = field(default_factory=dict)
     auth_ready: bool = False
-    tls: bool = False  # Cassandra with TLS (DIR/tls/: sandbox/tls_certs.py)
+    tls: bool = False  # the ring's nodes with TLS (DIR/tls/: sandbox/tls_certs.py)
 
     def to_json(self) -> dict:
         return {

@@ -5,7 +5,8 @@ core; it has no coordinator latency tables. Parts: ``agent/`` (sessions over
 cassandra-driver or acsylla, the file runner, the Rust core's feed), ``orchestrator/``
 (the target keys both take, the CQL client of its hooks, the server version, tombstones
 per read from the nodes' tables, the requests a node coordinated, a joined node's
-streams, workload files in CQL).
+streams, workload files in CQL), ``sandbox/`` (Cassandra's nodes as the sandbox's ring:
+their config, command line, nodetool, jars and login).
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ CASSANDRA = EngineKind(
            "bootstrap_streams": f"{_ORCH}.streams:bootstrap_streams"},
     workload_file=f"{_ORCH}.file_slot:SLOT",
     native_feed="loadtower.engines.cassandra.agent.rust_feed:RustFeed",
+    sandbox_ring="loadtower.engines.cassandra.sandbox.ring:RING",
 )  # fmt: skip
 SCYLLA = replace(
     CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False,
+    sandbox_ring=None,  # the sandbox's ring runs Cassandra
     hooks={"version": f"{_ORCH}.version:scylla_version",
            "check_target": f"{_ORCH}.target_checks:check_target",
            "load_path": f"{_ORCH}.load_path:load_path",

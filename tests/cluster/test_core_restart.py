@@ -110,7 +110,7 @@ def _prepared_on_db3(cluster: dict) -> list[str]:
     from cassandra.cluster import Cluster
     from cassandra.policies import WhiteListRoundRobinPolicy
 
-    from loadtower.sandbox.auth import password
+    from loadtower.engines.cassandra.sandbox.ring import RING
 
     tls = cluster["cassandra"]["tls"]
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -122,7 +122,7 @@ def _prepared_on_db3(cluster: dict) -> list[str]:
         port=cluster["cassandra"]["port"],
         ssl_context=context,
         connect_timeout=10,
-        auth_provider=PlainTextAuthProvider("loadtower", password(Path(cluster["dir"]))),
+        auth_provider=PlainTextAuthProvider("loadtower", RING.password(Path(cluster["dir"]))),
         load_balancing_policy=WhiteListRoundRobinPolicy([ADDRESS]),
         protocol_version=5,
     )

@@ -40,14 +40,14 @@ def test_a_client_without_tls_is_refused(cluster: dict) -> None:
     from cassandra.cluster import Cluster, NoHostAvailable
     from cassandra.policies import WhiteListRoundRobinPolicy
 
-    from loadtower.sandbox.auth import password
+    from loadtower.engines.cassandra.sandbox.ring import RING
 
     address = cluster["cassandra"]["nodes"][0]["address"]
     plain = Cluster(
         [address],
         port=cluster["cassandra"]["port"],
         connect_timeout=5,
-        auth_provider=PlainTextAuthProvider("loadtower", password(_dir(cluster))),
+        auth_provider=PlainTextAuthProvider("loadtower", RING.password(_dir(cluster))),
         load_balancing_policy=WhiteListRoundRobinPolicy([address]),
         protocol_version=5,
     )
@@ -88,7 +88,7 @@ def test_a_wrong_ca_fails_before_load_with_one_line(
 def _core_refuses(cluster: dict, ca_file: str, line: str) -> None:
     """`loadtower_core.Core.connect` to db1 with that CA (and the right client certificate)."""
     from loadtower.engines.cassandra.agent.rust_feed import core_module
-    from loadtower.sandbox.auth import password
+    from loadtower.engines.cassandra.sandbox.ring import RING
 
     module = core_module()
     if module is None:
@@ -100,7 +100,7 @@ def _core_refuses(cluster: dict, ca_file: str, line: str) -> None:
     try:
         with pytest.raises(ConnectionError) as refused:
             core.connect(["198.18.0.11"], cluster["cassandra"]["port"],
-                         "loadtower", password(_dir(cluster)), "ONE", pem, None, 12_000, 5_000)
+                         "loadtower", RING.password(_dir(cluster)), "ONE", pem, None, 12_000, 5_000)
     finally:
         core.close()
     assert str(refused.value) == line

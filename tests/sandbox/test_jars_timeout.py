@@ -14,8 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from loadtower.engines.cassandra.sandbox import jars
 from loadtower.errors import LoadtowerError
-from loadtower.sandbox import jars
 
 SETTINGS = """<settings>
   <mirrors>

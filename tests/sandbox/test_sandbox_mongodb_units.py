@@ -78,7 +78,7 @@ def test_the_recipe_steps_as_argv(tmp_path: Path) -> None:
 
 
 def test_the_binary_is_cached_beside_the_cassandra_jars(cache: Path) -> None:
-    from loadtower.sandbox.jars import jars_dir
+    from loadtower.engines.cassandra.sandbox.jars import jars_dir
 
     assert ferretdb.binary_path() == cache / "ferretdb-v1.24.2" / "ferretdb"
     assert ferretdb.binary_path().parent.parent == jars_dir().parent.parent

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
+from loadtower.engines.cassandra.sandbox.node import NodeSpec, NodeTls
 from loadtower.errors import LoadtowerError
 from loadtower.sandbox import tls_certs
-from loadtower.sandbox.cassandra_node import NodeSpec, NodeTls
 from loadtower.sandbox.inventory_file import render
 from loadtower.sandbox.state import NodeState, SandboxState
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from loadtower.defaults import cache_dir
 from loadtower.errors import LoadtowerError
-from loadtower.sandbox.jars import run_bounded
+from loadtower.sandbox.bounded_run import run_bounded
 
 FERRETDB_VERSION = "v1.24.2"
 MODULE = "github.com/FerretDB/FerretDB"

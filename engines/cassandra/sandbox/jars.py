@@ -7,15 +7,13 @@ written last makes a half-finished fetch count as missing.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
 import subprocess
 from pathlib import Path
 
 from loadtower.defaults import cache_dir
 from loadtower.errors import LoadtowerError
+from loadtower.sandbox.bounded_run import run_bounded
 
 CASSANDRA_VERSION = "5.0.6"
 MARKER = ".complete"
@@ -89,34 +87,6 @@ def fetch_jars(
         raise LoadtowerError(f"Maven finished but no cassandra-all jar is in {lib}")
     (lib / MARKER).write_text(version + "\n")
     return lib
-
-
-def run_bounded(
-    cmd: list[str],
-    cwd: Path,
-    quiet: bool,
-    timeout: float,
-    env: dict[str, str] | None = None,
-) -> tuple[int, str, str]:
-    """Run ``cmd`` in its own process group; kill the whole group after ``timeout``.
-    Shared with the FerretDB build (sandbox/ferretdb.py)."""
-    pipe = subprocess.PIPE if quiet else None
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, stdout=pipe, stderr=pipe, text=True, start_new_session=True, env=env
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise
-    except BaseException:  # e.g. Ctrl-C: leave no Maven behind
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
-    return proc.returncode, out or "", err or ""
 
 
 def classpath(version: str = CASSANDRA_VERSION) -> str:

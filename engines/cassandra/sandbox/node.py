@@ -1,12 +1,14 @@
-"""One sandbox Cassandra node: its generated config, JVM command line and nodetool.
+"""One sandbox Cassandra node: its generated config, JVM command line and nodetool (a
+`RingNode`, sandbox/ring_engine.py).
 
 Optionally in a data centre and rack (GossipingPropertyFileSnitch and
 conf/cassandra-rackdc.properties; SimpleSnitch otherwise) and with TLS from PEM files
 (``NodeTls``: client encryption required, internode encryption ``dc`` or ``all``).
 
-A node N lives in ``DIR/cassandra/nodeN`` and listens on its own loopback address
-(127.0.0.N by default). Cassandra runs from the cached cassandra-all jars with the
-machine's Java (11 or 17), in the foreground, as ``CassandraDaemon``.
+A node N of the loopback sandbox lives in ``DIR/cassandra/nodeN`` and listens on its
+own loopback address (127.0.0.N by default). Cassandra runs from the cached
+cassandra-all jars (jars.py) with the machine's Java (11 or 17), in the foreground, as
+``CassandraDaemon``.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from loadtower.engines.cassandra.sandbox.jars import classpath, jars_dir
 from loadtower.errors import LoadtowerError
-from loadtower.sandbox.jars import classpath, jars_dir
 
 # From Cassandra 5.0's conf/jvm17-server.options (module access it needs on Java 17).
 JVM17_FLAGS = [
