@@ -51,7 +51,7 @@ class EngineKind:
     # the target keys only it takes, "module:Class" of a pydantic model of them
     # (scenarios/models.py adds them to Target; scenarios/checked_types.py); None: none
     target_keys: str | None = None
-    # the orchestrator's hooks, name -> "module:function" (scenarios/orchestrator/engines.py)
+    # the orchestrator's hooks, name -> "module:function" (scenarios/engine_hooks.py)
     hooks: Mapping[str, str] = field(default_factory=dict)
     compact_what: str = "its compaction statement"  # what a `statement` compaction runs
     # its host in the loopback sandbox, "module:attribute" (sandbox/engine_services.py);

@@ -14,7 +14,10 @@ What the TUI may ask of the orchestrator side, with plain types only:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import hashlib
+import json
 import os
 import re
 import signal
@@ -26,11 +29,13 @@ from pathlib import Path
 
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.catalog import builtin_names
+from loadtower.scenarios.private_dir import socket_folder
 
 RUN_ID = re.compile(r"run_id: (\S+)")
 START_TIMEOUT_S = 120.0
 SEND_TIMEOUT_S = 5.0
 PLAN_WIDTH = 120
+UNIX_PATH_MAX = 100  # sun_path is 108 bytes on Linux; keep a margin
 STEER_COMMANDS = ("rate", "users")  # they take a number (the run's control.py too)
 COMMANDS = ("stop", "skip_phase", "pause_phase", "resume_phase", *STEER_COMMANDS)
 
@@ -70,11 +75,30 @@ def plan_lines(scenario: str | Path, inventory: Path, overrides: list[str] | Non
 
 def control_path(store: Path, run_id: str) -> Path:
     """The control socket of run `run_id` writing to `store` (the same path for every
-    process that knows both)."""
-    # deferred: a cycle (orchestrator/control.py imports STEER_COMMANDS from here)
-    from loadtower.scenarios.orchestrator.control import default_control_path
+    process that knows both): STORE.d/control/RUN_ID.sock, or, when that is too long for
+    a UNIX socket, a path derived from the same two names under /tmp/loadtower-UID."""
+    path = Path(f"{Path(store).resolve()}.d") / "control" / f"{run_id}.sock"
+    if len(str(path).encode()) <= UNIX_PATH_MAX:
+        return path
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:20]
+    return socket_folder() / f"{digest}.sock"
 
-    return default_control_path(store, run_id)
+
+async def send_command(path: Path, command: str, timeout: float = SEND_TIMEOUT_S,
+                       value: float | None = None) -> str:
+    """One JSON line to the run's control socket (orchestrator/control.py serves it) and
+    its reply, unchecked (`send` checks the command first)."""
+    reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), timeout)
+    try:
+        message: dict[str, object] = {"cmd": command}
+        if value is not None:
+            message["value"] = value
+        writer.write((json.dumps(message) + "\n").encode())
+        await writer.drain()
+        reply = await asyncio.wait_for(reader.readline(), timeout)
+        return str(json.loads(reply).get("reply", ""))
+    finally:
+        writer.close()
 
 
 async def send(path: Path, command: str, timeout: float = SEND_TIMEOUT_S,
@@ -82,9 +106,6 @@ async def send(path: Path, command: str, timeout: float = SEND_TIMEOUT_S,
     """Send `command` (one of COMMANDS; `value` for rate and users) to the run listening
     on `path`; its reply ("ok..." when done, else why not). OSError when nothing listens
     there, TimeoutError when it does not answer."""
-    # deferred: a cycle (orchestrator/control.py imports STEER_COMMANDS from here)
-    from loadtower.scenarios.orchestrator.control import send_command
-
     if command not in COMMANDS:
         raise LoadtowerError(f"unknown run command '{command}' (one of {', '.join(COMMANDS)})")
     if (value is None) != (command not in STEER_COMMANDS):

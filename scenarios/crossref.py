@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from loadtower.errors import ConfigError
 from loadtower.protocol.engine_kinds import KINDS, engine_names, kind, titles, with_capability
+from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.models import (
     CompactionPhase,
     FaultPhase,
@@ -18,7 +19,6 @@ from loadtower.scenarios.models import (
     ScaleOutPhase,
     Scenario,
 )
-from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.toml_lines import LineIndex, Path, format_path
 from loadtower.scenarios.workloads.builtin_files import schemas_on
 

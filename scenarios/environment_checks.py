@@ -92,10 +92,7 @@ def environment_warnings(plan: Plan) -> list[str]:
         if not Path(value).expanduser().is_file():
             warn(path, f"the SSH key file {value} does not exist (the run cannot log in)")
     if not inv.ssh.accept_new_host_keys:
-        # deferred: ssh_keys loads asyncssh, needed only when new host keys are refused
-        from loadtower.scenarios.orchestrator.ssh_keys import known_hosts_path
-
-        known = known_hosts_path(inv.ssh.known_hosts)
+        known = inv.ssh.known_hosts_file()
         if not known.is_file():
             warn(
                 ("ssh", "known_hosts"),

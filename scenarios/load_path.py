@@ -1,11 +1,11 @@
 """What `check` says of the load path each target asks for: one line per target whose
-engine has a ``load_path`` hook (scenarios/orchestrator/engines.py; CQL's: the agents'
+engine has a ``load_path`` hook (scenarios/engine_hooks.py; CQL's: the agents'
 sender, TLS and the local data centre)."""
 
 from __future__ import annotations
 
+from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.models import Inventory, Scenario, Target
-from loadtower.scenarios.orchestrator.engines import hook
 
 
 def load_path_lines(scenario: Scenario, inventory: Inventory) -> list[str]:

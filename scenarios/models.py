@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 
 from pydantic import (
@@ -522,6 +523,12 @@ class SshDefaults(Strict):
     accept_new_host_keys: bool = False
     connect_timeout: Duration = 10.0
     agent_grace: Annotated[Duration, Field(gt=0)] = 30.0  # agents alone longer stop their load
+
+    def known_hosts_file(self) -> Path:
+        """The known_hosts file the host keys are checked against: the configured one,
+        else ~/.ssh/known_hosts (the SSH pool's and `check`'s)."""
+        return Path(self.known_hosts).expanduser() if self.known_hosts \
+            else Path.home() / ".ssh" / "known_hosts"
 
 
 class Metrics(Strict):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Group
@@ -45,6 +45,15 @@ class Plan:
     # the defaults taken for a YCSB property file or workload file run as it is
     # (scenarios/direct_scenario.py): one line each; none for a scenario file
     notes: tuple[str, ...] = ()
+
+    def target_plans(self) -> list[tuple[str | None, Plan]]:
+        """(target name or None, the plan of that target alone), in run order: a scenario
+        without ``[targets.*]`` is one unnamed target."""
+        names = self.scenario.target_names()
+        if not names:
+            return [(None, self)]
+        return [(name, replace(self, scenario=self.scenario.for_target(name)))
+                for name in names]
 
 
 def load_plan(

@@ -17,7 +17,7 @@ from loadtower.errors import LoadtowerError
 
 def socket_folder() -> Path:
     """The per-user folder of control sockets whose STORE.d path is too long for a UNIX
-    socket (scenarios/orchestrator/control.py default_control_path puts them here)."""
+    socket (scenarios/control_api.py control_path puts them here)."""
     return Path(f"/tmp/loadtower-{os.getuid()}")
 
 

@@ -18,20 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.errors import LoadtowerError
+from loadtower.scenarios.control_api import control_path as default_control_path
+from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.models import as_plain
 from loadtower.scenarios.orchestrator import run_versions
 from loadtower.scenarios.orchestrator.agent_version import AgentVersions
 from loadtower.scenarios.orchestrator.cancel_tasks import bounded, cancel_and_wait
 from loadtower.scenarios.orchestrator.context import PhaseContext
-from loadtower.scenarios.orchestrator.control import (
-    ControlServer,
-    RunControl,
-    RunStopped,
-    default_control_path,
-)
+from loadtower.scenarios.orchestrator.control import ControlServer, RunControl, RunStopped
 from loadtower.scenarios.orchestrator.coordinators import PhaseCoordinators, line
 from loadtower.scenarios.orchestrator.dataset_upload import ship_plan_datasets
-from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.orchestrator.facts import HOST_FACTS_CMD, local_versions, parse_host_facts
 from loadtower.scenarios.orchestrator.load_controller import create_load
 from loadtower.scenarios.orchestrator.node_metrics import NodeMetricsSampler
@@ -39,12 +35,7 @@ from loadtower.scenarios.orchestrator.phases import HANDLERS
 from loadtower.scenarios.orchestrator.plan_duration import planned_seconds
 from loadtower.scenarios.orchestrator.secrets import known_secrets
 from loadtower.scenarios.orchestrator.sinks import Sinks
-from loadtower.scenarios.orchestrator.targets import (
-    check_passwords,
-    db_hosts,
-    phase_prefix,
-    target_plans,
-)
+from loadtower.scenarios.orchestrator.targets import check_passwords, db_hosts, phase_prefix
 from loadtower.scenarios.orchestrator.threshold_checks import ThresholdChecks
 from loadtower.scenarios.plan import Plan
 
@@ -204,7 +195,7 @@ class Orchestrator:
     async def _phases(self, ctx: PhaseContext, writer: Any, sinks: Sinks) -> None:
         """The phases in order; with ``[targets.*]`` once per target (``targets.py``)."""
         standby = {n for n, h in self.plan.inventory.hosts.items() if h.standby}
-        targets = target_plans(self.plan)
+        targets = self.plan.target_plans()
         # a missing password fails now, not after the first target; every one is masked
         sinks.secrets += [pw for pw in check_passwords(targets) if pw not in sinks.secrets]
         count = len(self.plan.scenario.phases)

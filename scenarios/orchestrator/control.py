@@ -2,7 +2,7 @@
 (``rate``: an open-model phase's total ops/s; ``users``: a closed model's concurrency).
 
 Commands arrive as JSON lines on a UNIX socket (the TUI and `loadtower control` use
-it) or from signals: ``{"cmd": "stop"}``, ``{"cmd": "rate", "value": 1000}``.
+it: its path and its client are scenarios/control_api.py's) or from signals: ``{"cmd": "stop"}``, ``{"cmd": "rate", "value": 1000}``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.control_api import STEER_COMMANDS
-from loadtower.scenarios.private_dir import private_dir, socket_folder
+from loadtower.scenarios.private_dir import private_dir
 
 T = TypeVar("T")
 # steering: the current phase's handler changes its load (kind, value) and says what it did
@@ -177,34 +177,3 @@ class ControlServer:
             await self._server.wait_closed()
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-
-
-UNIX_PATH_MAX = 100  # sun_path is 108 bytes on Linux; keep a margin
-
-
-def default_control_path(store: Path, run_id: str) -> Path:
-    """STORE.d/control/RUN_ID.sock, or, when that is too long for a UNIX socket, a
-    path derived from the same two names under /tmp/loadtower-UID (same for every
-    process that knows the store and the run id)."""
-    import hashlib
-
-    path = Path(f"{Path(store).resolve()}.d") / "control" / f"{run_id}.sock"
-    if len(str(path).encode()) <= UNIX_PATH_MAX:
-        return path
-    digest = hashlib.sha256(str(path).encode()).hexdigest()[:20]
-    return socket_folder() / f"{digest}.sock"
-
-
-async def send_command(path: Path, command: str, timeout: float = 5.0,
-                       value: float | None = None) -> str:
-    reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), timeout)
-    try:
-        message: dict[str, object] = {"cmd": command}
-        if value is not None:
-            message["value"] = value
-        writer.write((json.dumps(message) + "\n").encode())
-        await writer.drain()
-        reply = await asyncio.wait_for(reader.readline(), timeout)
-        return str(json.loads(reply).get("reply", ""))
-    finally:
-        writer.close()

@@ -16,8 +16,8 @@ import asyncio
 from typing import Any
 
 from loadtower.scenarios.crossref import engines_match
+from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.orchestrator.cancel_tasks import bounded
-from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.plan import Plan
 
 TIMEOUT_S = 3.0  # per query; a node gets twice that in all (a paused one: no longer)

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from loadtower.scenarios.orchestrator.engines import hook
+from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.plan import Plan
 
 QUERY_TIMEOUT_S = 15.0

@@ -13,10 +13,6 @@ from typing import Any
 import asyncssh
 
 
-def known_hosts_path(configured: str | None) -> Path:
-    return Path(configured).expanduser() if configured else Path.home() / ".ssh" / "known_hosts"
-
-
 def host_pattern(host: str, port: int) -> str:
     return host if port == 22 else f"[{host}]:{port}"
 

@@ -15,7 +15,7 @@ import asyncssh
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.models import Host, Inventory
 from loadtower.scenarios.orchestrator.cancel_tasks import bounded, wait_within
-from loadtower.scenarios.orchestrator.ssh_keys import KeyPolicyClient, known_hosts_path, refusal
+from loadtower.scenarios.orchestrator.ssh_keys import KeyPolicyClient, refusal
 from loadtower.store.redact import mask_command_secrets
 
 RECONNECT_FOR_S = 30.0
@@ -81,7 +81,7 @@ class HostPool:
         self.inventory = inventory
         self.accept_new = accept_new_host_keys or inventory.ssh.accept_new_host_keys
         self.on_state = on_state or (lambda *_: None)
-        self.known_hosts = known_hosts_path(inventory.ssh.known_hosts)
+        self.known_hosts = inventory.ssh.known_hosts_file()
         self.conns: dict[Endpoint, asyncssh.SSHClientConnection] = {}
         self.locks: dict[Endpoint, asyncio.Lock] = {}
         self.listeners: list[Any] = []

@@ -2,7 +2,8 @@
 
 A scenario without ``[targets.*]`` is one unnamed target. With targets, the phases run
 once per target in order, each with a plan whose scenario has that target only
-(``Scenario.for_target``); stored phase names get the prefix ``TARGET:``.
+(``Plan.target_plans``, ``Scenario.for_target``); stored phase names get the prefix
+``TARGET:``.
 """
 
 from __future__ import annotations
@@ -20,21 +21,11 @@ from loadtower.scenarios.plan import Plan
 SEPARATOR = ":"
 
 
-def target_plans(plan: Plan) -> list[tuple[str | None, Plan]]:
-    """(target name or None, the plan of that target alone), in run order."""
-    names = plan.scenario.target_names()
-    if not names:
-        return [(None, plan)]
-    return [
-        (name, dataclasses.replace(plan, scenario=plan.scenario.for_target(name))) for name in names
-    ]
-
-
 def db_hosts(plan: Plan) -> list[str]:
     """The running DB hosts that the scenario's targets use, in inventory order: those
     whose node metrics are sampled and whose server versions are recorded (a ClickHouse
     host in the inventory is not watched during a Cassandra-only run)."""
-    used = {h for _name, p in target_plans(plan) for h in target_hosts(p.scenario, p.inventory)}
+    used = {h for _name, p in plan.target_plans() for h in target_hosts(p.scenario, p.inventory)}
     return [h for h in plan.inventory.with_role("db") if h in used]
 
 

@@ -121,10 +121,7 @@ def runnable(spec: WorkloadFileSpec, file: str, workload: str) -> WorkloadFileSp
 def check_runnable(plan: Plan) -> None:
     """Every workload file of the run renders and runs on each target that uses it (one
     line otherwise, before anything starts)."""
-    # deferred: targets loads rich (through the plan); this module does not
-    from loadtower.scenarios.orchestrator.targets import target_plans
-
-    for _name, target_plan in target_plans(plan):
+    for _name, target_plan in plan.target_plans():
         sc = target_plan.scenario
         loaded = {workload_of(sc, i) for i, p in enumerate(sc.phases) if isinstance(p, LoadPhase)}
         for name, checked in plan.workloads.items():

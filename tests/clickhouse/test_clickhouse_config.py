@@ -253,12 +253,12 @@ def test_builtin_recipes_mix_runs_both_engines(write) -> None:  # noqa: ANN001
 
 def test_connection_per_target(write, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
     from loadtower.scenarios.models import as_plain
-    from loadtower.scenarios.orchestrator.targets import connection, target_plans
+    from loadtower.scenarios.orchestrator.targets import connection
 
     monkeypatch.setenv("LT_TEST_CQL_PW", "cql-secret")
     monkeypatch.setenv("LT_TEST_CH_PW", "ch-secret")
     plan = load_plan(write("s.toml", TWO_TARGETS), write("inv.toml", INVENTORY))
-    (cass_name, cass), (ch_name, ch) = target_plans(plan)
+    (cass_name, cass), (ch_name, ch) = plan.target_plans()
     assert (cass_name, ch_name) == ("cass", "ch")
 
     def spec(p) -> dict:  # noqa: ANN001

@@ -18,8 +18,8 @@ from loadtower.engines.mongodb.agent.errors import (
 from loadtower.engines.mongodb.agent.session import split_host
 from loadtower.engines.mongodb.orchestrator.node import stats_of
 from loadtower.errors import ConfigError, LoadtowerError
+from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.models import Dataset, Target, Workload
-from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.plan import load_plan
 from loadtower.scenarios.workloads.builtin_files import schemas_on
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file

@@ -5,12 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.scenarios.orchestrator.control import (
-    ControlServer,
-    RunControl,
-    RunStopped,
-    send_command,
-)
+from loadtower.scenarios.control_api import UNIX_PATH_MAX, control_path, send_command
+from loadtower.scenarios.orchestrator.control import ControlServer, RunControl, RunStopped
 from loadtower.scenarios.orchestrator.phases.ring import node_states
 
 
@@ -67,15 +63,13 @@ UJ  127.0.0.2  80 KiB     16      ?                 9a1d...                     
 
 
 def test_control_path_stays_short_enough_for_a_unix_socket(tmp_path: Path) -> None:
-    from loadtower.scenarios.orchestrator.control import UNIX_PATH_MAX, default_control_path
-
-    short = default_control_path(Path("/tmp/s.duckdb"), "20261123-090837-4860")
+    short = control_path(Path("/tmp/s.duckdb"), "20261123-090837-4860")
     assert short.parent.name == "control"
     deep = tmp_path / ("x" * 120) / "s.duckdb"
-    long_one = default_control_path(deep, "20261123-090837-4860")
+    long_one = control_path(deep, "20261123-090837-4860")
     assert len(str(long_one)) <= UNIX_PATH_MAX
-    assert long_one == default_control_path(deep, "20261123-090837-4860")
-    assert long_one != default_control_path(deep, "20261123-090837-4861")
+    assert long_one == control_path(deep, "20261123-090837-4860")
+    assert long_one != control_path(deep, "20261123-090837-4861")
 
 
 async def test_a_stop_calls_the_on_stop_callbacks_once_and_late_ones_at_once() -> None:

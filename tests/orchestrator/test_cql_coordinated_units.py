@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from loadtower.engines.cassandra.orchestrator import coordinated as cc
-from loadtower.scenarios.orchestrator.engines import hook
+from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.plan import load_plan
 from tests.scenarios.conftest import INVENTORY, SCENARIO
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from loadtower.engines.cassandra.orchestrator.node_stats import figures, keyspaces
-from loadtower.scenarios.orchestrator.engines import hook
+from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.plan import load_plan
 from loadtower.store.table_reads import _split
 

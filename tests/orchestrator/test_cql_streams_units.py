@@ -11,7 +11,7 @@ import pytest
 
 from loadtower.engines.cassandra.orchestrator import streams
 from loadtower.engines.cassandra.orchestrator.cql_query import CqlQueryError
-from loadtower.scenarios.orchestrator.engines import NoRecord, hook
+from loadtower.scenarios.engine_hooks import NoRecord, hook
 
 
 def _row(operation: str, millis: int | None, status: str = "success") -> dict[str, Any]:

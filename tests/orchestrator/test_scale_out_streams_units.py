@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from loadtower.scenarios.orchestrator.engines import NoRecord
+from loadtower.scenarios.engine_hooks import NoRecord
 from loadtower.scenarios.orchestrator.phases import scale_out
 from loadtower.scenarios.plan import Plan, load_plan
 from tests.scenarios.conftest import INVENTORY, SCENARIO

@@ -99,7 +99,7 @@ def test_the_orchestrators_hooks_agree_with_the_kinds() -> None:
     engine tells its version, every hook named is one the orchestrator calls and
     resolves to a function; the Rust core drives the CQL backend, whose engine is
     `cassandra` for both."""
-    from loadtower.scenarios.orchestrator.engines import HOOKS, hook
+    from loadtower.scenarios.engine_hooks import HOOKS, hook
 
     for name, k in KINDS.items():
         assert (k.compaction == "statement") == ("compact" in k.hooks), name

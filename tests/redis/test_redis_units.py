@@ -30,9 +30,9 @@ from loadtower.engines.redis.sandbox.service import SERVICE, write_private
 from loadtower.errors import ConfigError, LoadtowerError
 from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.catalog import resolve_scenario
+from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.loader import load_scenario
 from loadtower.scenarios.models import Dataset, Target, Workload
-from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.plan import load_plan
 from loadtower.scenarios.workloads.builtin_files import schemas_on
 from loadtower.scenarios.workloads.loader import load_workload_file

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from loadtower.engines.cassandra.orchestrator.cql_query import cql_rows
-from loadtower.scenarios.orchestrator.engines import NoRecord
+from loadtower.scenarios.engine_hooks import NoRecord
 from loadtower.scenarios.plan import Plan
 
 STREAMS_CQL = (

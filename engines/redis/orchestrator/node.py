@@ -1,5 +1,5 @@
 """What the orchestrator asks a Redis host itself (the kind's hooks,
-``scenarios/orchestrator/engines.py``), through redis-py's asyncio client over an SSH
+``scenarios/engine_hooks.py``), through redis-py's asyncio client over an SSH
 local forward to the host (``db_query.reach``):
 
 - ``before_target``: the pre-flight login of every host of the target (wrong credentials

@@ -18,9 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from loadtower.scenarios.crossref import target_hosts
+from loadtower.scenarios.engine_hooks import compact_what, hook
 from loadtower.scenarios.models import CompactionPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
-from loadtower.scenarios.orchestrator.engines import compact_what, hook
 from loadtower.scenarios.orchestrator.phases.impact import impact
 
 

@@ -21,9 +21,9 @@ from typing import Any
 from loadtower.agents.workload.file_ops import load_rows
 from loadtower.protocol.engine_kinds import kind
 from loadtower.scenarios.crossref import workload_of
+from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.models import LoadPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext
-from loadtower.scenarios.orchestrator.engines import hook
 from loadtower.scenarios.workloads.dataset_files import dataset_load_rows
 from loadtower.store.phase_rate import ops_per_s
 

@@ -15,9 +15,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from loadtower.scenarios.engine_hooks import NoRecord, hook
 from loadtower.scenarios.models import ScaleOutPhase
 from loadtower.scenarios.orchestrator.context import PhaseContext, failure_message
-from loadtower.scenarios.orchestrator.engines import NoRecord, hook
 from loadtower.scenarios.orchestrator.phases.impact import impact
 from loadtower.scenarios.orchestrator.phases.ring import node_states
 

@@ -1,4 +1,6 @@
-"""The orchestrator's engine seam: what it does for an engine beyond driving the load.
+"""The engines' hooks: what the orchestrator (and `check`) does for an engine beyond
+driving the load. In scenarios because `check` asks two of them (``check_target``,
+``load_path``) and scenarios import nothing of the orchestrator room.
 
 Each engine's kind names its hooks (``hooks``: name -> ``"module:function"``, declared
 in its package, ``loadtower.engines.NAME``); this module imports one on first use. The
