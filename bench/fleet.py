@@ -64,16 +64,16 @@ from typing import Any
 import duckdb
 
 from loadtower.errors import LoadtowerError
-from loadtower.protocol.link_secrets import KEY_ENV
-from loadtower.protocol.version import PROTOCOL_VERSION
-from loadtower.scenarios.orchestrator.cleanup_script import marker_env
-from loadtower.scenarios.orchestrator.load_controller import (
+from loadtower.orchestrator.cleanup_script import marker_env
+from loadtower.orchestrator.load_controller import (
     RUN_MARKER,
     START_TIMEOUT_S,
     STOP_ACK_TIMEOUT_S,
     LocustLoad,
 )
-from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.orchestrator.sinks import Sinks
+from loadtower.protocol.link_secrets import KEY_ENV
+from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreWriter
 

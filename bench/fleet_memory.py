@@ -89,8 +89,8 @@ def main() -> int:
 
     fleet, workers = _sibling("fleet"), _sibling("fleet_workers")
     # deferred: the product's modules after the bench's own (fleet.py imports them too)
-    from loadtower.scenarios.orchestrator.load_controller import LocustLoad
-    from loadtower.scenarios.orchestrator.sinks import Sinks
+    from loadtower.orchestrator.load_controller import LocustLoad
+    from loadtower.orchestrator.sinks import Sinks
     from loadtower.scenarios.plan import load_plan
     from loadtower.store import StoreWriter
 

@@ -19,9 +19,9 @@ import asyncio
 import time
 from pathlib import Path
 
+from loadtower.orchestrator.proc_stats import proc_command
+from loadtower.orchestrator.ssh_pool import HostPool
 from loadtower.scenarios.loader import load_inventory
-from loadtower.scenarios.orchestrator.proc_stats import proc_command
-from loadtower.scenarios.orchestrator.ssh_pool import HostPool
 
 COMMAND_TIMEOUT_S = 5.0
 

@@ -24,7 +24,7 @@ from loadtower.errors import ConfigError, LoadtowerError
 COMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("loadtower.sandbox.commands", "sandbox"),
     "check": ("loadtower.scenarios.check_command", "scenarios"),
-    "run": ("loadtower.run_with_tui", "scenarios"),  # composes scenarios' run and the tui
+    "run": ("loadtower.run_with_tui", "orchestrator"),  # composes its run and the tui
     "agent": ("", "agents"),  # the AGENT_ACTIONS below
     "runs": ("loadtower.store.commands.runs", "store"),
     "sql": ("loadtower.store.commands.sql", "store"),
@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("loadtower.store.commands.export", "store"),
     "report": ("loadtower.store.commands.report", "store"),
     "repair": ("loadtower.store.commands.repair", "store"),  # the one write of a store
-    "cleanup": ("loadtower.scenarios.cleanup_command", "scenarios"),
+    "cleanup": ("loadtower.orchestrator.cleanup_command", "orchestrator"),
     "control": ("loadtower.scenarios.control_command", "scenarios"),
     "tui": ("loadtower.tui.command", "tui"),
     "demo": ("loadtower.demo_command", "sandbox"),  # composes sandbox and run
@@ -41,8 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 # `loadtower agent ACTION`: the worker runs on a load host; master and run are the
 # orchestrator's side of the agent
 AGENT_ACTIONS: dict[str, tuple[str, str]] = {
-    "run": ("loadtower.scenarios.standalone_load_command", "scenarios"),
-    "master": ("loadtower.scenarios.agent_master_command", "scenarios"),
+    "run": ("loadtower.orchestrator.standalone_load_command", "orchestrator"),
+    "master": ("loadtower.orchestrator.agent_master_command", "orchestrator"),
     "worker": ("loadtower.agents.worker_command", "agents"),
 }
 AGENT_HELP = "Run the load agent on this host (interval lines as JSON on stdout)."
@@ -80,7 +80,7 @@ def _add(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, mo
 
 def _add_agent(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     description = AGENT_DESCRIPTION
-    if not installed("scenarios"):  # the examples of what is here
+    if not installed("orchestrator"):  # the examples of what is here
         lines = description.splitlines()
         description = "\n".join(
             line for i, line in enumerate(lines)

@@ -1,7 +1,7 @@
 """The install sets, in one place: what a load host needs (the agent set) and what the
 orchestrator adds on top of it (the full set). setup.py reads this file for the
 `loadtower` distribution's dependencies and extras; the agent wheel builder
-(`loadtower.scenarios.orchestrator.agent_wheel`) reads it for `loadtower-agent`'s.
+(`loadtower.orchestrator.agent_wheel`) reads it for `loadtower-agent`'s.
 
 Pure data, no imports: setup.py runs it before anything is installed.
 """
@@ -38,7 +38,7 @@ ORCHESTRATOR_REQUIRES: tuple[str, ...] = (
     "cryptography>=42",  # the sandbox's TLS certificates (sandbox/tls_certs.py)
     "prometheus-api-client>=0.5",
     # a run's live figures served for Prometheus; start_http_server returns (server, thread)
-    # from 0.20 on (scenarios/orchestrator/metrics_endpoint.py)
+    # from 0.20 on (orchestrator/metrics_endpoint.py)
     "prometheus-client>=0.20",
     "pydantic>=2.5",
     "pyarrow>=14",

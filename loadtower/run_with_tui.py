@@ -1,13 +1,13 @@
-"""`loadtower run`: the scenarios room's run command, shown in the live TUI when the tui
-room is installed and the terminal allows (the CLI room composes the two: the scenarios
+"""`loadtower run`: the orchestrator room's run command, shown in the live TUI when the tui
+room is installed and the terminal allows (the CLI room composes the two: the orchestrator
 room does not import the TUI)."""
 
 from __future__ import annotations
 
 import argparse
 
-from loadtower.scenarios import run_command
-from loadtower.scenarios.run_command import DESCRIPTION, HELP, add_arguments
+from loadtower.orchestrator import run_command
+from loadtower.orchestrator.run_command import DESCRIPTION, HELP, add_arguments
 
 __all__ = ["DESCRIPTION", "HELP", "add_arguments", "run"]
 

@@ -1,6 +1,6 @@
 """The phase spec: what a load agent needs to generate one phase's load.
 
-The orchestrator builds it from the scenario (scenarios/orchestrator/context.py
+The orchestrator builds it from the scenario (orchestrator/context.py
 ``spec()``, ``targets.connection()``); the Locust master wraps it in each worker's
 `PhaseMessage`; the agents read it only through these types.
 """

@@ -302,7 +302,7 @@ class SearchPhase(_Loaded):
     """The highest rate (open model) that meets the target: steps growing by ``growth``
     from ``start_rate`` until one fails (the bracket), then bisection until the bracket
     is within the resolution, then a confirmation step at the answer
-    (scenarios/orchestrator/search_plan.py)."""
+    (orchestrator/search_plan.py)."""
 
     type: Literal["search"]
     min_rate: Rate

@@ -25,7 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # the core's rooms, then the engine packages (where an engine may name itself: counted for
 # files and lines; the ratchet, tests/test_engine_coupling.py, bounds only the core)
-ROOMS = ("loadtower", "agents", "protocol", "sandbox", "scenarios", "store", "tui", "engines")
+ROOMS = ("loadtower", "agents", "protocol", "sandbox", "scenarios", "orchestrator", "store", "tui",
+         "engines")
 # and "cql", the family of Cassandra and ScyllaDB (protocol/engine_kinds.py): a comparison
 # with a family name is as much a branch on engines as one with an engine name
 ENGINES = {"cassandra", "scylla", "scylladb", "clickhouse", "mongodb", "mongo", "redis", "cql"}
@@ -141,10 +142,10 @@ def main() -> None:
         print(json.dumps(rooms))
         return
     cols = ("files", "lines", "branches", "tables", "inner_imports", "names")
-    print(f"{'room':10} " + " ".join(f"{c:>13}" for c in cols))
+    print(f"{'room':12} " + " ".join(f"{c:>13}" for c in cols))
     for room, c in rooms.items():
-        print(f"{room:10} " + " ".join(f"{c.get(k, 0):>13,}" for k in cols))
-    print(f"{'all':10} " + " ".join(
+        print(f"{room:12} " + " ".join(f"{c.get(k, 0):>13,}" for k in cols))
+    print(f"{'all':12} " + " ".join(
         f"{sum(r.get(k, 0) for r in rooms.values()):>13,}" for k in cols))
 
 

@@ -43,7 +43,7 @@ with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
     loadtower.cli.main(["--help"])
 assert "usage: loadtower" in out.getvalue(), out.getvalue()
 """
-# the Locust master's side of the agent (scenarios/orchestrator/locust_master.py)
+# the Locust master's side of the agent (orchestrator/locust_master.py)
 LOCUST = ("locust", "gevent", "zmq")
 # what is run -> the heavy libraries it must not load
 CASES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -65,29 +65,30 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
                      ("textual", "duckdb", "pydantic", "rich", "asyncssh")),
     "demo_command": ("import loadtower.demo_command",
                      ("pydantic", "rich", "duckdb", "cryptography", "psutil")),
-    "scenarios.run_command": ("import loadtower.scenarios.run_command",
-                              ("pydantic", "rich", "duckdb", "pyarrow", "numpy", "asyncssh",
-                               "textual", *LOCUST)),
+    "orchestrator.run_command": ("import loadtower.orchestrator.run_command",
+                                 ("pydantic", "rich", "duckdb", "pyarrow", "numpy", "asyncssh",
+                                  "textual", *LOCUST)),
     "scenarios.check_command": ("import loadtower.scenarios.check_command",
                                 ("pydantic", "rich", "duckdb", "numpy")),
     "scenarios.control_command": ("import loadtower.scenarios.control_command",
                                   ("pydantic", "rich", "duckdb")),
-    "scenarios.cleanup_command": ("import loadtower.scenarios.cleanup_command",
-                                  ("pydantic", "asyncssh")),
-    "scenarios.agent_master_command": ("import loadtower.scenarios.agent_master_command",
-                                       LOCUST),
-    "scenarios.standalone_load_command": ("import loadtower.scenarios.standalone_load_command",
-                                          ("pydantic", "duckdb", "pyarrow", "numpy", *LOCUST)),
+    "orchestrator.cleanup_command": ("import loadtower.orchestrator.cleanup_command",
+                                     ("pydantic", "asyncssh")),
+    "orchestrator.agent_master_command": ("import loadtower.orchestrator.agent_master_command",
+                                          LOCUST),
+    "orchestrator.standalone_load_command": (
+        "import loadtower.orchestrator.standalone_load_command",
+        ("pydantic", "duckdb", "pyarrow", "numpy", *LOCUST)),
     "scenarios.control_api": ("import loadtower.scenarios.control_api",
                               ("pydantic", "rich", "duckdb")),
     "scenarios.environment_checks": ("import loadtower.scenarios.environment_checks",
                                      ("asyncssh",)),
     "scenarios.workloads.target_spec": ("import loadtower.scenarios.workloads.target_spec",
                                         ("rich",)),
-    "orchestrator.benchmark": ("import loadtower.scenarios.orchestrator.benchmark",
+    "orchestrator.benchmark": ("import loadtower.orchestrator.benchmark",
                                ("asyncssh", "numba", *LOCUST)),
-    "orchestrator.context": ("import loadtower.scenarios.orchestrator.context", ("asyncssh",)),
-    "orchestrator.cleanup_hosts": ("import loadtower.scenarios.orchestrator.cleanup_hosts",
+    "orchestrator.context": ("import loadtower.orchestrator.context", ("asyncssh",)),
+    "orchestrator.cleanup_hosts": ("import loadtower.orchestrator.cleanup_hosts",
                                    ("asyncssh",)),
     "sandbox.commands": ("import loadtower.sandbox.commands", ("cryptography", "psutil")),
     "sandbox.sandbox": ("import loadtower.sandbox.sandbox", ("cryptography",)),

@@ -1,6 +1,6 @@
 """pytest-timeout, when a test overstays, prints every thread's stack; a test stuck
 inside asyncio shows only the event loop's `select`. This adds the loop's tasks with the
-chain of awaits each is suspended in (scenarios/orchestrator/where_it_waits.py), so
+chain of awaits each is suspended in (orchestrator/where_it_waits.py), so
 that a hang names what it waited for."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest_timeout
 
-from loadtower.scenarios.orchestrator.where_it_waits import describe_tasks
+from loadtower.orchestrator.where_it_waits import describe_tasks
 
 
 def with_tasks(dump: Any) -> Any:

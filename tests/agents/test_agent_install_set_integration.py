@@ -22,7 +22,7 @@ import pytest
 
 from loadtower.build import agent_version_line
 from loadtower.install_sets import NOT_ON_AGENTS
-from loadtower.scenarios.orchestrator.agent_wheel import build_agent_wheel
+from loadtower.orchestrator.agent_wheel import build_agent_wheel
 from loadtower.store import StoreReader
 from tests.orchestrator.agent_inventory import agent_inventory
 from tests.orchestrator.run_helpers import only_run, run_scenario
@@ -86,6 +86,7 @@ def test_the_orchestrators_libraries_are_not_there(agent_venv: Path, tmp_path: P
                  "import importlib.util as u, sys\n"
                  "print(*[m for m in sys.argv[1:] if u.find_spec(m) is not None])",
                  *NOT_ON_AGENTS, "loadtower.store", "loadtower.tui", "loadtower.scenarios",
+                 "loadtower.orchestrator",
                  timeout=60, cwd=tmp_path)  # fmt: skip
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.strip() == ""

@@ -48,10 +48,10 @@ from typing import Any
 
 import pytest
 
+from loadtower.orchestrator.locust_master import OPEN_LANES_PER_WORKER
+from loadtower.orchestrator.standalone_load import LocalLoad
 from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
-from loadtower.scenarios.orchestrator.locust_master import OPEN_LANES_PER_WORKER
-from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 
 pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a paused node; per-second share floors

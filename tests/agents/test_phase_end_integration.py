@@ -1,5 +1,5 @@
 """The end of a phase through the real path: a Locust master and two worker processes
-(`scenarios/orchestrator/standalone_load.LocalLoad`, as `loadtower agent run` starts them) against the real
+(`orchestrator/standalone_load.LocalLoad`, as `loadtower agent run` starts them) against the real
 ClickHouse engine (chdb over HTTP, no sandbox needed). The master's `phase_done` and
 `stopped` must come after every interval line of the phase and every worker's drain
 event, and no line of the phase after them."""
@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from loadtower.engines.clickhouse.sandbox.chdb_server import chdb_server
+from loadtower.orchestrator.standalone_load import LocalLoad
 from loadtower.protocol.version import PROTOCOL_VERSION
 from loadtower.scenarios.models import Dataset, Target, Workload, as_plain
-from loadtower.scenarios.orchestrator.standalone_load import LocalLoad
 from loadtower.scenarios.workloads.target_spec import builtin_workload_file
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]

@@ -20,8 +20,8 @@ import pytest
 from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.workload.keys import OpMix
+from loadtower.orchestrator.sinks import Sinks
 from loadtower.protocol.hdr_encoding import decode, decode_v2
-from loadtower.scenarios.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreReader, StoreWriter
 

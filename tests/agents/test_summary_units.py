@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loadtower.agents.measure import IntervalRecorder
-from loadtower.scenarios.orchestrator.standalone_load import Summary
+from loadtower.orchestrator.standalone_load import Summary
 
 
 def test_summary_sums_cpu_seconds_of_the_phase_lines_only() -> None:

@@ -252,8 +252,8 @@ def test_builtin_recipes_mix_runs_both_engines(write) -> None:  # noqa: ANN001
 
 
 def test_connection_per_target(write, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    from loadtower.orchestrator.targets import connection
     from loadtower.scenarios.models import as_plain
-    from loadtower.scenarios.orchestrator.targets import connection
 
     monkeypatch.setenv("LT_TEST_CQL_PW", "cql-secret")
     monkeypatch.setenv("LT_TEST_CH_PW", "ch-secret")
@@ -293,7 +293,7 @@ def test_a_bad_target_engine_points_at_the_target(write) -> None:  # noqa: ANN00
 def test_watched_db_hosts_are_those_of_the_targets_run(write) -> None:  # noqa: ANN001
     """Node metrics and versions cover the DB hosts the run's targets use, not every DB
     host of the inventory."""
-    from loadtower.scenarios.orchestrator.targets import db_hosts
+    from loadtower.orchestrator.targets import db_hosts
 
     both = load_plan(write("s.toml", TWO_TARGETS), write("inv.toml", INVENTORY))
     assert db_hosts(both) == ["db1", "ch1", "ch2"]

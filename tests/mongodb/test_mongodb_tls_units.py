@@ -12,10 +12,10 @@ import pytest
 from loadtower.agents.tls import TlsOptions
 from loadtower.engines.mongodb.agent.tls import client_kwargs
 from loadtower.errors import ConfigError
+from loadtower.orchestrator.targets import connection_options
+from loadtower.orchestrator.tls_files import tls_options
 from loadtower.sandbox import tls_certs
 from loadtower.scenarios.environment_checks import check_tls_files
-from loadtower.scenarios.orchestrator.targets import connection_options
-from loadtower.scenarios.orchestrator.tls_files import tls_options
 from loadtower.scenarios.plan import load_plan
 from tests.mongodb.test_mongodb_units import INVENTORY, SCENARIO
 

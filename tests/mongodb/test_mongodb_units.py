@@ -176,7 +176,7 @@ def test_compaction_is_refused_at_check_time(write) -> None:  # noqa: ANN001
 
 
 def test_the_password_file_is_masked(write) -> None:  # noqa: ANN001
-    from loadtower.scenarios.orchestrator.secrets import known_secrets
+    from loadtower.orchestrator.secrets import known_secrets
 
     plan = load_plan(write("s.toml", SCENARIO), write("inv.toml", INVENTORY))
     assert "pw-of-mongo" in known_secrets(plan)

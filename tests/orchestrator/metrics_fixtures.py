@@ -12,7 +12,7 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreWriter
 from tests.orchestrator.phase_fixtures import INVENTORY as PLAIN_INVENTORY

@@ -111,8 +111,8 @@ def remove_shipped(sandbox: dict, files: dict[str, Path]) -> None:
     """Remove the copies of `files` a run put on the sandbox's agent hosts (this machine).
     The folder they were in stays: under xdist another worker's run may be putting its own
     copy there at this moment (every sandbox's agent host shares ~/.loadtower)."""
+    from loadtower.orchestrator.dataset_upload import DATASETS_DIR, sha256_of
     from loadtower.scenarios.loader import load_inventory
-    from loadtower.scenarios.orchestrator.dataset_upload import DATASETS_DIR, sha256_of
 
     inventory, _text = load_inventory(Path(sandbox["dir"]) / "inventory.toml")
     for host in inventory.with_role("agent").values():

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.scenarios.orchestrator.context import TIMED_OUT
-from loadtower.scenarios.orchestrator.phases import compaction, scale_out
+from loadtower.orchestrator.context import TIMED_OUT
+from loadtower.orchestrator.phases import compaction, scale_out
 from loadtower.store import StoreReader
 from tests.orchestrator.phase_fixtures import Second, phase_context
 

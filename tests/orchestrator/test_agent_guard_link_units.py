@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from loadtower.scenarios.orchestrator.agent_guard import AgentGuard
+from loadtower.orchestrator.agent_guard import AgentGuard
 
 
 class Conn:

@@ -25,9 +25,9 @@ import pytest
 
 from loadtower.build import agent_files, agent_version_line
 from loadtower.install_sets import AGENT_EXTRAS, AGENT_REQUIRES, FULL_REQUIRES, NOT_ON_AGENTS
-from loadtower.scenarios.orchestrator.agent_wheel import build_agent_wheel, wheel_name
+from loadtower.orchestrator.agent_wheel import build_agent_wheel, wheel_name
 
-ORCHESTRATOR_ROOMS = ("store", "tui", "scenarios", "sandbox")
+ORCHESTRATOR_ROOMS = ("store", "tui", "scenarios", "orchestrator", "sandbox")
 OFFLINE = {"PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONNOUSERSITE": "1"}
 
 
@@ -123,7 +123,7 @@ def test_installed_wheel_reports_the_orchestrators_agent_build(wheel: Path, tmp_
         [str(venv / "bin" / "python"), "-c",
          "from loadtower.build import agent_version_line; print(agent_version_line())\n"
          "import importlib.util as u\n"
-         "print(*[r for r in ('store', 'tui', 'scenarios', 'sandbox')"
+         "print(*[r for r in ('store', 'tui', 'scenarios', 'orchestrator', 'sandbox')"
          " if u.find_spec('loadtower.' + r)])"],
         capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
     )  # fmt: skip

@@ -13,8 +13,8 @@ import pytest
 from loadtower.build import agent_build_id
 from loadtower.errors import LoadtowerError
 from loadtower.install_sets import AGENT_REQUIRES
-from loadtower.scenarios.orchestrator.agent_version import install_command
-from loadtower.scenarios.orchestrator.agent_wheelhouse import (
+from loadtower.orchestrator.agent_version import install_command
+from loadtower.orchestrator.agent_wheelhouse import (
     PythonTarget,
     build_wheelhouse,
     parse_probe,

@@ -9,7 +9,7 @@ import contextlib
 
 import pytest
 
-from loadtower.scenarios.orchestrator.cancel_tasks import bounded, cancel_and_wait
+from loadtower.orchestrator.cancel_tasks import bounded, cancel_and_wait
 
 
 async def _stubborn(release: asyncio.Event) -> None:

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 from loadtower.agents import secret_dir
+from loadtower.orchestrator.cleanup_secrets import describe, sweep_script
 from loadtower.protocol.link_secrets import LINK_KEY_FILE
-from loadtower.scenarios.orchestrator.cleanup_secrets import describe, sweep_script
 
 
 def _sweep(prefix: str, run_id: str | None = None, dry: bool = False) -> str:

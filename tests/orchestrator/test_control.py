@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from loadtower.orchestrator.control import ControlServer, RunControl, RunStopped
+from loadtower.orchestrator.phases.ring import node_states
 from loadtower.scenarios.control_api import UNIX_PATH_MAX, control_path, send_command
-from loadtower.scenarios.orchestrator.control import ControlServer, RunControl, RunStopped
-from loadtower.scenarios.orchestrator.phases.ring import node_states
 
 
 async def test_sleep_returns_early_on_skip() -> None:

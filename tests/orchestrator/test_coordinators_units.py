@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from loadtower.orchestrator import coordinators as co
 from loadtower.protocol import engine_kinds
-from loadtower.scenarios.orchestrator import coordinators as co
 from loadtower.scenarios.plan import load_plan
 from tests.scenarios.conftest import INVENTORY, SCENARIO
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from loadtower.orchestrator.dataset_upload import ship_datasets, uploads
+from loadtower.orchestrator.ssh_pool import HostPool
 from loadtower.scenarios.loader import load_inventory
-from loadtower.scenarios.orchestrator.dataset_upload import ship_datasets, uploads
-from loadtower.scenarios.orchestrator.ssh_pool import HostPool
 from tests.reliability.helpers import cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]

@@ -12,8 +12,8 @@ from types import ModuleType
 
 import duckdb
 
-from loadtower.scenarios.orchestrator.load_controller import LocustLoad
-from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.orchestrator.load_controller import LocustLoad
+from loadtower.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreWriter
 

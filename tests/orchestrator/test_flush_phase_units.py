@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from loadtower.errors import ConfigError
-from loadtower.scenarios.orchestrator.context import TIMED_OUT
-from loadtower.scenarios.orchestrator.phases import HANDLERS, flush
+from loadtower.orchestrator.context import TIMED_OUT
+from loadtower.orchestrator.phases import HANDLERS, flush
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreReader
 from tests.orchestrator.phase_fixtures import phase_context
@@ -93,7 +93,7 @@ def test_a_host_without_a_flush_action_is_refused_in_one_line(tmp_path: Path) ->
 
 
 def test_the_headless_notes_say_what_each_flush_did() -> None:
-    from loadtower.scenarios.orchestrator.headless_display import phase_notes
+    from loadtower.orchestrator.headless_display import phase_notes
 
     result = {"hosts": {"db1": {"flush_s": 1.2, "exit_status": 0},
                         "db2": {"flush_s": 0.3, "exit_status": 2, "error": "nodetool: refused"}},

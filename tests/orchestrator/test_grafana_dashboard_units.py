@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.scenarios.orchestrator.metrics_endpoint import serve_run
+from loadtower.orchestrator.metrics_endpoint import serve_run
 from loadtower.scenarios.serve_address import ServeAddress
 from tests.orchestrator.metrics_fixtures import feed, new_sinks, samples, scrape
 

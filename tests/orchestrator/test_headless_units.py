@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from loadtower.scenarios.orchestrator import headless_display
-from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunOptions
-from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.orchestrator import headless_display
+from loadtower.orchestrator.benchmark import Orchestrator, RunOptions
+from loadtower.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreWriter
 from loadtower.store.terminal_text import print_table, table_console

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from hdrh.histogram import HdrHistogram
 
+from loadtower.orchestrator.sinks import Sinks
 from loadtower.protocol.hdr_encoding import encode, new_hist
-from loadtower.scenarios.orchestrator.sinks import Sinks
 from loadtower.store.hdr import release
 from loadtower.store.rollups import Level
 
@@ -80,7 +80,7 @@ def test_the_lateness_check_reads_p99_only_when_an_op_was_later_than_the_bound(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A line whose every op was sent within the bound (2 ms) makes no histogram: its p99
     cannot be above its latest op. One whose latest op was later is judged by its p99."""
-    from loadtower.scenarios.orchestrator import sinks as sinks_module
+    from loadtower.orchestrator import sinks as sinks_module
 
     made: list[int] = []
     real = sinks_module.new_hist

@@ -10,7 +10,7 @@ import pytest
 
 from loadtower.agents import locust_setup as ls  # before locust: no monkey-patching
 from loadtower.agents.link_client import sign_client
-from loadtower.scenarios.orchestrator.link_guard import MAX_REPORTED, LinkGuard
+from loadtower.orchestrator.link_guard import MAX_REPORTED, LinkGuard
 
 KEY = b"r" * 32
 WAIT_S = 20.0  # a bound for a loopback message, never a measured time

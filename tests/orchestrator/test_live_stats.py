@@ -4,7 +4,7 @@ import random
 
 from hdrh.histogram import HdrHistogram
 
-from loadtower.scenarios.orchestrator.live_stats import LiveStats, new_histogram
+from loadtower.orchestrator.live_stats import LiveStats, new_histogram
 
 
 def _line(agent: str, ts: int, op: str, values_us: list[int], errors: int = 0) -> dict:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from loadtower.scenarios.orchestrator.live_stats import LiveStats
+from loadtower.orchestrator.live_stats import LiveStats
 
 from .phase_fixtures import interval_line
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-import loadtower.scenarios.orchestrator.locust_master as lm
+import loadtower.orchestrator.locust_master as lm
 from loadtower.agents import locust_setup as ls
-from loadtower.scenarios.orchestrator.locust_master import Master, output
-from loadtower.scenarios.orchestrator.standalone_load import free_port
+from loadtower.orchestrator.locust_master import Master, output
+from loadtower.orchestrator.standalone_load import free_port
 
 WAIT_S = 20.0
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from loadtower.agents.spool import Spool
+from loadtower.orchestrator.locust_master import Master
 from loadtower.protocol.interval_message import interval_message, text_problem
-from loadtower.scenarios.orchestrator.locust_master import Master
 
 from .test_locust_master_ack import feed, master, printed
 

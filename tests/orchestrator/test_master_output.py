@@ -9,7 +9,7 @@ import json
 import threading
 from typing import Any
 
-from loadtower.scenarios.orchestrator.master_output import MasterOutput
+from loadtower.orchestrator.master_output import MasterOutput
 
 WAIT_S = 20.0
 

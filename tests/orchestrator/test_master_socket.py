@@ -12,7 +12,7 @@ import pytest
 import zmq
 
 from loadtower.agents import locust_setup as ls  # gevent's patches before Locust loads
-from loadtower.scenarios.orchestrator import master_socket
+from loadtower.orchestrator import master_socket
 
 assert ls.gevent is not None
 

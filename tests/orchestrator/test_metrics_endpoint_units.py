@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from loadtower.errors import LoadtowerError
-from loadtower.scenarios.orchestrator.metrics_endpoint import MetricsEndpoint, serve_run
-from loadtower.scenarios.orchestrator.metrics_snapshot import take_snapshot
+from loadtower.orchestrator.metrics_endpoint import MetricsEndpoint, serve_run
+from loadtower.orchestrator.metrics_snapshot import take_snapshot
 from loadtower.scenarios.serve_address import ServeAddress
 from loadtower.store import StoreReader
 from tests.orchestrator.metrics_fixtures import (

@@ -16,10 +16,10 @@ import pytest
 
 from loadtower.cli import main
 from loadtower.errors import ConfigError, LoadtowerError
+from loadtower.orchestrator import headless_session
+from loadtower.orchestrator.benchmark import Orchestrator, RunState
+from loadtower.orchestrator.sinks import Sinks
 from loadtower.scenarios.loader import load_inventory
-from loadtower.scenarios.orchestrator import headless_session
-from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunState
-from loadtower.scenarios.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import load_plan
 from loadtower.scenarios.serve_address import ServeAddress, chosen_address, parse_serve_address
 from loadtower.store import StoreReader, StoreWriter

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from loadtower.orchestrator.node_metrics import NodeMetricsSampler, NodeSample
+from loadtower.orchestrator.ssh_pool import HostPool
 from loadtower.scenarios.models import Inventory
-from loadtower.scenarios.orchestrator.node_metrics import NodeMetricsSampler, NodeSample
-from loadtower.scenarios.orchestrator.ssh_pool import HostPool
 from tests.orchestrator.test_ssh_pool_integration import inventory
 
 pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a cgroup's measured CPU

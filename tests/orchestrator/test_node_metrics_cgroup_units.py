@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadtower.scenarios.orchestrator.proc_stats import (
+from loadtower.orchestrator.proc_stats import (
     CGROUP_MARK,
     PROC_CMD,
     parse_cgroup,

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from loadtower.orchestrator import node_metrics as metrics
+from loadtower.orchestrator.node_metrics import NodeMetricsSampler, prometheus_queries
 from loadtower.scenarios.models import Inventory
-from loadtower.scenarios.orchestrator import node_metrics as metrics
-from loadtower.scenarios.orchestrator.node_metrics import NodeMetricsSampler, prometheus_queries
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -13,10 +13,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from loadtower.scenarios.orchestrator.live_stats import LiveStats
-from loadtower.scenarios.orchestrator.load_controller import LocustLoad
-from loadtower.scenarios.orchestrator.phases import compaction, fault, load, run
-from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.orchestrator.live_stats import LiveStats
+from loadtower.orchestrator.load_controller import LocustLoad
+from loadtower.orchestrator.phases import compaction, fault, load, run
+from loadtower.orchestrator.sinks import Sinks
 from loadtower.store import StoreReader
 from loadtower.store.phase_rate import round_rate
 from tests.orchestrator.phase_fixtures import INVENTORY, Second, interval_line, phase_context

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from loadtower.orchestrator.plan_duration import clock, expected_total, planned_seconds
 from loadtower.scenarios.loader import load_scenario_text
-from loadtower.scenarios.orchestrator.plan_duration import clock, expected_total, planned_seconds
 from loadtower.scenarios.plan import load_plan
 from tests.orchestrator.phase_fixtures import INVENTORY
 
@@ -66,8 +66,8 @@ def test_clock_format() -> None:
 
 
 def test_the_headless_line_shows_elapsed_over_the_expected_total(tmp_path: Path) -> None:
-    from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunOptions
-    from loadtower.scenarios.orchestrator.headless_display import _status
+    from loadtower.orchestrator.benchmark import Orchestrator, RunOptions
+    from loadtower.orchestrator.headless_display import _status
 
     (tmp_path / "s.toml").write_text('name = "d"' + PHASES)
     (tmp_path / "i.toml").write_text(INVENTORY)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from loadtower.errors import ConfigError
+from loadtower.orchestrator.phases import ramp
 from loadtower.scenarios.loader import load_scenario_text
-from loadtower.scenarios.orchestrator.phases import ramp
 from loadtower.store import StoreReader
 from loadtower.store.ramp_steps import ramp_of, step_label
 from tests.orchestrator.phase_fixtures import INVENTORY, Second, phase_context

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from loadtower.orchestrator.phases import scale_out
 from loadtower.scenarios.engine_hooks import NoRecord
-from loadtower.scenarios.orchestrator.phases import scale_out
 from loadtower.scenarios.plan import Plan, load_plan
 from tests.scenarios.conftest import INVENTORY, SCENARIO
 

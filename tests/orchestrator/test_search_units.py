@@ -16,17 +16,17 @@ from pathlib import Path
 import pytest
 
 from loadtower.errors import ConfigError
-from loadtower.scenarios.loader import load_scenario_text
-from loadtower.scenarios.orchestrator.headless_display import phase_notes, ramp_tables
-from loadtower.scenarios.orchestrator.phases import search
-from loadtower.scenarios.orchestrator.plan_duration import planned_seconds
-from loadtower.scenarios.orchestrator.search_plan import (
+from loadtower.orchestrator.headless_display import phase_notes, ramp_tables
+from loadtower.orchestrator.phases import search
+from loadtower.orchestrator.plan_duration import planned_seconds
+from loadtower.orchestrator.search_plan import (
     BRACKET,
     CONFIRM,
     NARROW,
     RateSearch,
     SearchBounds,
 )
+from loadtower.scenarios.loader import load_scenario_text
 from loadtower.store import StoreReader
 from loadtower.store.curves import latency_curve, rates_at_target
 from tests.orchestrator.phase_fixtures import INVENTORY, Second, phase_context

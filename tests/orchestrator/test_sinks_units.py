@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreReader, StoreWriter
 from tests.orchestrator.test_live_stats import _line
@@ -69,7 +69,7 @@ def test_error_classes_are_announced_and_counted_by_class(tmp_path: Path) -> Non
 def test_an_agent_above_90_percent_cpu_is_warned_about_once_per_window(tmp_path: Path) -> None:
     """Over 90 % CPU warns; the same agent again within WARN_EVERY_S (by the lines' own
     seconds) does not; after it, or another agent, does. 90 % itself is not above."""
-    from loadtower.scenarios.orchestrator.sinks import AGENT_CPU_WARN, WARN_EVERY_S
+    from loadtower.orchestrator.sinks import AGENT_CPU_WARN, WARN_EVERY_S
 
     sinks, writer, run_id = _sinks(tmp_path)
     seen = [

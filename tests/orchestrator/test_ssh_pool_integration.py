@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from loadtower.errors import LoadtowerError
+from loadtower.orchestrator.node_metrics import NodeMetricsSampler
+from loadtower.orchestrator.ssh_pool import HostPool
 from loadtower.scenarios.loader import load_inventory
 from loadtower.scenarios.models import Inventory
-from loadtower.scenarios.orchestrator.node_metrics import NodeMetricsSampler
-from loadtower.scenarios.orchestrator.ssh_pool import HostPool
 from tests.sandbox.engine_hosts import engine_hosts
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]

@@ -10,9 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from loadtower.orchestrator.control import ControlServer, RunControl
+from loadtower.orchestrator.phases import run
 from loadtower.scenarios.control_api import send
-from loadtower.scenarios.orchestrator.control import ControlServer, RunControl
-from loadtower.scenarios.orchestrator.phases import run
 
 from .phase_fixtures import INVENTORY, InstantControl, phase_context
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import duckdb
 
-from loadtower.scenarios.orchestrator import threshold_checks
-from loadtower.scenarios.orchestrator.phases import run
-from loadtower.scenarios.orchestrator.threshold_checks import ThresholdChecks
+from loadtower.orchestrator import threshold_checks
+from loadtower.orchestrator.phases import run
+from loadtower.orchestrator.threshold_checks import ThresholdChecks
 from loadtower.store import StoreReader
 from tests.orchestrator.phase_fixtures import INVENTORY, Second, interval_line, phase_context
 

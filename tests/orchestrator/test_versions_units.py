@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 from loadtower import __version__
-from loadtower.scenarios.orchestrator.facts import agent_versions_command, parse_agent_versions
-from loadtower.scenarios.orchestrator.run_versions import summary
+from loadtower.orchestrator.facts import agent_versions_command, parse_agent_versions
+from loadtower.orchestrator.run_versions import summary
 
 
 def test_the_agent_command_reports_this_python_and_its_drivers() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.scenarios.orchestrator.where_it_waits import (
+from loadtower.orchestrator.where_it_waits import (
     HEADER,
     await_chain,
     describe_tasks,
@@ -21,7 +21,7 @@ from tests.orchestrator.run_helpers import run_argv
 
 HANGS = """
 import asyncio
-from loadtower.scenarios.orchestrator.where_it_waits import install
+from loadtower.orchestrator.where_it_waits import install
 
 async def waits_for_the_ack(event):
     await event.wait()

@@ -15,12 +15,12 @@ from loadtower.agents import locust_setup as ls
 from loadtower.agents.driver_loop import PhaseConfig
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.worker_main import phase_refusal
+from loadtower.orchestrator.locust_master import Master, output
+from loadtower.orchestrator.standalone_load import free_port
 from loadtower.protocol.hdr_encoding import encode, new_hist
 from loadtower.protocol.lines import IntervalLine, OpSample
 from loadtower.protocol.phase_spec import PhaseMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
-from loadtower.scenarios.orchestrator.locust_master import Master, output
-from loadtower.scenarios.orchestrator.standalone_load import free_port
 from loadtower.store.hdr import decode
 
 

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.protocol.process_identity import ProcessId, boot_id, start_ticks, this_process
-from loadtower.scenarios.orchestrator.cleanup_script import (
+from loadtower.orchestrator.cleanup_script import (
     LIST_SCRIPT,
     ORCHESTRATOR_ENV,
     RUN_ENV,
@@ -30,6 +29,7 @@ from loadtower.scenarios.orchestrator.cleanup_script import (
     parse_stop,
     stop_script,
 )
+from loadtower.protocol.process_identity import ProcessId, boot_id, start_ticks, this_process
 from tests.reliability.helpers import cli, closed_port, write_inventory
 
 IGNORES_TERM = (
@@ -162,7 +162,7 @@ def test_an_orchestrator_that_ran_on_the_listed_host_is_checked_there() -> None:
 
 
 def test_endpoints_are_merged_only_when_they_reach_one_machine() -> None:
-    from loadtower.scenarios.orchestrator.cleanup_hosts import Machine, _merge
+    from loadtower.orchestrator.cleanup_hosts import Machine, _merge
 
     async def never(script: str, timeout: float) -> tuple[int, str, str]:
         raise AssertionError("not called")

@@ -20,11 +20,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from loadtower.orchestrator.benchmark import Orchestrator, RunOptions
+from loadtower.orchestrator.headless_session import SignalCount
+from loadtower.orchestrator.sinks import Sinks
+from loadtower.orchestrator.standalone_load import free_port
 from loadtower.protocol.link_secrets import KEY_ENV
-from loadtower.scenarios.orchestrator.benchmark import Orchestrator, RunOptions
-from loadtower.scenarios.orchestrator.headless_session import SignalCount
-from loadtower.scenarios.orchestrator.sinks import Sinks
-from loadtower.scenarios.orchestrator.standalone_load import free_port
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreReader, StoreWriter
 from tests.reliability.helpers import write_inventory

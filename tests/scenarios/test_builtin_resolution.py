@@ -143,7 +143,7 @@ def test_the_standalone_load_sends_a_presets_shipped_file(write) -> None:
     built-in workload both send the rendered shipped file."""
     import argparse
 
-    from loadtower.scenarios.standalone_load_command import _spec
+    from loadtower.orchestrator.standalone_load_command import _spec
 
     common = dict(engine="cassandra", local_dc=None, tls_ca_file=None, tls_cert_file=None,
                   tls_key_file=None, no_tls_verify_hostname=False)

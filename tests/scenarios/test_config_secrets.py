@@ -10,8 +10,8 @@ import pytest
 
 from loadtower.cli import main
 from loadtower.errors import ConfigError
+from loadtower.orchestrator.secrets import known_secrets
 from loadtower.scenarios.loader import load_inventory
-from loadtower.scenarios.orchestrator.secrets import known_secrets
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreReader, StoreWriter
 from loadtower.store.redact import command_secrets, redact

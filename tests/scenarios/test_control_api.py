@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from loadtower.errors import LoadtowerError
+from loadtower.orchestrator.control import ControlServer, RunControl
 from loadtower.scenarios import control_api
-from loadtower.scenarios.orchestrator.control import ControlServer, RunControl
 from tests.scenarios.conftest import INVENTORY, SCENARIO
 
 pytestmark = pytest.mark.timeout(120)

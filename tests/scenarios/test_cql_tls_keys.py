@@ -11,11 +11,11 @@ import pytest
 from loadtower.agents.tls import TlsOptions, failure_line, split_point
 from loadtower.cli import main
 from loadtower.errors import ConfigError
+from loadtower.orchestrator.targets import connection
+from loadtower.orchestrator.tls_files import tls_options
 from loadtower.sandbox import tls_certs
 from loadtower.scenarios.environment_checks import check_tls_files, environment_warnings
 from loadtower.scenarios.loader import load_inventory, load_scenario_text
-from loadtower.scenarios.orchestrator.targets import connection
-from loadtower.scenarios.orchestrator.tls_files import tls_options
 from loadtower.scenarios.plan import load_plan
 from tests.scenarios import builtin_render as render
 

@@ -7,9 +7,9 @@ import pytest
 
 from loadtower.cli import main
 from loadtower.errors import ConfigError
+from loadtower.orchestrator.context import PhaseContext
 from loadtower.scenarios.inventory_checks import ACTION_PLACEHOLDERS, template_problem
 from loadtower.scenarios.loader import load_inventory
-from loadtower.scenarios.orchestrator.context import PhaseContext
 from loadtower.scenarios.plan import load_plan
 
 from .conftest import INVENTORY, SCENARIO

@@ -227,7 +227,7 @@ def test_a_load_key_naming_no_op_is_one_line(write) -> None:
 def test_the_standalone_load_renders_the_file_for_its_engine(write) -> None:
     import argparse
 
-    from loadtower.scenarios.standalone_load_command import _spec
+    from loadtower.orchestrator.standalone_load_command import _spec
 
     write("w.toml", 'load = "sign_up"\n' + NO_INSERT)
     scenario = write("s.toml", 'name = "s"\n[workloads.kv]\nfile = "w.toml"\n'

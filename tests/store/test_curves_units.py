@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.scenarios.orchestrator.phases import ramp, search
+from loadtower.orchestrator.phases import ramp, search
 from loadtower.store import StoreReader
 from loadtower.store.curves import latency_curve, rates_at_target
 from tests.orchestrator.phase_fixtures import INVENTORY, Second, phase_context

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from loadtower.scenarios.orchestrator.headless_display import result_table
+from loadtower.orchestrator.headless_display import result_table
 from loadtower.store import StoreReader, StoreWriter, compare_runs
 from loadtower.store.report_html import render
 from loadtower.store.table_reads import phase_tables

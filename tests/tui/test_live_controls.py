@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.scenarios.orchestrator.control import ControlServer, RunControl
+from loadtower.orchestrator.control import ControlServer, RunControl
 from loadtower.tui.app import LoadtowerApp
 from loadtower.tui.screens.dashboard import RunDashboard
 from loadtower.tui.widgets.confirm import Confirm

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from textual.command import CommandPalette
 
-from loadtower.scenarios.orchestrator.control import ControlServer, RunControl
-from loadtower.scenarios.orchestrator.steering import Steering
+from loadtower.orchestrator.control import ControlServer, RunControl
+from loadtower.orchestrator.steering import Steering
 from loadtower.tui.app import LoadtowerApp
 from loadtower.tui.screens.dashboard import SPEEDS, RunDashboard
 from loadtower.tui.widgets.steer_prompt import SteerPrompt

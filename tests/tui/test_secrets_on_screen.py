@@ -1,6 +1,6 @@
 """No screen of the TUI shows a database password.
 
-Two runs are recorded the way the orchestrator records one (scenarios/orchestrator/
+Two runs are recorded the way the orchestrator records one (orchestrator/
 runner.py: `writer.secrets = known_secrets(plan)`, then `writer.start_run` with the plan's
 scenario and inventory text, and events through its Sinks) from a plan whose inventory
 holds an inline password, and whose scenario, events, host output, phase parameters and
@@ -21,8 +21,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
-from loadtower.scenarios.orchestrator.secrets import known_secrets
-from loadtower.scenarios.orchestrator.sinks import Sinks
+from loadtower.orchestrator.secrets import known_secrets
+from loadtower.orchestrator.sinks import Sinks
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreWriter
 from loadtower.tui.app import LoadtowerApp

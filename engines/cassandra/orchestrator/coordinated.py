@@ -1,5 +1,5 @@
 """The requests a Cassandra node coordinated (the engines' ``coordinated`` hook, read at
-each phase's start and end by ``scenarios/orchestrator/coordinators.py``).
+each phase's start and end by ``orchestrator/coordinators.py``).
 
 Cassandra 5.0's virtual tables ``system_views.coordinator_read_latency``,
 ``coordinator_write_latency`` and ``coordinator_scan_latency`` keep, per table, the

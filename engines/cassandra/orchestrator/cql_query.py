@@ -19,9 +19,9 @@ from typing import Any
 
 from loadtower.agents.tls import TlsOptions, wrap
 from loadtower.engines.cassandra.agent.driver_session import connection_class
-from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S, reach
-from loadtower.scenarios.orchestrator.secrets import engine_password
-from loadtower.scenarios.orchestrator.tls_files import tls_options
+from loadtower.orchestrator.db_query import QUERY_TIMEOUT_S, reach
+from loadtower.orchestrator.secrets import engine_password
+from loadtower.orchestrator.tls_files import tls_options
 from loadtower.scenarios.plan import Plan
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from loadtower.engines.cassandra.orchestrator.cql_query import CqlQueryError, cql_connection
-from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S
+from loadtower.orchestrator.db_query import QUERY_TIMEOUT_S
 from loadtower.scenarios.plan import Plan
 
 QUERY = "SELECT keyspace_name, table_name, count, p50th, p99th, max FROM " \

@@ -8,7 +8,7 @@ import contextlib
 from typing import Any
 
 from loadtower.engines.cassandra.orchestrator.cql_query import cql_rows
-from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S
+from loadtower.orchestrator.db_query import QUERY_TIMEOUT_S
 from loadtower.scenarios.plan import Plan
 
 

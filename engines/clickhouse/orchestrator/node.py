@@ -16,10 +16,10 @@ from typing import Any
 
 from loadtower.engines.clickhouse.agent.schemas import default_table
 from loadtower.engines.clickhouse.agent.session import ClickhouseSession
+from loadtower.orchestrator.context import PhaseContext
+from loadtower.orchestrator.db_query import reach
+from loadtower.orchestrator.secrets import db_password
 from loadtower.scenarios.crossref import target_hosts
-from loadtower.scenarios.orchestrator.context import PhaseContext
-from loadtower.scenarios.orchestrator.db_query import reach
-from loadtower.scenarios.orchestrator.secrets import db_password
 
 # what `loadtower sandbox`'s chdb endpoint names itself in every reply (engines/clickhouse/sandbox/chdb_server.py)
 SANDBOX_DISPLAY_NAME = "loadtower-sandbox-chdb"

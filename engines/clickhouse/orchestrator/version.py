@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S, reach
-from loadtower.scenarios.orchestrator.secrets import engine_password
+from loadtower.orchestrator.db_query import QUERY_TIMEOUT_S, reach
+from loadtower.orchestrator.secrets import engine_password
 from loadtower.scenarios.plan import Plan
 
 

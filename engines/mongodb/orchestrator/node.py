@@ -26,10 +26,10 @@ from typing import Any
 from loadtower.agents.tls import TlsOptions, wrap
 from loadtower.engines.mongodb.agent.tls import client_kwargs
 from loadtower.errors import LoadtowerError
+from loadtower.orchestrator.db_query import QUERY_TIMEOUT_S, reach
+from loadtower.orchestrator.secrets import engine_password
+from loadtower.orchestrator.tls_files import tls_options
 from loadtower.scenarios.crossref import target_hosts
-from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S, reach
-from loadtower.scenarios.orchestrator.secrets import engine_password
-from loadtower.scenarios.orchestrator.tls_files import tls_options
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.workloads.target_spec import loaded_table
 

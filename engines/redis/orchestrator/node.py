@@ -22,9 +22,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from loadtower.errors import LoadtowerError
+from loadtower.orchestrator.db_query import QUERY_TIMEOUT_S, reach
+from loadtower.orchestrator.secrets import engine_password
 from loadtower.scenarios.crossref import target_hosts
-from loadtower.scenarios.orchestrator.db_query import QUERY_TIMEOUT_S, reach
-from loadtower.scenarios.orchestrator.secrets import engine_password
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.workloads.target_spec import loaded_table
 

@@ -1,1 +1,0 @@
-"""The orchestrator: runs a plan\x27s phases across hosts and records everything."""
