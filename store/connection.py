@@ -1,9 +1,10 @@
-"""Opening the store file: short-lived connections, retried while another process holds it.
+"""Opening the store file: connections retried while another process holds it.
 
 DuckDB lets one process open a file read-write and no other process open it at the
-same time, even read-only. So nobody keeps the file open: the writer opens it for
-each flush (about once a second, a few milliseconds) and readers for each query;
-whoever finds it locked retries for a while, then names the process that holds it
+same time, even read-only. The run's writer keeps its read-write connection open between
+flushes; readers open the file for each query. Whoever finds it locked knocks (knock.py:
+a file in `<store>.knock/` asking the writer to let go; withdrawn once connected or on
+giving up) and retries for a while, then names the process that holds it
 (lock_holder.py).
 
 Read-only connections are locked down, whatever SQL runs on them: external access is off
@@ -33,6 +34,7 @@ from pathlib import Path
 import duckdb
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.knock import Knock
 from loadtower.store.lock_holder import describe_holder
 
 RETRY_S = 0.01
@@ -56,40 +58,55 @@ def connect(
     path: Path, read_only: bool, wait_s: float = 30.0
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to `path`, retrying up to `wait_s` while another process has it open."""
+    con = open_connection(path, read_only, wait_s)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def open_connection(path: Path, read_only: bool, wait_s: float = 30.0) -> duckdb.DuckDBPyConnection:
+    """`connect`'s connection, for a caller that closes it itself (the writer holds one)."""
     path = Path(path)
     if read_only and not path.exists():
         raise LoadtowerError(f"no store at {path} (run a scenario first, or pass --store)")
     deadline = time.monotonic() + wait_s
     delay = RETRY_S
-    while True:
-        try:
-            if read_only:
-                con = duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG))
-            else:
-                con = duckdb.connect(str(path), read_only=False,
-                                     config=dict(READ_WRITE_CONFIG))
-            break
-        except (duckdb.IOException, duckdb.ConnectionException) as exc:
-            if not is_busy(exc):
-                raise LoadtowerError(f"cannot open store {path}: {exc}") from exc
-            if time.monotonic() > deadline:
-                holder = describe_holder(str(exc))
-                raise LoadtowerError(
-                    f"store {path} stayed locked for {wait_s:g} s by {holder}: "
-                    "wait for it to end, or stop it"
-                ) from exc
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.2)
+    knock = Knock(path)
     try:
-        if read_only:
+        while True:
+            try:
+                if read_only:
+                    con = duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG))
+                else:
+                    con = duckdb.connect(str(path), read_only=False,
+                                         config=dict(READ_WRITE_CONFIG))
+                break
+            except (duckdb.IOException, duckdb.ConnectionException) as exc:
+                if not is_busy(exc):
+                    raise LoadtowerError(f"cannot open store {path}: {exc}") from exc
+                if time.monotonic() > deadline:
+                    holder = describe_holder(str(exc))
+                    raise LoadtowerError(
+                        f"store {path} stayed locked for {wait_s:g} s by {holder}: "
+                        "wait for it to end, or stop it"
+                    ) from exc
+                knock.knock()  # a writer holding the file lets go (knock.py)
+                time.sleep(delay)
+                delay = min(delay * 1.5, 0.2)
+    finally:
+        knock.withdraw()
+    if read_only:
+        try:
             # deferred: sql_functions loads pyarrow and numpy, needed only by read-only connections
             from loadtower.store import sql_functions
 
             _lock_down(con, path)
             sql_functions.register(con)
-        yield con
-    finally:
-        con.close()
+        except BaseException:
+            con.close()
+            raise
+    return con
 
 
 def _lock_down(con: duckdb.DuckDBPyConnection, path: Path) -> None:

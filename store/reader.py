@@ -1,7 +1,8 @@
 """StoreReader: read-only access to a store, safe while a writer process is running.
 
 Every call opens the file read-only, queries and closes it again (see connection.py),
-retrying while the writer is in the middle of a flush. While a reader has the file open
+knocking (the writer lets go of the file, knock.py) and retrying while the writer holds
+it or is in the middle of a flush. While a reader has the file open
 the writer cannot commit, so users' SQL on a store that a live run is writing is stopped
 after `live_query_limit_s` (docs/store.md, "Readers and the writer").
 """

@@ -2,8 +2,12 @@
 
 Calls only append to Python lists. A background thread flushes about once a second:
 it folds interval lines into per-agent rows and merged rollups (see rollups.py),
-opens the file, appends Arrow tables, re-writes the rollup rows that changed, commits
-and closes the file again, so readers in other processes can open it in between.
+appends Arrow tables and re-writes the rollup rows that changed, in one transaction.
+The writer keeps its connection open between flushes (no open and checkpoint per
+flush) while nobody else wants the file: a reader that finds it busy knocks (knock.py),
+the thread sees it within KNOCK_CHECK_S, closes the file and then opens and closes it
+per flush (readers get in between flushes) until the knocks stop. A flush that fails
+closes the connection: the next one opens it anew.
 A killed writer loses at most what arrived since the last flush (about a second).
 Each flush also refreshes the heartbeat of the runs this writer has open (at least
 every HEARTBEAT_S, data or not), and each run row names its writer process, so the
@@ -31,7 +35,8 @@ from loadtower.errors import LoadtowerError
 from loadtower.protocol.process_identity import this_process
 from loadtower.store import hdr
 from loadtower.store.admin import mark_interrupted_runs
-from loadtower.store.connection import connect, is_busy
+from loadtower.store.connection import connect, is_busy, open_connection
+from loadtower.store.knock import Door
 from loadtower.store.redact import MASK, mask_url_passwords, redact
 from loadtower.store.rollups import Level, Rollups, level_rows
 from loadtower.store.schema import migrate
@@ -44,6 +49,7 @@ _REFUSED = (duckdb.ConstraintException, duckdb.ConversionException,
             duckdb.InvalidInputException, duckdb.BinderException, duckdb.OutOfRangeException,
             duckdb.TypeMismatchException)  # fmt: skip
 HEARTBEAT_S = 5.0
+KNOCK_CHECK_S = 0.05  # while it holds the file, the thread looks for knocks this often
 THRESHOLD_COLUMNS = ("phase", "op", "metric", "bound", "threshold", "measured", "passed", "live",
                      "target")  # fmt: skip
 _COLUMNS = {
@@ -94,6 +100,9 @@ class StoreWriter:
         # passwords to mask in every text written (the orchestrator sets them: secrets.py)
         self.secrets: list[str] = []
         self._last_commit = time.time()
+        # the connection kept between flushes (None: closed); only under _flush_lock
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._door = Door(self.path)
         self._thread = threading.Thread(target=self._loop, name="store-writer", daemon=True)
         self._thread.start()
 
@@ -273,7 +282,12 @@ class StoreWriter:
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=60)
-        self._flush_or_explain()
+        try:
+            self._flush_or_explain()
+        finally:
+            with self._flush_lock:
+                self._let_go()
+            self._door.remove()
 
     def _flush_or_explain(self) -> None:
         try:
@@ -310,7 +324,10 @@ class StoreWriter:
         flush ended), so what is handed over waits at most `_every` plus one flush."""
         failing = ""
         due = time.monotonic() + self._every
-        while not self._stop.wait(max(0.0, due - time.monotonic())):
+        while not self._stop.wait(min(max(0.0, due - time.monotonic()), KNOCK_CHECK_S)):
+            if time.monotonic() < due:
+                self._answer_knocks()
+                continue
             due = max(due + self._every, time.monotonic())
             try:
                 self.flush()
@@ -322,6 +339,32 @@ class StoreWriter:
             if failing:
                 failing = ""
                 print("loadtower store: writes resumed", flush=True)
+
+    @property
+    def holds_file(self) -> bool:
+        """True while the writer keeps the store open between flushes."""
+        return self._con is not None
+
+    def _answer_knocks(self) -> None:
+        """Let go of the file if someone knocked (or the knock folder went away)."""
+        if self._con is None or self._door.may_hold():
+            return
+        with self._flush_lock:  # the flush in progress ends first
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """Close the kept connection (DuckDB checkpoints the file); under _flush_lock."""
+        con, self._con = self._con, None
+        if con is not None:
+            with contextlib.suppress(duckdb.Error):
+                con.close()
+
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        """The kept connection, opened if it is closed; under _flush_lock."""
+        if self._con is None:
+            self._door.prepare()
+            self._con = open_connection(self.path, read_only=False, wait_s=self.lock_wait_s)
+        return self._con
 
     def flush(self) -> None:
         """Write everything buffered so far (blocks while a reader holds the file)."""
@@ -381,7 +424,8 @@ class StoreWriter:
         `one_by_one`, each statement of `meta` first in its own (taken out of `meta` once
         committed or refused), skipping those refused. Returns those: (run id, why)."""
         refused = []
-        with connect(self.path, read_only=False, wait_s=self.lock_wait_s) as con:
+        con = self._connection()
+        try:
             if one_by_one:
                 while meta:  # each leaves `meta` once done: never put back, never run twice
                     sql, params, run_id = meta[0]
@@ -409,6 +453,11 @@ class StoreWriter:
             for level in levels:
                 _write_level(con, level)
             con.execute("COMMIT")
+        except BaseException:
+            self._let_go()  # a broken connection never sticks; a transaction left open ends
+            raise
+        if not self._door.may_hold():
+            self._let_go()  # someone knocked: the file is free until the next flush
         return refused
 
     def _ingest(self, lines: list[tuple[str, dict[str, Any]]], events: list[tuple[Any, ...]]) -> None:

@@ -17,7 +17,6 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from loadtower.orchestrator.benchmark import Orchestrator, RunOptions
@@ -89,7 +88,9 @@ def test_a_second_ctrl_c_says_what_is_lost_when_the_store_cannot_be_written_in_t
     orchestrator: tuple[Orchestrator, StoreWriter, str],
 ) -> None:
     orch, writer, run_id = orchestrator
-    holder = duckdb.connect(str(writer.path), read_only=True)  # the writer cannot commit
+    from loadtower.store.connection import open_connection  # knocks: the writer lets go
+
+    holder = open_connection(writer.path, read_only=True)  # the writer cannot commit
     try:
         line = orch.abandon("interrupted by SIGINT, then SIGINT", flush_s=0.2)
     finally:
