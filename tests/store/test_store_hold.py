@@ -16,6 +16,7 @@ import pytest
 
 from loadtower.errors import LoadtowerError
 from loadtower.store import StoreReader, StoreWriter
+from loadtower.store import writer as writer_module
 from loadtower.store.connection import connect
 from loadtower.store.knock import Knock, knock_dir
 from tests.store.holders import holding
@@ -119,6 +120,7 @@ def test_the_writer_keeps_one_connection_across_flushes(
             opens.append(database)
         return plain(database, read_only=read_only, **kw)
 
+    monkeypatch.setattr(writer_module, "HOLD_S", 3600.0)  # however slow the machine
     with StoreWriter(path, flush_every_s=NEVER) as writer:
         monkeypatch.setattr(duckdb, "connect", counting)
         run_id = writer.start_run("r", "scn", "", "", {}, {}, {})
@@ -129,6 +131,34 @@ def test_the_writer_keeps_one_connection_across_flushes(
     assert len(opens) == 1, opens  # 21 flushes, one open
     monkeypatch.undo()
     assert info_count(path) == 20
+
+
+def test_the_kept_connection_is_opened_anew_after_hold_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HOLD_S bounds how long DuckDB's cache of written blocks lives (the orchestrator's
+    memory over a long run): past it, the flush that commits closes the connection and
+    the next one opens it again; nothing is lost across the reopenings."""
+    path = tmp_path / "s.duckdb"
+    opens: list[str] = []
+    plain = duckdb.connect
+
+    def counting(database: str = ":memory:", read_only: bool = False, **kw):  # type: ignore[no-untyped-def]
+        if database == str(path) and not read_only:
+            opens.append(database)
+        return plain(database, read_only=read_only, **kw)
+
+    monkeypatch.setattr(writer_module, "HOLD_S", 0.0)  # every commit is past it
+    with StoreWriter(path, flush_every_s=NEVER) as writer:
+        monkeypatch.setattr(duckdb, "connect", counting)
+        run_id = writer.start_run("r", "scn", "", "", {}, {}, {})
+        for i in range(5):
+            writer.event(run_id, float(i), "info", f"event {i}")
+            writer.flush()
+            assert not writer.holds_file  # let go after its commit
+    assert len(opens) == 6, opens  # the start's flush and five more: one open each
+    monkeypatch.undo()
+    assert info_count(path) == 5
 
 
 def test_a_knock_makes_the_writer_let_go_until_it_is_withdrawn(tmp_path: Path) -> None:
