@@ -22,35 +22,26 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import json
 import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from loadtower.orchestrator.load_controller import LocustLoad
+from loadtower.orchestrator.sinks import Sinks
+from loadtower.scenarios.plan import load_plan
+from loadtower.store import StoreWriter
+
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import fleet  # noqa: E402 - bench/fleet.py, a sibling script: its inventory, scenario, rss_mb
+import fleet_workers  # noqa: E402 - bench/fleet_workers.py: the synthetic lines' payloads
+
 PHASE = "steady"
-
-
-def _sibling(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for row in f:
-            if row.startswith("VmRSS:"):
-                return int(row.split()[1]) / 1024
-    return 0.0
 
 
 def slope_per_min(points: list[tuple[float, float]]) -> float:
@@ -87,15 +78,8 @@ def main() -> int:
     parser.add_argument("--trace", action="store_true", help="tracemalloc: where it grew")
     args = parser.parse_args()
 
-    fleet, workers = _sibling("fleet"), _sibling("fleet_workers")
-    # deferred: the product's modules after the bench's own (fleet.py imports them too)
-    from loadtower.orchestrator.load_controller import LocustLoad
-    from loadtower.orchestrator.sinks import Sinks
-    from loadtower.scenarios.plan import load_plan
-    from loadtower.store import StoreWriter
-
     templates = [json.dumps(t, separators=(",", ":"))
-                 for t in workers.op_templates(args.op_types, args.ops)]
+                 for t in fleet_workers.op_templates(args.op_types, args.ops)]
     with tempfile.TemporaryDirectory(prefix="fleet-memory-") as tmp_name:
         tmp = Path(tmp_name)
         (tmp / "inventory.toml").write_text(fleet.INVENTORY)
@@ -128,7 +112,7 @@ def main() -> int:
             writer.flush()
             if (second + 1) % args.every == 0 or second + 1 == args.seconds:
                 gc.collect()
-                mb = rss_mb()
+                mb = fleet.rss_mb()
                 points.append((second + 1, mb))
                 row = sizes(sinks, writer)
                 print(f"| {second + 1} | {mb:.0f} | " + " | ".join(str(v) for v in row.values())
