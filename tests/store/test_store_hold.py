@@ -43,6 +43,21 @@ def until(check: Callable[[], bool], what: str) -> None:
         time.sleep(0.02)
 
 
+def count_writer_opens(monkeypatch: pytest.MonkeyPatch, path: Path) -> list[str]:
+    """The read-write opens of `path` from now on (duckdb.connect wrapped until
+    `monkeypatch.undo()`), one entry each."""
+    opens: list[str] = []
+    plain = duckdb.connect
+
+    def counting(database: str = ":memory:", read_only: bool = False, **kw):  # type: ignore[no-untyped-def]
+        if database == str(path) and not read_only:
+            opens.append(database)
+        return plain(database, read_only=read_only, **kw)
+
+    monkeypatch.setattr(duckdb, "connect", counting)
+    return opens
+
+
 class Feeder:
     """A thread handing events to a writer and flushing, continuously, until stopped."""
 
@@ -112,17 +127,9 @@ def test_the_writer_keeps_one_connection_across_flushes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "s.duckdb"
-    opens: list[str] = []
-    plain = duckdb.connect
-
-    def counting(database: str = ":memory:", read_only: bool = False, **kw):  # type: ignore[no-untyped-def]
-        if database == str(path) and not read_only:
-            opens.append(database)
-        return plain(database, read_only=read_only, **kw)
-
     monkeypatch.setattr(writer_module, "HOLD_S", 3600.0)  # however slow the machine
     with StoreWriter(path, flush_every_s=NEVER) as writer:
-        monkeypatch.setattr(duckdb, "connect", counting)
+        opens = count_writer_opens(monkeypatch, path)  # after the store's creation
         run_id = writer.start_run("r", "scn", "", "", {}, {}, {})
         for i in range(20):
             writer.event(run_id, float(i), "info", f"event {i}")
@@ -140,17 +147,9 @@ def test_the_kept_connection_is_opened_anew_after_hold_s(
     memory over a long run): past it, the flush that commits closes the connection and
     the next one opens it again; nothing is lost across the reopenings."""
     path = tmp_path / "s.duckdb"
-    opens: list[str] = []
-    plain = duckdb.connect
-
-    def counting(database: str = ":memory:", read_only: bool = False, **kw):  # type: ignore[no-untyped-def]
-        if database == str(path) and not read_only:
-            opens.append(database)
-        return plain(database, read_only=read_only, **kw)
-
     monkeypatch.setattr(writer_module, "HOLD_S", 0.0)  # every commit is past it
     with StoreWriter(path, flush_every_s=NEVER) as writer:
-        monkeypatch.setattr(duckdb, "connect", counting)
+        opens = count_writer_opens(monkeypatch, path)  # after the store's creation
         run_id = writer.start_run("r", "scn", "", "", {}, {}, {})
         for i in range(5):
             writer.event(run_id, float(i), "info", f"event {i}")
