@@ -387,7 +387,7 @@ class Orchestrator:
 
     def _engine_stats(self, pool: Any, sinks: Sinks, hosts: list[str]) -> list[asyncio.Task]:
         """A task per DB host whose engine has its own figures (``engines.py``'s
-        ``node_stats``, e.g. MongoDB's serverStatus): rows of the store's ``node_stats``
+        ``node_stats``, e.g. a server's own status command): rows of the store's ``node_stats``
         table beside the node samples, and one ``node_metrics`` event per host saying
         where they come from."""
         tasks = []

@@ -5,26 +5,24 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import platform
+import re
 import shlex
 from typing import Any
 
 from loadtower import __version__
+from loadtower.install_sets import AGENT_EXTRAS, AGENT_REQUIRES, ORCHESTRATOR_REQUIRES
 
-PACKAGES = (
-    "cassandra-driver",
-    "acsylla",
-    "locust",
-    "hdrhistogram",
-    "duckdb",
-    "asyncssh",
-    "clickhouse-connect",
-    "pymongo",
-    "textual",
-)
-# what an agent host's Python has of what makes the load (its drivers)
-AGENT_PACKAGES = (
-    "cassandra-driver", "acsylla", "clickhouse-connect", "pymongo", "locust", "hdrhistogram"
-)
+
+def _names(requirements: tuple[str, ...]) -> tuple[str, ...]:
+    """The distributions' names of requirement strings (``locust>=2.20`` -> ``locust``)."""
+    return tuple(dict.fromkeys(re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0] for r in requirements))
+
+
+# what an agent host's Python has of what makes the load: the agent install set (every
+# engine's driver, Locust, the HDR library, ...) and its optional session driver
+AGENT_PACKAGES = _names(AGENT_REQUIRES + AGENT_EXTRAS["fast"])
+# and here: the agent set and what the orchestrator, the store and the TUI add
+PACKAGES = AGENT_PACKAGES + _names(ORCHESTRATOR_REQUIRES)
 AGENT_VERSIONS_MARK = "LTVERSIONS "
 HOST_FACTS_CMD = "uname -srm; nproc; grep MemTotal /proc/meminfo; cat /etc/os-release 2>/dev/null | grep PRETTY_NAME"
 

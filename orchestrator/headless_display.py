@@ -178,7 +178,7 @@ async def show_progress(orch: Orchestrator, console: Console, done: asyncio.Even
 
 def result_table(summary: list[dict[str, Any]], title: str) -> Table:
     """One row per phase (each ramp step is a phase of its own) and op; every rate is
-    phase_summary's (loadtower.store.phase_rate). Where Cassandra's tombstones per read
+    phase_summary's (loadtower.store.phase_rate). Where the engine's tombstones per read
     were sampled (store.table_reads), the table each phase read and its tombstones
     scanned per read (p50 / p99) stand beside the p99."""
     table = Table(title=cell(title), title_justify="left")
@@ -207,7 +207,7 @@ def result_table(summary: list[dict[str, Any]], title: str) -> Table:
 
 
 def _figure(value: float | None) -> str:
-    """A tombstones-per-read figure; Cassandra reports 0 and 1 alike as 1 (table_reads.py)."""
+    """A tombstones-per-read figure; the nodes report 0 and 1 alike as 1 (table_reads.py)."""
     if value is None:
         return ""
     return "<=1" if value <= 1 else f"{value:,.1f}"

@@ -1,7 +1,7 @@
 """Where a `search` phase steps next: bracket, bisect, confirm (no I/O, no clock).
 
 The search looks for the highest rate whose step passes the target, the way
-NoSQLBench's ``findmax`` and cassandra-stress's ``-rate auto`` do:
+NoSQLBench's ``findmax`` and the stress tools' automatic rate (``-rate auto``) do:
 
 1. bracket: from the start rate, steps grow by ``growth`` (x2 by default) until one
    fails (or the max rate passes: the answer is then the max, "not bounded"); when the

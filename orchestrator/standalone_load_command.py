@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import cast
 
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.engine_kinds import default_engine, engine_names, kind
 from loadtower.protocol.phase_spec import (
     ConnectionOptions,
     DatasetSpec,
@@ -23,13 +24,16 @@ HELP = "generate load stand-alone; interval lines and a summary"
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--engine", default="cassandra", choices=["cassandra", "scylla"])
-    run.add_argument("--driver", default="auto", choices=["auto", "acsylla", "cassandra-driver"])
+    # the default engine's family: its flavours share its keys (consistency, local DC)
+    engine = kind(default_engine())
+    family = [n for n in engine_names() if kind(n).family == engine.family]
+    run.add_argument("--engine", default=engine.name, choices=family)
+    run.add_argument("--driver", default="auto", choices=["auto", *engine.drivers])
     run.add_argument("--native-io", default="rust", choices=["rust", "python"],
-                     help="open-model sends: the Rust load core (scylla driver; default), or "
+                     help="open-model sends: the engine's native load core (default), or "
                      "Python lanes over the --driver session (the reference path)")
     run.add_argument("--contact-points", required=True, help="H[,H...]")
-    run.add_argument("--port", type=int, default=9042)
+    run.add_argument("--port", type=int, default=engine.default_port)
     run.add_argument("--username")
     run.add_argument("--password-env", help="environment variable holding the password")
     run.add_argument("--password-file", type=Path, help="file holding the password")

@@ -23,8 +23,8 @@ SEPARATOR = ":"
 
 def db_hosts(plan: Plan) -> list[str]:
     """The running DB hosts that the scenario's targets use, in inventory order: those
-    whose node metrics are sampled and whose server versions are recorded (a ClickHouse
-    host in the inventory is not watched during a Cassandra-only run)."""
+    whose node metrics are sampled and whose server versions are recorded (a host of an
+    engine no target runs is not watched)."""
     used = {h for _name, p in plan.target_plans() for h in target_hosts(p.scenario, p.inventory)}
     return [h for h in plan.inventory.with_role("db") if h in used]
 
@@ -83,8 +83,9 @@ def connection(plan: Plan, spec: PhaseSpec) -> dict[str, Any]:
 
 
 def connection_options(plan: Plan, engine: str, hosts: list[str]) -> dict[str, Any]:
-    """The spec's ``connection``: ClickHouse's ``secure``; for CQL, TLS (the PEM contents:
-    an agent cannot read the orchestrator's files) and the names of the target's nodes."""
+    """The spec's ``connection``: ``secure`` (HTTPS engines); for engines with TLS files, TLS
+    (the PEM contents: an agent cannot read the orchestrator's files) and the names of the
+    target's nodes."""
     creds = plan.inventory.credentials(engine)
     out: dict[str, Any] = {"secure": creds.secure}
     tls = tls_spec(tls_options(plan, engine))

@@ -34,7 +34,7 @@ def _read(plan: Plan, engine: str, key: str, value: str) -> tuple[str, str]:
 
 def tls_options(plan: Plan, engine: str) -> TlsOptions | None:
     """The engine's TLS options (PEM contents read now), or None without ``tls``
-    (CQL engines and MongoDB have the TLS keys)."""
+    (the engines whose kind has ``tls_files`` have the TLS keys)."""
     if not kind(engine).tls_files:
         return None
     creds = plan.inventory.credentials(engine)

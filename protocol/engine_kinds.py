@@ -70,6 +70,11 @@ class EngineKind:
     # the agents' feed of its native load core, "module:Class" (agents/native_feed.py,
     # NativeFeed: the Rust core on the scylla driver for CQL); None: Python lanes only
     native_feed: str | None = None
+    # a scenario, target or direct run that names no engine runs this one (one registered
+    # engine says so: default_engine)
+    default: bool = False
+    # the session drivers a target of it may name as its `driver` (besides "auto")
+    drivers: tuple[str, ...] = ()
 
     @property
     def only_keys(self) -> tuple[str, ...]:
@@ -162,6 +167,20 @@ def load_attribute(where: str) -> Any:
 def engine_names() -> tuple[str, ...]:
     """Every registered engine's name, in the registry's order."""
     return tuple(KINDS)
+
+
+def default_engine() -> str:
+    """The engine a scenario, target or direct run that names none runs: the one
+    registered engine whose kind says ``default``, else the first registered."""
+    chosen = [n for n, k in KINDS.items() if k.default]
+    if len(chosen) > 1:
+        raise EngineRegistryError(f"engines {', '.join(chosen)} all say they are the default")
+    return chosen[0] if chosen else next(iter(KINDS))
+
+
+def driver_names() -> tuple[str, ...]:
+    """Every `driver` a target may name: "auto", then each registered engine's."""
+    return tuple(dict.fromkeys(("auto", *(d for k in KINDS.values() for d in k.drivers))))
 
 
 def dialects() -> tuple[str, ...]:

@@ -34,7 +34,7 @@ class _Reporter:
 
 def engines_match(scenario_engine: str, host_engine: str | None) -> bool:
     """A host serves a scenario's engine when it runs that engine or one of its family
-    (a ScyllaDB host serves a `cassandra` scenario: the same driver and CQL)."""
+    (two engines of one family share a driver and a protocol, e.g. a flavour of one)."""
     if host_engine == scenario_engine:
         return True
     if host_engine is None or host_engine not in KINDS or scenario_engine not in KINDS:
@@ -129,8 +129,9 @@ def _check_inventory(inventory: Inventory, inv: _Reporter) -> None:
         if host.port is not None and host.engine in with_capability(per_host_port=False):
             raise inv.fail(
                 ("hosts", name, "port"),
-                f"a per-host port is for clickhouse hosts; CQL drivers use one port per "
-                f"cluster: set [{host.engine}].port",
+                f"a per-host port is for {titles(with_capability(per_host_port=True))} "
+                f"hosts; {kind(host.engine).title}'s drivers use one port per cluster: "
+                f"set [{host.engine}].port",
             )
         if host.port is not None and "db" not in host.roles:
             raise inv.fail(("hosts", name, "port"), "'port' is the port of a host with role 'db'")
@@ -283,7 +284,7 @@ def _check_phases(
                             f"{KINDS[str(entry.engine)].title} has no "
                             "major compaction to trigger and wait for",
                         )
-                    # ClickHouse: loadtower runs OPTIMIZE TABLE ... FINAL itself
+                    # a `statement` compaction: loadtower runs the engine's own statement
                     compacting = with_capability(compaction="action")
                     if entry.engine in compacting and "compact" not in entry.actions:
                         raise sc.fail(

@@ -8,7 +8,7 @@ seconds (or `maxexecutiontime`, when shorter or alone), or, with no `target`, `t
 users (closed model) for `maxexecutiontime` seconds. loadtower's phases are timed, not
 counted: a closed-model run with neither `maxexecutiontime` nor `target` runs for
 DEFAULT_RUN_S and says so. Each default taken is one note that `check` and `run` print;
-`--set` changes any key of the scenario (e.g. `--set engine=mongodb`).
+`--set` changes any key of the scenario (e.g. `--set engine=NAME` for another engine).
 
 A workload file (TOML with `[ops]`) runs the same way with YCSB's client defaults and its
 `records` / `operations` variables as recordcount / operationcount.
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.errors import ConfigError
+from loadtower.protocol.engine_kinds import default_engine
 from loadtower.scenarios.models import Dataset
 from loadtower.scenarios.workloads.java_properties import parse_properties
 from loadtower.scenarios.workloads.loader import is_properties
@@ -151,14 +152,14 @@ def direct_scenario(path: Path, source: str) -> DirectScenario | None:
     data: dict[str, Any] = {
         "name": name,
         "description": f"{path.name} run as the YCSB client runs it",
-        "engine": "cassandra",
+        "engine": default_engine(),
         "target": {"keyspace": f"lt_{name}"[:48].lower(), "replication_factor": 1},
         "dataset": {"records": int(records)},
         "workloads": {"main": {"file": path.name}},
         "phases": [{"type": "load", "concurrency": threads}, run],
     }
     notes.append(
-        "engine cassandra, keyspace "
+        f"engine {data['engine']}, keyspace "
         f"{data['target']['keyspace']}, replication 1 (--set engine=... / target.keyspace=...)"
     )
     return DirectScenario(data, to_toml(data), tuple(notes))

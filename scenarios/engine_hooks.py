@@ -14,17 +14,18 @@ loads, a ring, ...) is its kind's too (``protocol/engine_kinds.py``).
 - ``after_load``: ``async (ctx, phase index) -> dict`` merged into the load's result;
 - ``compact``: ``async (ctx, host, timeout) -> dict``, the compaction phase's entry of a
   host that declares no ``compact`` action, for an engine whose kind's compaction is
-  ``statement`` (ClickHouse: ``OPTIMIZE TABLE ... FINAL``, named by ``compact_what``);
+  ``statement`` (e.g. a column store's ``OPTIMIZE TABLE ... FINAL``, named by
+  ``compact_what``);
 - ``node_stats``: ``async (actions, plan, host, emit, interval)`` that emits the
   server's own figures until cancelled (rows of the store's ``node_stats`` table;
-  Cassandra: tombstones scanned per read per table);
+  e.g. tombstones scanned per read per table);
 - ``check_target``: ``(scenario, single, where) -> (key path, problem) | None``, what
-  ``loadtower check`` refuses in a target of the engine beyond its keys' types (CQL:
-  names CQL cannot take; ClickHouse: a table engine, update mode or ORDER BY that would
-  make the figures wrong); `single` is the scenario for that target, `where` its keys'
+  ``loadtower check`` refuses in a target of the engine beyond its keys' types (names its
+  statements cannot take; a table engine, update mode or ORDER BY that would make the
+  figures wrong); `single` is the scenario for that target, `where` its keys'
   path (``("targets", NAME)`` or ``("target",)``);
 - ``load_path``: ``(label, target, credentials) -> str``, the line `check` prints of the
-  load path a target of the engine asks for (CQL: the agents' sender, TLS, data centre);
+  load path a target of the engine asks for (e.g. the agents' sender, TLS, data centre);
 - ``coordinated``: ``async (actions, plan, host, timeout) -> int``, the requests node
   `host` coordinated since it started on the plan's target keyspace (and table, when the
   target names one), read at each phase's start and end (``coordinators.py``); an engine

@@ -10,9 +10,9 @@ host key refused, "the password variable $X ... is not set").
 - a known_hosts file that does not exist while new host keys are not accepted (every
   host's key would be refused; ``--accept-new-host-keys`` writes it);
 - a ``password_env`` variable that is not set, a ``password_file`` that does not exist;
-- a CQL TLS file (``tls_ca_file``, ``tls_cert_file``, ``tls_key_file`` of ``[cassandra]``
-  / ``[scylla]``, relative to the inventory's folder) that does not exist or cannot be
-  read. ``run`` refuses these before it starts (``check_tls_files``: file, line, key,
+- a TLS file (``tls_ca_file``, ``tls_cert_file``, ``tls_key_file`` of an ``[ENGINE]``
+  table whose engine reads them, its kind's ``tls_files``; relative to the inventory's
+  folder) that does not exist or cannot be read. ``run`` refuses these before it starts (``check_tls_files``: file, line, key,
   exit 2): the orchestrator reads them and sends their contents to the agents.
 """
 
@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 from loadtower.errors import ConfigError
-from loadtower.protocol.engine_kinds import engine_names
+from loadtower.protocol.engine_kinds import engine_names, with_capability
 from loadtower.scenarios.models import TLS_FILE_KEYS
 from loadtower.scenarios.plan import Plan
 from loadtower.scenarios.toml_lines import LineIndex, format_path
@@ -51,10 +51,10 @@ def file_problem(path: Path) -> str | None:
 
 
 def tls_file_problems(plan: Plan) -> list[tuple[KeyPath, str]]:
-    """(key, problem) for each TLS file of a CQL engine or MongoDB that cannot be read
-    here."""
+    """(key, problem) for each TLS file of an engine that reads them (``tls_files``) that
+    cannot be read here."""
     out: list[tuple[KeyPath, str]] = []
-    for engine in ("cassandra", "scylla", "mongodb"):
+    for engine in with_capability(tls_files=True):
         creds = plan.inventory.credentials(engine)
         for key in TLS_FILE_KEYS:
             value = getattr(creds, key)

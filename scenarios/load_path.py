@@ -1,5 +1,5 @@
 """What `check` says of the load path each target asks for: one line per target whose
-engine has a ``load_path`` hook (scenarios/engine_hooks.py; CQL's: the agents'
+engine has a ``load_path`` hook (scenarios/engine_hooks.py; e.g. the agents'
 sender, TLS and the local data centre)."""
 
 from __future__ import annotations

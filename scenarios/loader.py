@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from loadtower.errors import ConfigError
+from loadtower.protocol.engine_kinds import default_engine
 from loadtower.scenarios.builtin_additions import with_additions
 from loadtower.scenarios.catalog import apply_overrides, resolve_scenario
 from loadtower.scenarios.inventory_checks import check_inventory_values
@@ -146,7 +147,7 @@ def _misplaced(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     top-level key, or a key of each [targets.NAME])."""
     if model is Scenario and loc[:1] == ("target",) and loc[-1] == "engine":
         return (
-            " ('engine' is a top-level key, engine = \"cassandra\", or a key of each "
+            f" ('engine' is a top-level key, engine = \"{default_engine()}\", or a key of each "
             "[targets.NAME] when the scenario runs on several)"
         )
     return ""

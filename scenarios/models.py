@@ -21,6 +21,8 @@ from pydantic_core import PydanticCustomError
 from loadtower.protocol.engine_kinds import (
     KINDS,
     EngineKind,
+    default_engine,
+    driver_names,
     engine_names,
     kind,
     load_attribute,
@@ -35,19 +37,30 @@ from loadtower.scenarios.serve_address import serve_address_problem
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 
 
-def _registered_engine(value: str) -> str:
-    """An engine name the registry knows (protocol/engine_kinds.py): refused as a literal
-    is, so the loader's line says what was expected."""
-    if value not in KINDS:
-        names = [repr(n) for n in engine_names()]
+def _one_of(value: str, known: tuple[str, ...]) -> str:
+    """`value` if it is one of `known`; else refused as a literal is, so the loader's line
+    says what was expected."""
+    if value not in known:
+        names = [repr(n) for n in known]
         expected = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
         raise PydanticCustomError("literal_error", "Input should be {expected}",
                                   {"expected": expected})
     return value
 
 
+def _registered_engine(value: str) -> str:
+    """An engine name the registry knows (protocol/engine_kinds.py)."""
+    return _one_of(value, engine_names())
+
+
+def _known_driver(value: str) -> str:
+    """"auto" or a session driver a registered engine declares (its kind's ``drivers``)."""
+    return _one_of(value, driver_names())
+
+
 # the `engine` of a target or a host: one of the registered engines (their kinds)
 Engine = Annotated[str, AfterValidator(_registered_engine)]
+Driver = Annotated[str, AfterValidator(_known_driver)]
 PositiveInt = Annotated[int, Field(gt=0)]
 
 # the ranges of numbers (docs/formats.md, "Input files, names and ranges"); every float
@@ -73,7 +86,7 @@ Records = Annotated[int, Field(gt=0, le=MAX_RECORDS)]
 Rate = Annotated[float, Field(gt=0, le=MAX_RATE)]
 Users = Annotated[int, Field(gt=0, le=MAX_USERS)]
 # native_io values of older releases: what each ran on (issue 18 removed both senders)
-REMOVED_NATIVE_IO = {"wire": "loadtower's own CQL v4 client",
+REMOVED_NATIVE_IO = {"wire": "loadtower's own v4 wire client",
                      "driver": "the C++ driver's sender through ctypes"}
 Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT)]
 
@@ -86,10 +99,10 @@ class TargetBase(Strict):
     keyspace: Name = "loadtower"
     table: Name | None = None
     replication_factor: Replicas = 1
-    driver: Literal["auto", "acsylla", "cassandra-driver", "clickhouse-connect"] = "auto"
-    # how open-model run phases reach the nodes: the Rust load core on ScyllaDB's Rust
-    # driver ("rust", when installed and the ops are ones it binds), else Python lanes over
-    # the session `driver` ("python", the reference path); docs/agent-protocol.md
+    driver: Driver = "auto"
+    # how open-model run phases reach the nodes: the engine's native load core ("rust",
+    # when its kind names one, it is installed and the ops are ones it binds), else Python
+    # lanes over the session `driver` ("python", the reference path); docs/agent-protocol.md
     native_io: Literal["rust", "python"] = "rust"
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
@@ -178,8 +191,9 @@ class Workload(Strict):
     batch_size: Annotated[int, Field(gt=0, le=MAX_BATCH)] = 100
     scan_length: Annotated[int, Field(gt=0, le=MAX_SCAN)] = 100
     ttl: Duration | None = None
-    # CQL: the table's bloom_filter_fp_chance (an existing table is ALTERed to it);
-    # None: the table keeps its own (a new one: Cassandra's default, 0.01 for the ttl schema)
+    # the table's bloom_filter_fp_chance, where the engine's tables have one (an existing
+    # table is ALTERed to it); None: the table keeps its own (a new one: the engine's
+    # default, 0.01 for the ttl schema)
     bloom_filter_fp_chance: Annotated[float, Field(gt=0, le=1)] | None = None
     hotspot_data_fraction: Annotated[float, Field(gt=0, lt=1)] = 0.2
     hotspot_op_fraction: Annotated[float, Field(gt=0, lt=1)] = 0.8
@@ -357,8 +371,9 @@ class CompactionPhase(_Driven):
 
 
 class FlushPhase(_Phase):
-    """Every CQL database host of the target (or ``hosts``) runs its declared ``flush``
-    action (nodetool flush): memtables, and the tombstones in them, reach SSTables."""
+    """Every database host of the target (or ``hosts``) whose engine flushes
+    (``flush_action``) runs its declared ``flush`` action: memtables, and the tombstones in
+    them, reach disk."""
 
     type: Literal["flush"]
     hosts: list[str] | None = None
@@ -433,7 +448,7 @@ class Scenario(Strict):
 
     name: str
     description: str = ""
-    engine: Engine = "cassandra"
+    engine: Engine = Field(default_factory=default_engine)
     target: Target = Field(default_factory=Target)
     targets: dict[str, NamedTarget] = Field(default_factory=dict)
     run_targets: list[str] | None = None
@@ -453,7 +468,7 @@ class Scenario(Strict):
             return data
         raw = data.get("target")
         base: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        engine = data.get("engine", "cassandra")
+        engine = data.get("engine") or default_engine()
         merged = {
             name: {**base, "engine": engine, **t} if isinstance(t, dict) else t
             for name, t in data["targets"].items()
@@ -547,8 +562,8 @@ class Credentials(Strict):
     password_file: str | None = None
     database: Name | None = None
     secure: bool = False
-    # CQL engines: TLS to the nodes (PEM files; client cert and key when the nodes
-    # require client certificates); docs/formats.md
+    # engines with TLS files (their kind's ``tls_files``): TLS to the nodes (PEM files;
+    # client cert and key when the nodes require client certificates); docs/formats.md
     tls: bool = False
     tls_ca_file: str | None = None
     tls_cert_file: str | None = None

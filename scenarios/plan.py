@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Group
 from rich.table import Table
 
+from loadtower.protocol.engine_kinds import titles, with_capability
 from loadtower.scenarios.catalog import resolve_scenario
 from loadtower.scenarios.crossref import check_references, workload_of
 from loadtower.scenarios.durations import format_duration
@@ -123,8 +124,9 @@ def describe_phase(scenario: Scenario, index: int) -> tuple[str, str]:
         hosts = ", ".join(phase.hosts) if phase.hosts else "every db host"
         return _load_model(phase), f"flush + major compaction on {hosts}"
     if isinstance(phase, FlushPhase):
-        hosts = ", ".join(phase.hosts) if phase.hosts else "every Cassandra/Scylla db host"
-        return "-", f"flush (memtables to SSTables) on {hosts}"
+        flushing = titles(with_capability(flush_action=True))
+        hosts = ", ".join(phase.hosts) if phase.hosts else f"every {flushing} db host"
+        return "-", f"flush (memtables to disk) on {hosts}"
     if isinstance(phase, FaultPhase):
         return (
             _load_model(phase),

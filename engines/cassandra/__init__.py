@@ -32,10 +32,12 @@ CASSANDRA = EngineKind(
     workload_file=f"{_ORCH}.file_slot:SLOT",
     native_feed="loadtower.engines.cassandra.agent.rust_feed:RustFeed",
     sandbox_ring="loadtower.engines.cassandra.sandbox.ring:RING",
+    default=True,  # a scenario that names no engine runs Cassandra
+    drivers=("acsylla", "cassandra-driver"),
 )  # fmt: skip
 SCYLLA = replace(
     CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False,
-    sandbox_ring=None,  # the sandbox's ring runs Cassandra
+    sandbox_ring=None, default=False,  # the sandbox's ring runs Cassandra
     hooks={"version": f"{_ORCH}.version:scylla_version",
            "check_target": f"{_ORCH}.target_checks:check_target",
            "load_path": f"{_ORCH}.load_path:load_path",

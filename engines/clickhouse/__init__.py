@@ -21,7 +21,7 @@ CLICKHOUSE = EngineKind(
            "version": f"{_ORCH}.version:version",
            "compact": f"{_ORCH}.node:optimize_final",
            "check_target": f"{_ORCH}.target_checks:check_target"},
-    compact_what="OPTIMIZE TABLE ... FINAL",
+    compact_what="OPTIMIZE TABLE ... FINAL", drivers=("clickhouse-connect",),
     sandbox_service="loadtower.engines.clickhouse.sandbox.service:SERVICE",
     workload_file=f"{_ORCH}.file_slot:SLOT",
 )  # fmt: skip

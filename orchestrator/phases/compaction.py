@@ -1,11 +1,12 @@
 """`compaction`: flush and major compaction under background load; duration and latency impact.
 
-Cassandra/Scylla hosts run their declared `flush` (if any) and `compact` actions
-(nodetool). ClickHouse hosts run `OPTIMIZE TABLE ... FINAL` on the scenario's tables
-(the engine seam's `compact` hook, `engines/clickhouse/orchestrator/node.py`), unless they declare a `compact`
-action of their own.
+Hosts of an engine whose compaction is an ``action`` (its kind's ``compaction``) run
+their declared `flush` (if any) and `compact` actions (e.g. nodetool). Hosts of an
+engine whose compaction is a ``statement`` run the engine's own (its ``compact`` hook,
+named by ``compact_what``, e.g. ``OPTIMIZE TABLE ... FINAL``) on the scenario's tables,
+unless they declare a `compact` action of their own.
 
-The phase's `timeout` bounds each action (and each OPTIMIZE statement): one that runs
+The phase's `timeout` bounds each action (and each compaction statement): one that runs
 longer is recorded as failed (exit status 124) and the phase goes on with the next host.
 
 The p99 and ops/s of the 5 s before and of the compaction itself come from the phase's

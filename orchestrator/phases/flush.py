@@ -1,12 +1,12 @@
-"""`flush`: every Cassandra/Scylla database host of the target runs its declared ``flush``
-action (nodetool flush), one after another, so that what is in the memtables (rows,
-expired cells, tombstones) is in SSTables before the next phase reads it (study 3).
+"""`flush`: every database host of the target whose engine flushes (its kind's
+``flush_action``) runs its declared ``flush`` action (e.g. nodetool flush), one after another, so that what is in the memtables (rows,
+expired cells, tombstones) is on disk before the next phase reads it (study 3).
 
 Each host's flush is one ``flush`` event: how long it took or, failed, one line with
 its exit status and the tool's last line (a timeout is exit status 124). A failed
 flush does not end the run: the phase's result lists it and later phases go on, the
 figures of a read phase after it then show what an unflushed table gives. Hosts of
-other engines have nothing to flush (ClickHouse writes parts at once): one event names
+other engines have nothing to flush (they write to disk at once): one event names
 them.
 """
 
@@ -25,13 +25,13 @@ async def run_phase(ctx: PhaseContext, index: int, phase: FlushPhase) -> dict[st
     hosts = phase.hosts or [h for h in ctx.db_hosts_up if h in mine]
     inventory = ctx.plan.inventory.hosts
     flushing = with_capability(flush_action=True)
-    cql = [h for h in hosts if inventory[h].engine in flushing]
-    others = [h for h in hosts if h not in cql]
+    flushed = [h for h in hosts if inventory[h].engine in flushing]
+    others = [h for h in hosts if h not in flushed]
     if others:
         ctx.event("flush", f"nothing to flush on {', '.join(others)} (not {titles(flushing)})")
     start = ctx.clock()
     per_host: dict[str, Any] = {}
-    for host in cql:
+    for host in flushed:
         if ctx.control.interrupted:
             break
         status, out, err, took = await ctx.action(host, "flush", timeout=phase.timeout)

@@ -4,14 +4,12 @@ Keys are the numbers ``start_key`` .. ``start_key + records - 1`` (``start_key``
 default): a later load phase with ``start_key = dataset.records`` adds new rows instead
 of rewriting the first ones.
 
-Cassandra/Scylla insert one record per op (`insert`); a workload file's load op its own
-rows per op (docs/workloads.md). ClickHouse and MongoDB (the
-engines whose kind has ``block_load``, protocol/engine_kinds.py) insert blocks of the
-workload's `batch_size` rows per op (a built-in's load runs its shipped file's
+Most engines insert one record per op (`insert`); a workload file's load op its own
+rows per op (docs/workloads.md). The engines whose kind has ``block_load``
+(protocol/engine_kinds.py) insert blocks of the workload's `batch_size` rows per op (a built-in's load runs its shipped file's
 `insert_batch`: scenarios/workloads/builtin_files.py ``builtin_load_op``); the result then also gives `rows_per_op` and `rows_per_s` (exact
 when there were no errors: every record is then in; with errors, an upper bound). An
-engine's ``after_load`` hook adds its own figures (MongoDB: the collection's
-`documents`).
+engine's ``after_load`` hook adds its own figures (e.g. a collection's `documents`).
 """
 
 from __future__ import annotations
@@ -77,7 +75,7 @@ async def run_phase(ctx: PhaseContext, index: int, phase: LoadPhase) -> dict[str
         result.update(rows_per_op=per_op, rows=rows, rows_per_s=ops_per_s(rows, measured))
         rows_note = f", {rows:,} rows in blocks of {per_op}"
     after_load = hook(engine, "after_load")
-    if after_load is not None:  # e.g. MongoDB's document count
+    if after_load is not None:  # e.g. a collection's document count
         try:
             result.update(await after_load(ctx, index))
         except Exception as exc:  # noqa: BLE001 - a count we cannot read is said, not fatal

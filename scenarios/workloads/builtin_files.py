@@ -6,10 +6,11 @@ The scenario's settings become the file's variables (``dataset.records``, ``fiel
 ``field_size``; the workload's ``distribution``, ``batch_size``, ``scan_length``, ``ttl``,
 ``bloom_filter_fp_chance``, hotspot fractions), its mix the ops' weights (an op the mix
 does not name: weight 0). ``bloom_filter_fp_chance`` on a schema whose file has no such
-variable (ycsb, recipes) becomes a Cassandra option of the file's table, as the engines'
-own DDL had it (the slot's ``tune_builtin``). A ClickHouse target's ``update_mode = "mutation"`` runs an op's
-``OP_mutation`` (the file's ``update_mutation``) as OP: ``for_target``. A built-in's
-load on ClickHouse and MongoDB runs the file's ``insert_batch`` (blocks of
+variable (ycsb, recipes) becomes an option of the file's table in the slots that have
+one, as the engines' own DDL had it (the slot's ``tune_builtin``). A target whose slot
+has mutation variants (``update_mode = "mutation"``) runs an op's ``OP_mutation`` (the
+file's ``update_mutation``) as OP: ``for_target``. A built-in's load on an engine with
+block loads (its kind's ``block_load``) runs the file's ``insert_batch`` (blocks of
 ``batch_size`` rows, the op name the engines' code gave those blocks): ``builtin_load_op``.
 """
 
@@ -31,7 +32,7 @@ from loadtower.scenarios.workloads.loader import load_workload_file
 from loadtower.scenarios.workloads.variables import Scalar
 
 BUILTIN_PACKAGE = "loadtower.scenarios.builtin.workloads"
-MUTATION = "_mutation"  # OP_mutation: OP on a ClickHouse target with update_mode "mutation"
+MUTATION = "_mutation"  # OP_mutation: OP on a target with update_mode "mutation"
 
 
 def builtin_path(schema: str) -> Path:

@@ -2,8 +2,8 @@
 file, line and key: every statement parameter bound, every binding used, generators
 that fit their columns, data-set columns that exist, references that resolve.
 
-The result, `Checked`, knows each parameter's type: what ClickHouse's ``{name:Type}``
-and a native binder need.
+The result, `Checked`, knows each parameter's type: what a dialect's typed parameters
+(``{name:Type}``) and a native binder need.
 """
 
 from __future__ import annotations

@@ -89,7 +89,8 @@ def example_rows(checked: Checked, records: int) -> dict[str, tuple[dict[str, An
 
 
 def batch_text(op: Op) -> str:
-    """" x100 rows", " x100 rows on cassandra, x10000 on clickhouse", or nothing."""
+    """" x100 rows", " x100 rows on ENGINE, x10000 on OTHER" (a batch by engine), or
+    nothing."""
     if isinstance(op.batch, int):
         return f" x{op.batch} rows" if op.batch > 1 else ""
     each = [f"x{rows}" + (" rows" if i == 0 else "") + f" on {engine}"

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 OptionValue = str | int | float | bool
-# a key of an option's map (CQL's compaction = {'class': ..., 'max_threshold': 32}): a
+# a key of an option's map (compaction = {'class': ..., 'max_threshold': 32}): a
 # word, never quotes or anything else that could end the map in the rendered statement
 OPTION_KEY = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 OptionKey = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]

@@ -70,8 +70,8 @@ class TableBase(Strict):
 
 class OpBase(Strict):
     weight: Weight = 1.0
-    # rows per op, or per engine: { cassandra = 100, clickhouse = 10000 } (a CQL batch
-    # over ~50 kB is refused; ClickHouse wants inserts of thousands of rows)
+    # rows per op, or per engine: { ENGINE = 100, OTHER = 10000 } (a batch statement of
+    # one engine is refused over ~50 kB; another wants inserts of thousands of rows)
     batch: Batch = 1
     # "rows": a read that must find a row (an empty result is a miss, counted as an
     # error); "any": a write, or a read that may miss

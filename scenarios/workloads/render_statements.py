@@ -2,11 +2,11 @@
 SQL dialect (`SqlDialect`, given by the engine's package: ``scenarios/workloads/
 sql_rendering.py``).
 
-``:name`` becomes the dialect's marker (CQL's ``?``, ClickHouse's ``{name:Type}`` with
-the type of the column it stands for); ``${table}`` the keyspace-qualified table;
+``:name`` becomes the dialect's marker (``?``, or ``{name:Type}`` with the type of the
+column it stands for); ``${table}`` the keyspace-qualified table;
 column-group references their members. A dialect may turn ``INSERT INTO t (cols) VALUES
-(:a, ...)`` into a head whose rows go in one insert (ClickHouse's ``client.insert``: a
-batch of N rows).
+(:a, ...)`` into a head whose rows go in one insert (a client's block insert: a batch of
+N rows).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Names:
 class Rendered:
     text: str
     binds: list[Bind]  # in the order of the bind markers
-    insert_rows: bool = False  # a head whose rows go in one insert (ClickHouse's)
+    insert_rows: bool = False  # a head whose rows go in one insert (a block insert)
 
 
 class SqlDialect(Protocol):

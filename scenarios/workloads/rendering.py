@@ -2,9 +2,9 @@
 engine's package gives it (issue 30), as its `FileSlot`'s ``rendering``
 (``"module:attribute"`` of a `WorkloadRendering`); the core never names an engine.
 
-Engines that speak SQL (CQL, ClickHouse) give a ``SqlRendering`` (sql_rendering.py): the
+Engines that speak an SQL dialect give a ``SqlRendering`` (sql_rendering.py): the
 core renders statements and their parameters, the engine says how it quotes, marks
-parameters and writes its DDL. Others render their own slot (MongoDB's calls).
+parameters and writes its DDL. Others render their own slot (a document store's calls).
 """
 
 from __future__ import annotations

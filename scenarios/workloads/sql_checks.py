@@ -1,6 +1,6 @@
-"""What the checks ask of a statement in an SQL slot (CQL, ClickHouse): its parameters,
-the columns they stand for, and references that resolve (the core's half; an engine adds
-its own rules: ClickHouse's batch insert)."""
+"""What the checks ask of a statement in an SQL slot: its parameters, the columns they
+stand for, and references that resolve (the core's half; an engine adds its own rules,
+e.g. of a batch insert)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The parts of a statement: text, parameters and ``${...}`` references.
 
-Parameters are written ``:name`` in CQL and ClickHouse statements (ClickHouse also takes
-its own ``{name:Type}``); ``:[a, b]`` is the list of (a, b) over the op's batch rows;
+Parameters are written ``:name`` in every SQL dialect's statements (a dialect with
+``native_params`` also takes its own ``{name:Type}``); ``:[a, b]`` is the list of (a, b) over the op's batch rows;
 ``:g*`` is the parameters of a column group's members (g0, g1, ...). A ``:`` inside a
-quoted string, a quoted name, a comment, or ``::`` (a ClickHouse cast) is text.
+quoted string, a quoted name, a comment, or ``::`` (a cast) is text.
 ``${name}`` names a table of the file, ``${keyspace}``, ``${final}``, or a column group
 (``${g*}``: its members; ``${g#}``: the member the op picked; ``${g*|:p}``: the members
 with the picked one replaced by parameter p).
@@ -39,7 +39,7 @@ class ParamList:
 
 @dataclass(frozen=True)
 class Native:
-    """ClickHouse's own ``{name:Type}``."""
+    """A dialect's own typed parameter, ``{name:Type}`` (``native_params``)."""
 
     name: str
     type: str
@@ -71,7 +71,7 @@ def _skip_quoted(s: str, i: int) -> int:
     return len(s)
 
 
-def parts(statement: str, clickhouse: bool = False) -> list[Part]:
+def parts(statement: str, native_params: bool = False) -> list[Part]:
     out: list[Part] = []
     text: list[str] = []
     s, i = statement, 0
@@ -118,7 +118,7 @@ def parts(statement: str, clickhouse: bool = False) -> list[Part]:
             group = s.startswith("*", m.end())
             out.append(Param(m.group(0), group))
             i = m.end() + (1 if group else 0)
-        elif clickhouse and c == "{" and (m := _NATIVE.match(s, i)):
+        elif native_params and c == "{" and (m := _NATIVE.match(s, i)):
             flush()
             out.append(Native(m.group(1), m.group(2)))
             i = m.end()

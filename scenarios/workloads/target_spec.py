@@ -3,10 +3,10 @@
 
 For the target's engine, as its package renders it (its slot's rendering: the kind's
 ``workload_file``, rendering.py): the DDL (the target's keyspace and replication, the
-workload's table rename, a ClickHouse target's table_engine / order_by / skip_indexes;
-MongoDB's collections and indexes), the file's tables as qualified names, each op's
-statements with the driver's markers and their parameters in order (MongoDB: the call
-with its parameters' marks); here: each op's batch (a batch by engine: the target's),
+workload's table rename, the target keys only its engine takes, such as a table
+engine, an order or skip indexes; a document store's collections and indexes), the
+file's tables as qualified names, each op's statements with the driver's markers and
+their parameters in order (or a call with its parameters' marks); here: each op's batch (a batch by engine: the target's),
 expect and weight, ops made of steps, and the op a load phase runs. Agents take this as
 it is: they never import a workload file's model.
 """
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from loadtower.scenarios.plan import Plan
 
 def file_engine(engine: str) -> str:
-    """The statement slot of a scenario engine: Cassandra and ScyllaDB run `cassandra`."""
+    """The statement slot of a scenario engine (its kind's dialect: a flavour runs its
+family's slot)."""
     return kind(engine).dialect
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from loadtower.errors import ConfigError
 from loadtower.scenarios.builtin_additions import additions
-from loadtower.scenarios.identifiers import CQL_NAME, CQL_RULE
+from loadtower.scenarios.identifiers import PORTABLE_NAME, PORTABLE_RULE
 from loadtower.scenarios.key_suggestions import did_you_mean
 from loadtower.scenarios.models import MAX_FIELD_SIZE, MAX_FIELDS, MAX_RECORDS, MAX_SCAN
 from loadtower.scenarios.workloads.checks import Checked
@@ -143,8 +143,8 @@ def ycsb_data(source: str, file: str) -> dict[str, Any]:
     p.choice("scanlengthdistribution", "uniform", ("uniform",), ("zipfian",))
     hashed = p.choice("insertorder", "hashed", ("hashed", "ordered")) == "hashed"
     table = p.text("table", "usertable")
-    if not CQL_NAME.fullmatch(table):
-        raise p.fail("table", f"invalid table name {table!r}: expected {CQL_RULE}")
+    if not PORTABLE_NAME.fullmatch(table):
+        raise p.fail("table", f"invalid table name {table!r}: expected {PORTABLE_RULE}")
 
     weights = {}
     for key, (op, default) in PROPORTIONS.items():

@@ -191,8 +191,8 @@ def test_no_clickhouse_host(write) -> None:  # noqa: ANN001
 def test_per_host_port_is_for_clickhouse(write) -> None:  # noqa: ANN001
     inventory = INVENTORY.replace('engine = "cassandra"', 'engine = "cassandra"\nport = 9043')
     assert plan_error(write, TWO_TARGETS, inventory) == (
-        "inv.toml:18: key 'hosts.db1.port': a per-host port is for clickhouse hosts; CQL "
-        "drivers use one port per cluster: set [cassandra].port"
+        "inv.toml:18: key 'hosts.db1.port': a per-host port is for ClickHouse/MongoDB/Redis "
+        "hosts; Cassandra's drivers use one port per cluster: set [cassandra].port"
     )
 
 

@@ -14,7 +14,7 @@ GROUPS = {"f": ["f0", "f1", "f2"]}
 
 
 def params(statement: str, clickhouse: bool = False) -> list:
-    return [p for p in parts(statement, clickhouse) if not hasattr(p, "text")]
+    return [p for p in parts(statement, native_params=clickhouse) if not hasattr(p, "text")]
 
 
 @pytest.mark.parametrize(

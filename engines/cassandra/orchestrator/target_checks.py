@@ -3,9 +3,22 @@ target's keyspace and tables are CQL identifiers (stricter than other engines' n
 
 from __future__ import annotations
 
-from loadtower.scenarios.identifiers import cql_name_problem
+import re
+
 from loadtower.scenarios.models import Scenario
 from loadtower.scenarios.toml_lines import Path
+
+# CQL's unquoted identifier, at most 48 characters (Cassandra's limit for keyspace and
+# table names); unquoted CQL names are case-insensitive: ``MyKs`` is the keyspace ``myks``
+CQL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,47}")
+CQL_RULE = "CQL's unquoted identifier: a letter, then letters, digits or _ (at most 48)"
+
+
+def cql_name_problem(value: str) -> str | None:
+    """Why `value` cannot be an unquoted CQL keyspace or table name, or None."""
+    if CQL_NAME.fullmatch(value):
+        return None
+    return f"invalid CQL name {value!r}: expected {CQL_RULE}"
 
 
 def check_target(scenario: Scenario, single: Scenario, where: Path) -> tuple[Path, str] | None:
