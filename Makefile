@@ -22,7 +22,7 @@ install: $(STAMP)
 # The agent install set as a wheel (dist/loadtower_agent-*.whl), for a load host:
 # pip install dist/loadtower_agent-*.whl (or let `loadtower run --bootstrap-agents` do it).
 agent-wheel: $(STAMP)
-	$(VENV)/bin/python -m loadtower.orchestrator.agent_wheel dist
+	$(VENV)/bin/python -m loadtower.fleet.agent_wheel dist
 
 demo: $(STAMP)
 	$(LT) demo --dir $(SANDBOX) --cassandra-nodes $(NODES)

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from setuptools import find_packages, setup
 
-ROOMS = ("protocol", "tui", "agents", "scenarios", "orchestrator", "store", "sandbox", "engines")
+ROOMS = ("protocol", "tui", "agents", "scenarios", "orchestrator", "fleet", "store", "sandbox",
+         "engines")
 
 packages = ["loadtower"]
 for room in ROOMS:

@@ -64,7 +64,7 @@ from typing import Any
 import duckdb
 
 from loadtower.errors import LoadtowerError
-from loadtower.orchestrator.cleanup_script import marker_env
+from loadtower.fleet.cleanup_script import marker_env
 from loadtower.orchestrator.load_controller import (
     RUN_MARKER,
     START_TIMEOUT_S,

@@ -19,8 +19,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from loadtower.orchestrator.proc_stats import proc_command
-from loadtower.orchestrator.ssh_pool import HostPool
+from loadtower.fleet.proc_stats import proc_command
+from loadtower.fleet.ssh_pool import HostPool
 from loadtower.scenarios.loader import load_inventory
 
 COMMAND_TIMEOUT_S = 5.0

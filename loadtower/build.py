@@ -20,8 +20,8 @@ from pathlib import Path
 from loadtower import __version__
 
 ROOMS = ("loadtower", "loadtower.tui", "loadtower.agents", "loadtower.scenarios",
-         "loadtower.orchestrator", "loadtower.store", "loadtower.sandbox", "loadtower.protocol",
-         "loadtower.engines")
+         "loadtower.orchestrator", "loadtower.fleet", "loadtower.store", "loadtower.sandbox",
+         "loadtower.protocol", "loadtower.engines")
 AGENT_ROOMS = ("loadtower", "loadtower.agents", "loadtower.protocol", "loadtower.engines")
 # An engine package's parts that stay on the orchestrator (loadtower.engines.NAME.PART).
 NOT_AGENT_PARTS = ("orchestrator", "sandbox", "builtin")

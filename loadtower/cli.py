@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("loadtower.store.commands.export", "store"),
     "report": ("loadtower.store.commands.report", "store"),
     "repair": ("loadtower.store.commands.repair", "store"),  # the one write of a store
-    "cleanup": ("loadtower.orchestrator.cleanup_command", "orchestrator"),
+    "cleanup": ("loadtower.fleet.cleanup_command", "orchestrator"),
     "control": ("loadtower.scenarios.control_command", "scenarios"),
     "tui": ("loadtower.tui.command", "tui"),
     "demo": ("loadtower.demo_command", "sandbox"),  # composes sandbox and run

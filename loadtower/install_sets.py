@@ -1,7 +1,7 @@
 """The install sets, in one place: what a load host needs (the agent set) and what the
 orchestrator adds on top of it (the full set). setup.py reads this file for the
 `loadtower` distribution's dependencies and extras; the agent wheel builder
-(`loadtower.orchestrator.agent_wheel`) reads it for `loadtower-agent`'s.
+(`loadtower.fleet.agent_wheel`) reads it for `loadtower-agent`'s.
 
 Pure data, no imports: setup.py runs it before anything is installed.
 """

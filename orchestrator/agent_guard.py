@@ -28,8 +28,8 @@ from typing import Any
 
 from loadtower.agents.spool import parse_read
 from loadtower.errors import LoadtowerError
-from loadtower.orchestrator.cancel_tasks import bounded, cancel_and_wait
-from loadtower.orchestrator.cleanup_script import marker_prefix
+from loadtower.fleet.cancel_tasks import bounded, cancel_and_wait
+from loadtower.fleet.cleanup_script import marker_prefix
 
 LINK_CLOSE_WAIT_S = 3.0  # a watcher ended: how long its connection may take to show it closed
 SILENT_LINK_S = 8.0  # a watcher that printed nothing (it ticks every second) this long: link lost

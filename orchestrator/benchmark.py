@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from loadtower.errors import LoadtowerError
+from loadtower.fleet.agent_version import AgentVersions
+from loadtower.fleet.cancel_tasks import bounded, cancel_and_wait
+from loadtower.fleet.dataset_upload import ship_plan_datasets
+from loadtower.fleet.facts import HOST_FACTS_CMD, local_versions, parse_host_facts
+from loadtower.fleet.node_metrics import NodeMetricsSampler
 from loadtower.orchestrator import run_versions
-from loadtower.orchestrator.agent_version import AgentVersions
-from loadtower.orchestrator.cancel_tasks import bounded, cancel_and_wait
 from loadtower.orchestrator.context import PhaseContext
 from loadtower.orchestrator.control import ControlServer, RunControl, RunStopped
 from loadtower.orchestrator.coordinators import PhaseCoordinators, line
-from loadtower.orchestrator.dataset_upload import ship_plan_datasets
-from loadtower.orchestrator.facts import HOST_FACTS_CMD, local_versions, parse_host_facts
 from loadtower.orchestrator.load_controller import create_load
-from loadtower.orchestrator.node_metrics import NodeMetricsSampler
 from loadtower.orchestrator.phases import HANDLERS
 from loadtower.orchestrator.plan_duration import planned_seconds
 from loadtower.orchestrator.secrets import known_secrets
@@ -84,7 +84,7 @@ class Orchestrator:
     async def run(self) -> RunState:
         # deferred: the SSH pool loads asyncssh and the writer numba (the HDR kernels): the
         # run needs them, importing this module does not
-        from loadtower.orchestrator.ssh_pool import HostPool
+        from loadtower.fleet.ssh_pool import HostPool
         from loadtower.store import StoreWriter
 
         plan = self.plan

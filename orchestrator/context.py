@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
+from loadtower.fleet.dataset_upload import agent_spec
 from loadtower.orchestrator.control import RunControl
-from loadtower.orchestrator.dataset_upload import agent_spec
 from loadtower.orchestrator.live_stats import LiveStats, WindowSummary
 from loadtower.protocol.phase_spec import DatasetSpec, PhaseSpec, TargetSpec, WorkloadSpec
 from loadtower.scenarios.crossref import workload_of
@@ -44,7 +44,7 @@ class Load(Protocol):
 class Actions(Protocol):
     """Runs an inventory-declared action on a host; returns (exit status, stdout, stderr).
 
-    Raises orchestrator.ssh_pool.CommandTimeout when it runs longer than `timeout` seconds."""
+    Raises fleet.ssh_pool.CommandTimeout when it runs longer than `timeout` seconds."""
 
     async def run_action(
         self, name: str, action: str, *, timeout: float | None = None, **placeholders: str
@@ -133,7 +133,7 @@ class PhaseContext:
         self, host: str, action: str, timeout: float | None
     ) -> tuple[int, str, str]:
         # deferred: the SSH pool loads asyncssh; the phases' context does not need it
-        from loadtower.orchestrator.ssh_pool import CommandTimeout
+        from loadtower.fleet.ssh_pool import CommandTimeout
 
         try:
             return await self.actions.run_action(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from loadtower.orchestrator.cancel_tasks import bounded
+from loadtower.fleet.cancel_tasks import bounded
 from loadtower.scenarios.crossref import engines_match
 from loadtower.scenarios.engine_hooks import hook
 from loadtower.scenarios.plan import Plan

@@ -22,7 +22,7 @@ QUERY_TIMEOUT_S = 15.0
 @contextlib.asynccontextmanager
 async def reach(actions: Any, host: str, address: str, port: int) -> AsyncIterator[tuple[str, int]]:
     """``(host, port)`` to connect to: an SSH local forward when the actions are SSH ones
-    (``orchestrator.ssh_pool.HostPool``), else ``address:port`` itself."""
+    (``fleet.ssh_pool.HostPool``), else ``address:port`` itself."""
     forward = getattr(actions, "forward_local_port", None)
     if forward is None:  # not over SSH (tests with fake actions): connect directly
         yield address, port

@@ -22,10 +22,10 @@ from typing import Any
 
 from loadtower.agents.spool import spool_dir
 from loadtower.errors import LoadtowerError
+from loadtower.fleet.agent_secrets import AgentSecrets
+from loadtower.fleet.cancel_tasks import bounded, cancel_and_wait
+from loadtower.fleet.cleanup_script import marker_env, marker_prefix
 from loadtower.orchestrator.agent_guard import AgentGuard
-from loadtower.orchestrator.agent_secrets import AgentSecrets
-from loadtower.orchestrator.cancel_tasks import bounded, cancel_and_wait
-from loadtower.orchestrator.cleanup_script import marker_env, marker_prefix
 from loadtower.orchestrator.secrets import db_password
 from loadtower.orchestrator.sinks import Sinks
 from loadtower.orchestrator.targets import connection

@@ -13,8 +13,8 @@ import asyncio
 from typing import Any
 
 from loadtower.agents.tls import TlsHandshakeError
+from loadtower.fleet.facts import agent_versions_command, parse_agent_versions
 from loadtower.orchestrator.db_query import db_version
-from loadtower.orchestrator.facts import agent_versions_command, parse_agent_versions
 from loadtower.scenarios.plan import Plan
 
 TIMEOUT_S = 20.0

@@ -4,7 +4,7 @@
 - Every node action is a command template whose placeholders the orchestrator fills
   (``ACTION_PLACEHOLDERS``, the keys of ``PhaseContext.placeholders``), so a typo such
   as ``{keyspac}`` fails ``loadtower check`` instead of the run. The orchestrator
-  quotes every value it puts in for the shell (orchestrator/ssh_pool.py ``run_action``).
+  quotes every value it puts in for the shell (fleet/ssh_pool.py ``run_action``).
 - Host names are one host each: two that differ only in case (``db1``, ``DB1``) are the
   same host written twice; so are two DB hosts on one address and port.
 """

@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # the core's rooms, then the engine packages (where an engine may name itself: counted for
 # files and lines; the ratchet, tests/test_engine_coupling.py, bounds only the core)
-ROOMS = ("loadtower", "agents", "protocol", "sandbox", "scenarios", "orchestrator", "store", "tui",
-         "engines")
+ROOMS = ("loadtower", "agents", "protocol", "sandbox", "scenarios", "orchestrator", "fleet", "store",
+         "tui", "engines")
 # and "cql", the family of Cassandra and ScyllaDB (protocol/engine_kinds.py): a comparison
 # with a family name is as much a branch on engines as one with an engine name
 ENGINES = {"cassandra", "scylla", "scylladb", "clickhouse", "mongodb", "mongo", "redis", "cql"}

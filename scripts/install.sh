@@ -108,7 +108,7 @@ scripts/build_core.sh .venv/bin/python
 # so `--bootstrap-agents` in the tests copies it without downloading (about 110 MB;
 # 3 s from pip's cache, 4-5 s with an empty one here); a failure here is not fatal
 if [ -x /usr/bin/python3 ]; then
-  .venv/bin/python -m loadtower.orchestrator.agent_wheelhouse /usr/bin/python3 ||
+  .venv/bin/python -m loadtower.fleet.agent_wheelhouse /usr/bin/python3 ||
     echo "install: the agent wheelhouse was not prebuilt (a run with --bootstrap-agents builds it)"
 fi
 echo "install: done in $(($(date +%s) - start)) s"

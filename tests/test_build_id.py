@@ -7,7 +7,7 @@ import sys
 
 from loadtower import __version__
 from loadtower.build import agent_build_id, agent_files, agent_version_line, build_id, version_line
-from loadtower.orchestrator.agent_version import _shell_path, parse_version
+from loadtower.fleet.agent_version import _shell_path, parse_version
 
 
 def test_version_line_is_what_the_cli_prints() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LINT = Path(sys.executable).with_name("lint-imports")
-ROOMS = ("protocol", "agents", "scenarios", "orchestrator", "store", "tui", "sandbox")
+ROOMS = ("protocol", "agents", "scenarios", "orchestrator", "fleet", "store", "tui", "sandbox")
 # the tui contract is the TUI engineer's (tui -> scenarios.control_api); checked once merged
 PENDING = {"tui"}
 TIMEOUT_S = 600
@@ -38,7 +38,7 @@ def lint(
 
 def test_every_room_keeps_its_contract() -> None:
     ids = contracts(ROOT / ".importlinter")
-    assert {"protocol", "agents", "store", "scenarios", "orchestrator", "sandbox", "tui"} <= set(ids)
+    assert {"protocol", "agents", "store", "scenarios", "orchestrator", "fleet", "sandbox", "tui"} <= set(ids)
     result = lint(ROOT, [c for c in ids if c not in PENDING])
     assert result.returncode == 0, result.stdout[-3000:]
     assert "BROKEN" not in result.stdout
@@ -68,3 +68,17 @@ def test_a_backward_import_breaks_the_agents_contract(tmp_path: Path) -> None:
     broken = lint(tmp_path, ["agents"], env)
     assert broken.returncode != 0
     assert "loadtower.agents.spool -> loadtower.scenarios.models" in broken.stdout
+
+
+def test_an_import_of_the_run_breaks_the_fleets_contract(tmp_path: Path) -> None:
+    """The fleet is beside the orchestrator: the run uses it, it never uses the run."""
+    package = copy_package(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    clean = lint(tmp_path, ["fleet"], env)
+    assert clean.returncode == 0, clean.stdout[-3000:]
+
+    pool = package / "fleet" / "ssh_pool.py"
+    pool.write_text(pool.read_text() + "\nimport loadtower.orchestrator.sinks  # backward\n")
+    broken = lint(tmp_path, ["fleet"], env)
+    assert broken.returncode != 0
+    assert "loadtower.fleet.ssh_pool -> loadtower.orchestrator.sinks" in broken.stdout

@@ -19,7 +19,7 @@ import pytest
 from loadtower.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOMS = ("protocol", "tui", "agents", "scenarios", "orchestrator", "store", "sandbox",
+ROOMS = ("protocol", "tui", "agents", "scenarios", "orchestrator", "fleet", "store", "sandbox",
          "engines")
 PACKAGING_FILES = ("pyproject.toml", "setup.py", "README.md")
 OFFLINE = {"PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONNOUSERSITE": "1"}

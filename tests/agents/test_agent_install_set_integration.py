@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from loadtower.build import agent_version_line
+from loadtower.fleet.agent_wheel import build_agent_wheel
 from loadtower.install_sets import NOT_ON_AGENTS
-from loadtower.orchestrator.agent_wheel import build_agent_wheel
 from loadtower.store import StoreReader
 from tests.orchestrator.agent_inventory import agent_inventory
 from tests.orchestrator.run_helpers import only_run, run_scenario

@@ -33,7 +33,7 @@ DATABASE = "lt_exp1_test"  # the keyspace and the ClickHouse database of this te
 
 def action(inventory: Path, name: str) -> tuple[int, str, str]:
     """Run ch1's declared action over SSH, as the orchestrator's phases do."""
-    from loadtower.orchestrator.ssh_pool import HostPool
+    from loadtower.fleet.ssh_pool import HostPool
     from loadtower.scenarios.loader import load_inventory
 
     async def run() -> tuple[int, str, str]:

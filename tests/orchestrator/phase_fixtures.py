@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loadtower.fleet.ssh_pool import CommandTimeout
 from loadtower.orchestrator.context import PhaseContext
 from loadtower.orchestrator.control import RunControl
 from loadtower.orchestrator.live_stats import LiveStats, new_histogram
-from loadtower.orchestrator.ssh_pool import CommandTimeout
 from loadtower.scenarios.plan import Plan, load_plan
 from loadtower.store import StoreWriter
 

@@ -111,7 +111,7 @@ def remove_shipped(sandbox: dict, files: dict[str, Path]) -> None:
     """Remove the copies of `files` a run put on the sandbox's agent hosts (this machine).
     The folder they were in stays: under xdist another worker's run may be putting its own
     copy there at this moment (every sandbox's agent host shares ~/.loadtower)."""
-    from loadtower.orchestrator.dataset_upload import DATASETS_DIR, sha256_of
+    from loadtower.fleet.dataset_upload import DATASETS_DIR, sha256_of
     from loadtower.scenarios.loader import load_inventory
 
     inventory, _text = load_inventory(Path(sandbox["dir"]) / "inventory.toml")

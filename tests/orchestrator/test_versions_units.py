@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from loadtower import __version__
-from loadtower.orchestrator.facts import agent_versions_command, parse_agent_versions
+from loadtower.fleet.facts import agent_versions_command, parse_agent_versions
 from loadtower.orchestrator.run_versions import summary
 
 

@@ -104,7 +104,7 @@ def test_no_engine_at_all_says_to_install() -> None:
 
 def test_the_agent_wheel_has_each_engines_agent_part_and_its_registration(
         tmp_path: Path) -> None:
-    from loadtower.orchestrator.agent_wheel import build_agent_wheel
+    from loadtower.fleet.agent_wheel import build_agent_wheel
 
     shipped = [rel for rel, _ in agent_files()]
     for engine in {p.name for p in entry_points(group=GROUP)}:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.orchestrator.ssh_pool import HostPool
+from loadtower.fleet.ssh_pool import HostPool
 from loadtower.scenarios.loader import load_inventory
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -39,7 +39,7 @@ def test_a_hostile_keyspace_is_one_argument_over_ssh(sandbox: dict, tmp_path: Pa
 
 
 def test_a_timed_out_action_does_not_name_its_password(sandbox: dict) -> None:
-    from loadtower.orchestrator.ssh_pool import CommandTimeout
+    from loadtower.fleet.ssh_pool import CommandTimeout
 
     inv, _text = load_inventory(Path(sandbox["dir"]) / "inventory.toml")
     db1 = inv.hosts["db1"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.orchestrator.cleanup_script import (
+from loadtower.fleet.cleanup_script import (
     LIST_SCRIPT,
     ORCHESTRATOR_ENV,
     RUN_ENV,
@@ -162,7 +162,7 @@ def test_an_orchestrator_that_ran_on_the_listed_host_is_checked_there() -> None:
 
 
 def test_endpoints_are_merged_only_when_they_reach_one_machine() -> None:
-    from loadtower.orchestrator.cleanup_hosts import Machine, _merge
+    from loadtower.fleet.cleanup_hosts import Machine, _merge
 
     async def never(script: str, timeout: float) -> tuple[int, str, str]:
         raise AssertionError("not called")

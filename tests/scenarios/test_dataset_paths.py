@@ -12,7 +12,7 @@ import pytest
 
 from loadtower.cli import main
 from loadtower.errors import ConfigError
-from loadtower.orchestrator.dataset_upload import copy_mode
+from loadtower.fleet.dataset_upload import copy_mode
 from loadtower.scenarios.workloads.loader import load_workload_file
 
 from .conftest import INVENTORY

@@ -15,7 +15,7 @@ from loadtower.cli import main
 from loadtower.engines.cassandra.agent.schemas import cql_name
 from loadtower.engines.clickhouse.agent.schemas import sql_name
 from loadtower.errors import ConfigError
-from loadtower.orchestrator.ssh_pool import HostPool, action_command
+from loadtower.fleet.ssh_pool import HostPool, action_command
 from loadtower.scenarios.loader import MAX_INPUT_BYTES, load_inventory, load_scenario
 from loadtower.scenarios.plan import load_plan
 from tests.scenarios import builtin_render as render

@@ -26,9 +26,9 @@ from typing import Any
 
 from loadtower.build import agent_build_id, agent_version_line
 from loadtower.errors import LoadtowerError
-from loadtower.orchestrator import core_wheel
-from loadtower.orchestrator.agent_wheel import build_agent_wheel
-from loadtower.orchestrator.agent_wheelhouse import (
+from loadtower.fleet import core_wheel
+from loadtower.fleet.agent_wheel import build_agent_wheel
+from loadtower.fleet.agent_wheelhouse import (
     PythonTarget,
     build_wheelhouse,
     parse_probe,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadtower.orchestrator.proc_stats import (
+from loadtower.fleet.proc_stats import (
     CGROUP_MARK,
     PROC_CMD,
     parse_cgroup,
@@ -13,7 +13,7 @@ from loadtower.orchestrator.proc_stats import (
     proc_command,
     rates,
 )
-from tests.orchestrator.test_node_metrics_units import PROC_A, PROC_B
+from tests.fleet.test_node_metrics_units import PROC_A, PROC_B
 
 NET = """Inter-|   Receive                                                |  Transmit
  face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed

@@ -13,8 +13,8 @@ from typing import Any
 import asyncssh
 
 from loadtower.errors import LoadtowerError
-from loadtower.orchestrator.cancel_tasks import bounded, wait_within
-from loadtower.orchestrator.ssh_keys import KeyPolicyClient, refusal
+from loadtower.fleet.cancel_tasks import bounded, wait_within
+from loadtower.fleet.ssh_keys import KeyPolicyClient, refusal
 from loadtower.scenarios.models import Host, Inventory
 from loadtower.store.redact import mask_command_secrets
 

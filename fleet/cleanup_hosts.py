@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from loadtower.errors import LoadtowerError
-from loadtower.orchestrator.cleanup_script import (
+from loadtower.fleet.cleanup_script import (
     LIST_SCRIPT,
     Found,
     MachineId,
@@ -20,12 +20,12 @@ from loadtower.orchestrator.cleanup_script import (
     parse_stop,
     stop_script,
 )
-from loadtower.orchestrator.cleanup_secrets import describe, sweep_script
-from loadtower.orchestrator.dataset_cleanup import remove_all
+from loadtower.fleet.cleanup_secrets import describe, sweep_script
+from loadtower.fleet.dataset_cleanup import remove_all
 from loadtower.scenarios.models import Inventory
 
 if TYPE_CHECKING:
-    from loadtower.orchestrator.ssh_pool import Endpoint, HostPool
+    from loadtower.fleet.ssh_pool import Endpoint, HostPool
 
 LIST_TIMEOUT_S = 60.0
 Runner = Callable[[str, float], Awaitable[tuple[int, str, str]]]
@@ -174,7 +174,7 @@ def _agent_dirs(inventory: Inventory, pool: HostPool) -> list[tuple[str, Runner,
 
 async def cleanup(inventory: Inventory, options: CleanupOptions) -> int:
     # deferred: the SSH pool loads asyncssh (imported when the cleanup runs)
-    from loadtower.orchestrator.ssh_pool import HostPool
+    from loadtower.fleet.ssh_pool import HostPool
 
     pool = HostPool(inventory, accept_new_host_keys=options.accept_new_host_keys)
     try:

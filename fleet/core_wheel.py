@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import loadtower
-from loadtower.orchestrator.agent_wheelhouse import PythonTarget
+from loadtower.fleet.agent_wheelhouse import PythonTarget
 
 PREFIX = "loadtower_core-"
 

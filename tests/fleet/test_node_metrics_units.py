@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from loadtower.orchestrator.node_metrics import is_loopback, prometheus_queries
-from loadtower.orchestrator.proc_stats import parse_proc, rates
+from loadtower.fleet.node_metrics import is_loopback, prometheus_queries
+from loadtower.fleet.proc_stats import parse_proc, rates
 
 PROC_A = """cpu  100 0 100 700 100 0 0 0 0 0
 cpu0 50 0 50 350 50 0 0 0 0 0

@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from loadtower.errors import LoadtowerError
-from loadtower.orchestrator.dataset_upload import DATASETS_DIR, shell_word
+from loadtower.fleet.dataset_upload import DATASETS_DIR, shell_word
 
 REMOVE_TIMEOUT_S = 60.0
 Runner = Callable[[str, float], Awaitable[tuple[int, str, str]]]

@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from loadtower.orchestrator.cleanup_hosts import CleanupOptions, cleanup
+    from loadtower.fleet.cleanup_hosts import CleanupOptions, cleanup
 
     # deferred: these load pydantic (the inventory's models); `loadtower --help` imports this
     # command module

@@ -9,7 +9,7 @@ import contextlib
 
 import pytest
 
-from loadtower.orchestrator.cancel_tasks import bounded, cancel_and_wait
+from loadtower.fleet.cancel_tasks import bounded, cancel_and_wait
 
 
 async def _stubborn(release: asyncio.Event) -> None:

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.orchestrator.node_metrics import NodeMetricsSampler, NodeSample
-from loadtower.orchestrator.ssh_pool import HostPool
+from loadtower.fleet.node_metrics import NodeMetricsSampler, NodeSample
+from loadtower.fleet.ssh_pool import HostPool
 from loadtower.scenarios.models import Inventory
-from tests.orchestrator.test_ssh_pool_integration import inventory
+from tests.fleet.test_ssh_pool_integration import inventory
 
 pytestmark = [pytest.mark.integration, pytest.mark.alone,  # a cgroup's measured CPU
               pytest.mark.timeout(120)]

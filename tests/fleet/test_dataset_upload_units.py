@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from loadtower.orchestrator.dataset_upload import uploads, with_agent_paths
+from loadtower.fleet.dataset_upload import uploads, with_agent_paths
 
 
 def _spec(path: Path) -> dict:

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from loadtower.build import agent_files, agent_version_line
+from loadtower.fleet.agent_wheel import build_agent_wheel, wheel_name
 from loadtower.install_sets import AGENT_EXTRAS, AGENT_REQUIRES, FULL_REQUIRES, NOT_ON_AGENTS
-from loadtower.orchestrator.agent_wheel import build_agent_wheel, wheel_name
 
 ORCHESTRATOR_ROOMS = ("store", "tui", "scenarios", "orchestrator", "sandbox")
 OFFLINE = {"PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONNOUSERSITE": "1"}

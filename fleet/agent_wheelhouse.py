@@ -9,7 +9,7 @@ that target with its OWN registry access (``pip download --only-binary=:all:
 ``~/.cache/loadtower/wheelhouse/<agent build id>/<target>-<requirements digest>/``.
 ``agent_version.py`` copies them over SFTP and installs with ``pip install --no-index``.
 
-``python -m loadtower.orchestrator.agent_wheelhouse [PYTHON]`` prebuilds the
+``python -m loadtower.fleet.agent_wheelhouse [PYTHON]`` prebuilds the
 wheelhouse for PYTHON's target (default: /usr/bin/python3), as scripts/install.sh does.
 """
 
@@ -231,7 +231,7 @@ def build_wheelhouse(target: PythonTarget, fast: bool) -> tuple[Path, bool]:
 def _add_core(house: Path, target: PythonTarget) -> None:
     """The Rust load core's wheel, built here (scripts/build_core.sh), when it fits."""
     # deferred: a cycle (core_wheel imports PythonTarget from here)
-    from loadtower.orchestrator import core_wheel
+    from loadtower.fleet import core_wheel
 
     core_wheel.add_to(house, target)
 

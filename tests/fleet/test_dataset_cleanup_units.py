@@ -8,7 +8,7 @@ import asyncio
 import subprocess
 from pathlib import Path
 
-from loadtower.orchestrator.dataset_cleanup import (
+from loadtower.fleet.dataset_cleanup import (
     datasets_script,
     parse_datasets,
     remove_datasets,

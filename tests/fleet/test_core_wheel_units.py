@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.orchestrator import core_wheel
-from loadtower.orchestrator.agent_wheelhouse import PythonTarget
+from loadtower.fleet import core_wheel
+from loadtower.fleet.agent_wheelhouse import PythonTarget
 
 NAME = "loadtower_core-0.1.0-cp39-abi3-manylinux_2_34_x86_64.whl"
 

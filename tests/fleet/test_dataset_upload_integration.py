@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from loadtower.orchestrator.dataset_upload import ship_datasets, uploads
-from loadtower.orchestrator.ssh_pool import HostPool
+from loadtower.fleet.dataset_upload import ship_datasets, uploads
+from loadtower.fleet.ssh_pool import HostPool
 from loadtower.scenarios.loader import load_inventory
 from tests.reliability.helpers import cli
 

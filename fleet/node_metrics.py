@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from loadtower.orchestrator.cancel_tasks import cancel_and_wait
-from loadtower.orchestrator.proc_stats import (
+from loadtower.fleet.cancel_tasks import cancel_and_wait
+from loadtower.fleet.proc_stats import (
     ProcReading,
     parse_proc,
     proc_command,

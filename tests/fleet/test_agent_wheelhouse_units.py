@@ -12,9 +12,8 @@ import pytest
 
 from loadtower.build import agent_build_id
 from loadtower.errors import LoadtowerError
-from loadtower.install_sets import AGENT_REQUIRES
-from loadtower.orchestrator.agent_version import install_command
-from loadtower.orchestrator.agent_wheelhouse import (
+from loadtower.fleet.agent_version import install_command
+from loadtower.fleet.agent_wheelhouse import (
     PythonTarget,
     build_wheelhouse,
     parse_probe,
@@ -22,6 +21,7 @@ from loadtower.orchestrator.agent_wheelhouse import (
     requirements,
     wheelhouse_dir,
 )
+from loadtower.install_sets import AGENT_REQUIRES
 
 DEBIAN = PythonTarget("cpython", (3, 11), "x86_64", "Linux", "glibc", "2.36")
 

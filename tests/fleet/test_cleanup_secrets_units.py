@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from loadtower.agents import secret_dir
-from loadtower.orchestrator.cleanup_secrets import describe, sweep_script
+from loadtower.fleet.cleanup_secrets import describe, sweep_script
 from loadtower.protocol.link_secrets import LINK_KEY_FILE
 
 

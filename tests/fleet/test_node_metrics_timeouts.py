@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from loadtower.orchestrator import node_metrics as metrics
-from loadtower.orchestrator.node_metrics import NodeMetricsSampler, prometheus_queries
+from loadtower.fleet import node_metrics as metrics
+from loadtower.fleet.node_metrics import NodeMetricsSampler, prometheus_queries
 from loadtower.scenarios.models import Inventory
 
 pytestmark = pytest.mark.timeout(60)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from loadtower.errors import LoadtowerError
-from loadtower.orchestrator.node_metrics import NodeMetricsSampler
-from loadtower.orchestrator.ssh_pool import HostPool
+from loadtower.fleet.node_metrics import NodeMetricsSampler
+from loadtower.fleet.ssh_pool import HostPool
 from loadtower.scenarios.loader import load_inventory
 from loadtower.scenarios.models import Inventory
 from tests.sandbox.engine_hosts import engine_hosts
