@@ -209,7 +209,7 @@ class StoreReader:
 
     def table_reads(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         """Per phase name, each table it read with its tombstones per read
-        (``table_reads.phase_tables``); {} without Cassandra's figures."""
+        (``table_reads.phase_tables``); {} where no engine sampled them."""
         if not self._query("SELECT 1 FROM duckdb_tables() WHERE table_name = 'node_stats'"):
             return {}  # a store of schema 4 or older
         stats = self._query(
@@ -218,6 +218,16 @@ class StoreReader:
         if not stats:
             return {}
         return phase_tables(self.phases(run_id), stats)
+
+    def table_reads_engines(self, run_id: str) -> list[str]:
+        """The engines whose nodes gave the run's tombstones per read (``table_reads``),
+        as stored (node_stats' ``engine``), in name order."""
+        if not self._query("SELECT 1 FROM duckdb_tables() WHERE table_name = 'node_stats'"):
+            return []
+        rows = self._query(
+            "SELECT DISTINCT engine FROM node_stats WHERE run_id = ? AND starts_with(name, ?) "
+            "AND engine IS NOT NULL ORDER BY engine", [run_id, PREFIX])
+        return [str(r["engine"]) for r in rows]
 
     def window_percentiles(
         self,
