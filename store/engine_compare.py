@@ -12,8 +12,8 @@ is exact to the histograms' resolution (1 us below 2.048 ms, 3 significant digit
 ``min`` is what hdrh's ``get_min_value`` gives for the merged histogram: the lowest
 value of the first non-empty bucket; ``avg`` is hdrh's ``get_mean_value`` (each bucket
 at its median-equivalent value). Errors by class are summed from the per-second rows
-(``op_second.errors_by_class``), the classes the agents counted (e.g. MongoDB's
-``MongoNetwork``, ``MongoTimeout``).
+(``op_second.errors_by_class``), the classes the agents counted (e.g. a driver's
+network and timeout errors, each under its own name).
 
 ``ops_per_s`` is ``phase_rate.py``'s figure: the ops over the phase's measured duration
 (every op type of a phase, and its ``total``, over that phase's duration), as in
@@ -100,6 +100,9 @@ def return_codes(ops: int, errors: int, classes: dict[str, int]) -> dict[str, in
 
 
 def _scenario_engine(text: str | None) -> str:
+    """The engine of a run whose phases do not name theirs (runs stored before phases
+    kept their engine, on loadtower's first day): its scenario's ``engine``, else the
+    one a scenario that named none ran then (stored data: kept as it was meant)."""
     try:
         return str(tomllib.loads(text or "").get("engine", "cassandra"))
     except tomllib.TOMLDecodeError:
@@ -219,7 +222,7 @@ def engine_table(
             for name, op, ops, errors, blob in rows:
                 side, engine, base = _side_of(name, sides[run])
                 if any(side in side_sets[other] for other in run_ids if other != run):
-                    side = f"{side} ({run})"  # e.g. two Cassandra runs side by side
+                    side = f"{side} ({run})"  # e.g. two runs of one engine side by side
                 if phase is not None and base != phase and not base.startswith(f"{phase}@"):
                     continue
                 if base not in phase_order:
