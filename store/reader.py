@@ -24,6 +24,7 @@ from loadtower.store import hdr
 from loadtower.store.connection import connect
 from loadtower.store.engine_compare import phase_durations
 from loadtower.store.phase_rate import ops_per_s, round_duration
+from loadtower.store.query_cancel import QueryCancelled
 from loadtower.store.ramp_steps import ramp_of
 from loadtower.store.search_sql import SEARCH_RESULT_SQL
 from loadtower.store.sql_guard import check_query, explain_error
@@ -53,10 +54,6 @@ def _capped_json(column: str) -> str:
 
 STEPPED = ("ramp", "search")  # the phase types that run steps, each under its own label
 _JSON_FIELDS = {"versions", "host_facts", "extra", "params", "result", "data", "errors_by_class"}
-
-
-class QueryCancelled(LoadtowerError):
-    """A user's query stopped by its cancel event (Ctrl-C, a TUI key)."""
 
 
 def _interrupt_when(
