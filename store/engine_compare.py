@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.engine_kinds import default_engine
 from loadtower.store import hdr
 from loadtower.store.connection import connect
 from loadtower.store.engine_text import codes_text as codes_text  # the CLI's and report's
@@ -101,12 +102,13 @@ def return_codes(ops: int, errors: int, classes: dict[str, int]) -> dict[str, in
 
 def _scenario_engine(text: str | None) -> str:
     """The engine of a run whose phases do not name theirs (runs stored before phases
-    kept their engine, on loadtower's first day): its scenario's ``engine``, else the
-    one a scenario that named none ran then (stored data: kept as it was meant)."""
+    kept their engine): its scenario's ``engine``, else the engine a scenario that names
+    none runs (the default engine's kind says so, as for scenarios/models.py)."""
     try:
-        return str(tomllib.loads(text or "").get("engine", "cassandra"))
+        named = tomllib.loads(text or "").get("engine")
     except tomllib.TOMLDecodeError:
         return "?"
+    return default_engine() if named is None else str(named)
 
 
 def _sides(con: Any, run_id: str) -> dict[str, tuple[str, str, str]]:
