@@ -66,7 +66,8 @@ def fetch(store: Path, query: str, cap: int, cancel: threading.Event | None = No
 
 
 def _reader(store: Path) -> Any:
-    from loadtower.store import StoreReader  # lazy: DuckDB loads only when the screen queries
+    # deferred: the reader loads duckdb, only when the screen queries
+    from loadtower.store import StoreReader
 
     return StoreReader(store)
 
