@@ -47,7 +47,7 @@ AGENT_ACTIONS: dict[str, tuple[str, str]] = {
 }
 AGENT_HELP = "Run the load agent on this host (interval lines as JSON on stdout)."
 AGENT_DESCRIPTION = """The load agent: Locust users whose ops run on a native-thread asyncio engine
-(acsylla or cassandra-driver), measured per second with HDR histograms of service
+(over each database's own driver), measured per second with HDR histograms of service
 time (from the actual send) and response time (from the intended start).
 
 examples:

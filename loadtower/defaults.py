@@ -10,7 +10,7 @@ STORE_ENV = "LOADTOWER_STORE"
 
 
 def cache_dir() -> Path:
-    """Where downloaded artefacts (Cassandra jars) are cached: ~/.cache/loadtower."""
+    """Where downloaded artefacts (an engine's server jars, ...) are cached: ~/.cache/loadtower."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "loadtower"
 

@@ -8,12 +8,14 @@ from pathlib import Path
 from loadtower.cli import main as cli_main  # the CLI room composes sandbox and run
 from loadtower.defaults import add_store_argument, default_sandbox_dir, store_path
 from loadtower.sandbox import Sandbox
+from loadtower.sandbox.ring_engine import ring_engine
 
 HELP = "Bring up the sandbox and run the quick-start scenario against it."
-DESCRIPTION = """Bring up the local sandbox (real Cassandra, Prometheus, node_exporter and sshd on
-loopback, and a ClickHouse host whose timings mean nothing when chdb is importable),
-then check the 'quickstart' scenario against its inventory and run it (in the live
-TUI when the terminal allows, else with a status line and result table).
+DESCRIPTION = """Bring up the local sandbox (the ring's real database nodes, Prometheus,
+node_exporter and sshd on loopback, and a host for each engine whose sandbox part can run
+here, some of them stand-ins whose timings mean nothing), then check the 'quickstart'
+scenario against its inventory and run it (in the live TUI when the terminal allows,
+else with a status line and result table).
 The sandbox stays up afterwards: stop it with `loadtower sandbox down --dir DIR`.
 
 example:
@@ -27,8 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="sandbox directory (default: $LOADTOWER_SANDBOX or ./.sandbox)",
     )
+    ring = ring_engine()  # the option is named for the ring's engine: --NAME-nodes
     parser.add_argument(
-        "--cassandra-nodes", type=int, default=1, help="Cassandra nodes (default 1)"
+        f"--{ring.name}-nodes", dest="nodes", metavar=f"{ring.name.upper()}_NODES", type=int,
+        default=1, help=f"{ring.title} nodes (default 1)"
     )
     parser.add_argument(
         "--scenario", default="quickstart", help="scenario to run (default quickstart)"
@@ -41,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     directory = args.dir or default_sandbox_dir()
-    info = Sandbox(directory, cassandra_nodes=args.cassandra_nodes).up()
+    info = Sandbox(directory, args.nodes).up()  # the ring's running nodes
     inventory = info["inventory"]
     print(f"sandbox up in {info['dir']}; inventory {inventory}")
     if info.get("clickhouse", {}).get("enabled"):

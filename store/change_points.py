@@ -1,5 +1,5 @@
 """Change points in a series of runs: E-divisive means (Matteson and James, 2014), the
-method of Apache Otava (Hunter) and MongoDB's signal-processing-algorithms.
+method of Apache Otava (Hunter) and of the signal-processing-algorithms package.
 
 Neither package installs beside loadtower (docs/store.md, "Run history"), so this is the
 method itself, in numpy, in the form Hunter describes: a candidate split of a segment is

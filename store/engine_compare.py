@@ -12,8 +12,8 @@ is exact to the histograms' resolution (1 us below 2.048 ms, 3 significant digit
 ``min`` is what hdrh's ``get_min_value`` gives for the merged histogram: the lowest
 value of the first non-empty bucket; ``avg`` is hdrh's ``get_mean_value`` (each bucket
 at its median-equivalent value). Errors by class are summed from the per-second rows
-(``op_second.errors_by_class``), the classes the agents counted (e.g. MongoDB's
-``MongoNetwork``, ``MongoTimeout``).
+(``op_second.errors_by_class``), the classes the agents counted (e.g. a driver's
+network and timeout errors, each under its own name).
 
 ``ops_per_s`` is ``phase_rate.py``'s figure: the ops over the phase's measured duration
 (every op type of a phase, and its ``total``, over that phase's duration), as in
@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.engine_kinds import default_engine
 from loadtower.store import hdr
 from loadtower.store.connection import connect
 from loadtower.store.engine_text import codes_text as codes_text  # the CLI's and report's
@@ -100,10 +101,14 @@ def return_codes(ops: int, errors: int, classes: dict[str, int]) -> dict[str, in
 
 
 def _scenario_engine(text: str | None) -> str:
+    """The engine of a run whose phases do not name theirs (runs stored before phases
+    kept their engine): its scenario's ``engine``, else the engine a scenario that names
+    none runs (the default engine's kind says so, as for scenarios/models.py)."""
     try:
-        return str(tomllib.loads(text or "").get("engine", "cassandra"))
+        named = tomllib.loads(text or "").get("engine")
     except tomllib.TOMLDecodeError:
         return "?"
+    return default_engine() if named is None else str(named)
 
 
 def _sides(con: Any, run_id: str) -> dict[str, tuple[str, str, str]]:
@@ -219,7 +224,7 @@ def engine_table(
             for name, op, ops, errors, blob in rows:
                 side, engine, base = _side_of(name, sides[run])
                 if any(side in side_sets[other] for other in run_ids if other != run):
-                    side = f"{side} ({run})"  # e.g. two Cassandra runs side by side
+                    side = f"{side} ({run})"  # e.g. two runs of one engine side by side
                 if phase is not None and base != phase and not base.startswith(f"{phase}@"):
                     continue
                 if base not in phase_order:

@@ -8,7 +8,7 @@ from typing import Any
 
 
 def codes_text(codes: dict[str, int]) -> str:
-    """``OK 1,234, MongoNetwork 12``: a row's return codes as the CLI and report show them."""
+    """``OK 1,234, ReadTimeout 12``: a row's return codes as the CLI and report show them."""
     return ", ".join(f"{name} {count:,}" for name, count in codes.items())
 
 
@@ -22,7 +22,7 @@ def _ms(value: float | None, fmt: str = "{:.2f}") -> str:
 
 
 def side_label(row: dict[str, Any]) -> str:
-    """``mongodb``, or ``cass-east (cassandra)`` when the target is not named for its
+    """``ENGINE``, or ``east (ENGINE)`` when the target is not named for its
     engine; a side named for its engine and run (two runs compared) stays as it is."""
     target, engine = row["target"], row["engine"]
     if target == engine or target.startswith(f"{engine} ("):

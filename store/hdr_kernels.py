@@ -16,9 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from loadtower.protocol.hdr_encoding import encode, new_hist
 from loadtower.protocol.hdr_format import DIGITS, HIGHEST, LOWEST
-from loadtower.store import hdr
 from loadtower.store.hdr import PERCENTILES as _PERCENTILES
 
 PERCENTILES = np.array(_PERCENTILES)
@@ -318,26 +316,3 @@ def ingest(
             sparse_stats(idx, cnt, one, 0, 1, high_values, stats[item : item + 1])  # one: [0, n]
     return 0
 
-
-def warm() -> None:
-    """Compile every loop once (numba caches the machine code next to this file, or in
-    its user-wide cache), so the first flush of a run does not wait for the compiler."""
-    # deferred: rollups imports this module at its top (an import cycle)
-    from loadtower.store.rollups import Rollups, level_rows
-
-    hist = new_hist()
-    hist.record_value(1000)
-    sample = {"ops": 1, "errors": {}, "late": 0}
-    line = {"agent": "a", "ts": 1, "phase": "p", "ops": {"x": {**sample,
-            "service_hist": encode(hist), "response_hist": encode(hist)}}}  # fmt: skip
-    rollups = Rollups()
-    rollups.ingest([("r", line)])
-    level_rows(rollups.seconds, [("r", 1, "p", "x")])
-    hdr.decode_many([encode(hist)])
-    for acc in rollups.seconds.accs.values():
-        acc.written = True
-    rollups.forget_run("r")
-
-
-if __name__ == "__main__":
-    warm()

@@ -1,7 +1,7 @@
 """HdrHistogram interval logs (`.hlog`) of one run: two files per phase and op.
 
 The format is HdrHistogram's own (HistogramLogWriter, log format 1.3), which latte's
-`hdr`, scylla-bench, NoSQLBench and YCSB's `hdrhistogram` exporter write and
+`hdr`, NoSQLBench, YCSB's `hdrhistogram` exporter and other load tools write and
 HdrHistogram's `HistogramLogProcessor` (Java) and the `hdrhistogram` Python package
 (hdrh's HistogramLogReader) read: a header (`#[Histogram log format version 1.3]`, `#[StartTime: ...]`,
 `#[BaseTime: ...]`), a column legend, then one line per second,

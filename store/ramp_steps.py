@@ -2,7 +2,7 @@
 
 Each step of a ramp runs under its own phase label, ``RAMP@LEVEL``: the ramp's label,
 ``@`` and the level the step asked for (ops/s with ``rates``, users with ``users``),
-e.g. ``saturation@40`` or ``cassandra:saturation@400``. A level asked twice in one ramp
+e.g. ``saturation@40`` or ``east:saturation@400`` (a target's ramp). A level asked twice in one ramp
 gets the step's number too (``saturation@40#3``). The labels are stable (the same
 scenario gives the same labels in every run, so ``compare`` pairs the steps of two
 runs) and the store keeps one op_phase/phase_summary row per step and op.

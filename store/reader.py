@@ -24,6 +24,7 @@ from loadtower.store import hdr
 from loadtower.store.connection import connect
 from loadtower.store.engine_compare import phase_durations
 from loadtower.store.phase_rate import ops_per_s, round_duration
+from loadtower.store.query_cancel import QueryCancelled
 from loadtower.store.ramp_steps import ramp_of
 from loadtower.store.search_sql import SEARCH_RESULT_SQL
 from loadtower.store.sql_guard import check_query, explain_error
@@ -53,10 +54,6 @@ def _capped_json(column: str) -> str:
 
 STEPPED = ("ramp", "search")  # the phase types that run steps, each under its own label
 _JSON_FIELDS = {"versions", "host_facts", "extra", "params", "result", "data", "errors_by_class"}
-
-
-class QueryCancelled(LoadtowerError):
-    """A user's query stopped by its cancel event (Ctrl-C, a TUI key)."""
 
 
 def _interrupt_when(
@@ -209,7 +206,7 @@ class StoreReader:
 
     def table_reads(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         """Per phase name, each table it read with its tombstones per read
-        (``table_reads.phase_tables``); {} without Cassandra's figures."""
+        (``table_reads.phase_tables``); {} where no engine sampled them."""
         if not self._query("SELECT 1 FROM duckdb_tables() WHERE table_name = 'node_stats'"):
             return {}  # a store of schema 4 or older
         stats = self._query(
@@ -218,6 +215,16 @@ class StoreReader:
         if not stats:
             return {}
         return phase_tables(self.phases(run_id), stats)
+
+    def table_reads_engines(self, run_id: str) -> list[str]:
+        """The engines whose nodes gave the run's tombstones per read (``table_reads``),
+        as stored (node_stats' ``engine``), in name order."""
+        if not self._query("SELECT 1 FROM duckdb_tables() WHERE table_name = 'node_stats'"):
+            return []
+        rows = self._query(
+            "SELECT DISTINCT engine FROM node_stats WHERE run_id = ? AND starts_with(name, ?) "
+            "AND engine IS NOT NULL ORDER BY engine", [run_id, PREFIX])
+        return [str(r["engine"]) for r in rows]
 
     def window_percentiles(
         self,

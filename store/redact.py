@@ -3,7 +3,7 @@
 The value of every key whose name contains password, passwd, secret or token becomes
 *****, in TOML and YAML alike:
 - `password = "x"`, `password: x`, `db.password = 'x'`, `- secret: x`;
-- inside inline tables and flow mappings: `cassandra = { user = "u", password = "x" }`;
+- inside inline tables and flow mappings: `db = { user = "u", password = "x" }`;
 - multi-line values, all their lines: TOML triple-quoted strings, YAML block scalars
   (`password: |` and the indented lines under it), arrays and tables spanning lines;
 - and the password of every `scheme://user:password@host` URL;

@@ -277,7 +277,7 @@ def ttl_figure(summary: list[dict[str, Any]], text: Text) -> Figure | None:
     """Study 3's figure: per table, the read p99 of its first read phase (before) and its
     last (after), on a linear axis (two bars read as a ratio), the tombstones per read
     (p99) above them; None without two read phases on a table (the tables come from
-    Cassandra's tombstones figures)."""
+    an engine's tombstones figures, table_reads.py)."""
     by_table: dict[str, list[dict[str, Any]]] = {}
     for row in summary:
         if row.get("tombstones_table") and row["op"] == "read":

@@ -14,7 +14,7 @@ RESULT_COLUMNS: Columns = [
     ("ops_per_s", "Throughput (ops/s)"), ("p50_ms", "p50 (ms)"), ("p90_ms", "p90 (ms)"),
     ("p99_ms", "p99 (ms)"), ("max_ms", "Max (ms)"), ("errors", "Errors"),
 ]  # fmt: skip
-# Cassandra's tombstones scanned per read of the table each phase read (table_reads.py)
+# an engine's tombstones scanned per read of the table each phase read (table_reads.py)
 TOMBSTONE_COLUMNS: Columns = [
     ("tombstones_table", "Table read"), ("tombstones_p50", "Tombstones/read p50"),
     ("tombstones_p99", "Tombstones/read p99"), ("tombstones_max", "Tombstones/read max"),

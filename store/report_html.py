@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from loadtower.protocol.engine_kinds import KINDS
 from loadtower.store import report_charts as charts
 from loadtower.store import report_pair
 from loadtower.store import report_summary as summary_of
@@ -115,13 +116,21 @@ def _text_table(
     return _boxed(head, body)
 
 
-def _tombstones(summary: list[dict[str, Any]]) -> str:
-    """Cassandra's tombstones scanned per read of the table each phase read, where
-    sampled: a table of its own beside the results (which then fit 1,280 px)."""
+def _engine_title(engine: str) -> str:
+    """A stored engine's title (its kind's), or its stored name when none is registered."""
+    return KINDS[engine].title if engine in KINDS else engine
+
+
+def _tombstones(summary: list[dict[str, Any]], engines: list[str]) -> str:
+    """The tombstones scanned per read of the table each phase read, where sampled (the
+    figures of `engines`' nodes): a table of its own beside the results (which then fit
+    1,280 px)."""
     rows = [r for r in summary if r.get("tombstones_p99") is not None]
     if not rows:
         return ""
-    title = "<h3>Tombstones scanned per read (Cassandra's figures)</h3>"
+    whose = "/".join(_engine_title(e) for e in engines)
+    source = f" ({_fmt(whose)}'s figures)" if whose else ""
+    title = f"<h3>Tombstones scanned per read{source}</h3>"
     return title + _table(rows, [("phase", "Phase"), ("op", "Op")] + TOMBSTONE_COLUMNS)
 
 
@@ -317,7 +326,7 @@ def _charts(reader: StoreReader, run_id: str, phases: list[dict[str, Any]],
 def _tables(reader: StoreReader, run_id: str, engines: list[dict[str, Any]],
             summary: list[dict[str, Any]]) -> str:  # fmt: skip
     out = ["<h2>Tables</h2><h3>Results per phase and op</h3>", _table(summary, RESULT_COLUMNS),
-           _tombstones(summary)]  # fmt: skip
+           _tombstones(summary, reader.table_reads_engines(run_id))]  # fmt: skip
     if len({r["target"] for r in engines}) >= 2:
         cells = [list(engine_cells(r)) for r in engines]
         out.append("<h2>Engines (response time, ms)</h2>" + _text_table(ENGINE_HEADERS, cells, {0, 1, 2, 12}))

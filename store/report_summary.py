@@ -112,7 +112,7 @@ def hosts(run: dict[str, Any]) -> list[Host]:
 
 
 def tool_versions(run: dict[str, Any]) -> str:
-    """``loadtower 0.9, Python 3.11.2, cassandra-driver 3.29.2, ...`` (the orchestrator's)."""
+    """``loadtower 0.9, Python 3.11.2, numpy 2.1.3, ...`` (the orchestrator's)."""
     return ", ".join(
         f"{name} {value}" for name, value in _mapping(run.get("versions")).items()
         if isinstance(value, str | int | float)

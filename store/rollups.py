@@ -356,3 +356,21 @@ def _sparse_or_why(texts: list[Any]) -> list[tuple[np.ndarray, np.ndarray] | str
 def stored_lateness(blob: bytes | None) -> HdrHistogram | None:
     """A stored ``lateness_hist`` BLOB as a histogram (None: none stored)."""
     return None if blob is None else decode_v2(hdr.v2(bytes(blob), b64=False))
+
+
+def warm() -> None:
+    """Compile every loop of hdr_kernels once (numba caches the machine code next to that
+    file, or in its user-wide cache), so the first flush of a run does not wait for the
+    compiler (loadtower/numba_warm.py runs it)."""
+    hist = new_hist()
+    hist.record_value(1000)
+    sample = {"ops": 1, "errors": {}, "late": 0}
+    line = {"agent": "a", "ts": 1, "phase": "p", "ops": {"x": {**sample,
+            "service_hist": encode(hist), "response_hist": encode(hist)}}}  # fmt: skip
+    rollups = Rollups()
+    rollups.ingest([("r", line)])
+    level_rows(rollups.seconds, [("r", 1, "p", "x")])
+    hdr.decode_many([encode(hist)])
+    for acc in rollups.seconds.accs.values():
+        acc.written = True
+    rollups.forget_run("r")

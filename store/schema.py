@@ -62,7 +62,7 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE op_phase ADD COLUMN last_done DOUBLE",
     ],
     # 5: the database's own figures of a node (an engine's ``node_stats`` hook, e.g.
-    # MongoDB's serverStatus), beside node_samples: long format, any engine, any figure
+    # a document store's server status), beside node_samples: long format, any engine, any figure
     [
         """CREATE TABLE node_stats (run_id VARCHAR, ts DOUBLE, host VARCHAR, engine VARCHAR,
             name VARCHAR, value DOUBLE)""",

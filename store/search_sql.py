@@ -3,7 +3,7 @@ phase's ``phases`` row (its result JSON, phases/search.py): a view, so it needs 
 migration, and every store (older ones too) answers the same SQL
 (``StoreReader.search_results`` runs it as a subquery, not through the view).
 
-Columns: run_id, phase (its label, e.g. ``cassandra:find``), target (the run's target,
+Columns: run_id, phase (its label, e.g. ``east:find``), target (the run's target,
 or the engine of a single-target run), engine, target_text (the latency target in
 words), target_p99_ms, target_p999_ms, max_error_rate, min_achieved,
 found_ops_per_s (the rate found: the highest rate asked that passed), achieved_ops_per_s

@@ -1,6 +1,7 @@
-"""Tombstones scanned per read, per phase and table: the one place that turns the
-``node_stats`` rows of Cassandra's ``system_views.tombstones_per_read`` (written by
-``engines/cassandra/orchestrator/node_stats.py`` as ``tombstones_per_read/KS.TABLE/NAME``)
+"""Tombstones scanned per read, per phase and table: the one place that turns an
+engine's ``node_stats`` rows named ``tombstones_per_read/KS.TABLE/NAME`` (written by
+its ``node_stats`` hook, which says where the figures come from: ``reads``, a table's
+read count since the node started, and ``p50``, ``p99``, ``max`` tombstones per read)
 into the figures shown beside each phase's p99: the result table of ``loadtower run``,
 the HTML report, ``loadtower compare`` and the TUI's compare screen all read them through
 ``StoreReader.phase_summary``.
@@ -10,16 +11,15 @@ the last reading at or before the phase's start (else the table's first reading:
 count covers reads since the node started) and the last reading by its end (plus
 ``GRACE_S``, but never past the next phase's start: the sampler reads once a second).
 Its figures are the highest node's
-``p50``, ``p99`` and ``max`` tombstones per read at that last reading: Cassandra keeps
+``p50``, ``p99`` and ``max`` tombstones per read at that last reading: the node keeps
 them in a decaying histogram (the last minute's reads weigh most), so they describe the
 phase's reads, with older reads of the same table weighing less. Percentiles of several
 nodes cannot be merged; the highest node's is the conservative figure. A phase that read
 several tables gets the figures of the one it read most.
 
-Cassandra's tombstone histogram does not count zeroes apart: its first bucket holds 0
-and 1, reported as 1 (``considerZeroes`` false in TableMetrics), so 1.0 means "0 or 1
-tombstones per read" (the result table prints it as ``<=1``); 2.0 and more are exact
-bucket bounds (Cassandra's buckets grow by about 20% from 8 on).
+The figures are the node's own histogram's: 1.0 means "0 or 1 tombstones per read" (its
+first bucket holds both; the result table prints it as ``<=1``); 2.0 and more are its
+bucket bounds (the hook's docstring says how they grow).
 """
 
 from __future__ import annotations

@@ -26,11 +26,11 @@ effective sample size from their autocorrelation; docs/statistics.md).
 
 Engines (experiment 1's and study 4's table): per phase (workload) and op type, each
 engine's operations, ops/s, average, min, max, median, p90, p95 and p99 latency (ms,
-from the merged HDR histograms) and return codes (OK and the errors by class, e.g.
-MongoNetwork, MongoTimeout), with a 'total' row per engine. Printed for ONE run of a
-scenario with several [targets.*] (e.g. the built-ins recipes-mix: Cassandra, then
-ClickHouse; ycsb-suite: Cassandra, then MongoDB), for two runs of different engines,
-or with --engines.
+from the merged HDR histograms) and return codes (OK and the errors by class, each
+engine's driver errors under their own names), with a 'total' row per engine. Printed
+for ONE run of a scenario with several [targets.*] (e.g. the built-ins recipes-mix and
+ycsb-suite: one engine, then another), for two runs of different engines, or with
+--engines.
 
 examples:
   loadtower compare 20251122-101500-ab12 20251122-103000-cd34
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     columns: tuple[str, ...] = (
         "phase", "op", "ops/s A", "ops/s B", "change", "99% interval", "verdict",
         "p99 ms A", "p99 ms B", "change", "99% interval", "verdict")
-    # Cassandra's tombstones scanned per read (p99) of the phase's table, where sampled
+    # an engine's tombstones scanned per read (p99) of the phase's table, where sampled
     tombstones = any(r[f"tombstones_p99_{s}"] is not None for r in rows for s in "ab")
     if tombstones:
         columns += ("tombstones/read p99 A", "tombstones/read p99 B")

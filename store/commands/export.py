@@ -21,7 +21,7 @@ a DuckDB store is never replaced, and a symbolic link in --out is never followed
 
 --format hlog writes HdrHistogram interval logs instead: one PHASE.OP.hlog per phase and
 op, a line per second (its merged response-time histogram; `Tag=service` lines the
-service time), in microseconds, as latte, scylla-bench and NoSQLBench write them;
+service time), in microseconds, as latte, NoSQLBench and other load tools write them;
 HdrHistogram's HistogramLogProcessor reads them (-outputValueUnitRatio 1000 for ms).
 
 examples:

@@ -43,7 +43,7 @@ def runs_table(runs: list[dict[str, Any]], columns: tuple[str, ...] = COLUMNS) -
         cells = {"id": r["id"], "name": r["name"], "scenario": r["scenario"],
                  "status": r["status"], "started": _when(r["started"]), "duration": took,
                  "reason": r["reason"]}  # fmt: skip
-        # cell(): names such as "[cassandra]" are not Rich markup, and no stored control
+        # cell(): names such as "[east]" are not Rich markup, and no stored control
         # character (an ESC sequence in a reason, say) reaches the terminal
         table.add_row(*(cell(cells[c]) for c in columns))
     return table

@@ -12,7 +12,7 @@ import pytest
 
 from loadtower.store import StoreReader, StoreWriter
 from loadtower.store.compare import compare_runs
-from loadtower.store.engine_compare import engine_table
+from loadtower.store.engine_compare import engine_table, run_sides
 from loadtower.store.phase_rate import measured_duration, ops_per_s, round_rate
 from loadtower.store.report_html import render
 from loadtower.store.schema import migrate
@@ -130,6 +130,10 @@ def test_a_store_without_span_columns_still_reads(tmp_path: Path) -> None:
         "VALUES ('r1', 'old', 'completed', 'engine = \"cassandra\"')"
     )
     con.execute("INSERT INTO phases VALUES ('r1', 0, 'run', 'run', 100.0, 104.0, '{}', '{}')")
+    # phases that do not name their engine, of a scenario that names none: the default's
+    con.execute("INSERT INTO runs (id, name, status, scenario_text) "
+                "VALUES ('r2', 'older', 'completed', 'name = \"x\"')")
+    con.execute("INSERT INTO phases VALUES ('r2', 0, 'run', 'run', 100.0, 104.0, '{}', '{}')")
     con.execute(
         "INSERT INTO op_phase (run_id, phase, op, first_ts, last_ts, ops, errors, late) "
         "VALUES ('r1', 'run', 'read', 100, 103, 400, 0, 0)"
@@ -146,6 +150,7 @@ def test_a_store_without_span_columns_still_reads(tmp_path: Path) -> None:
     [total] = [r for r in engine_table(path, ["r1"]) if r["op"] == "total"]
     assert total["ops_per_s"] == 100.0
     assert reader.ramp_steps("r1") == []
+    assert run_sides(path, "r1") == run_sides(path, "r2") == [("cassandra", "cassandra")]
 
 
 @pytest.mark.parametrize("bad", [None, "x", [1], [2.0, 1.0], ["a", 2], [float("nan"), 1.0]])

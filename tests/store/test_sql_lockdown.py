@@ -151,7 +151,8 @@ def test_a_query_stops_when_its_cancel_event_is_set(tmp_path) -> None:
     import threading
 
     from loadtower.store import StoreWriter
-    from loadtower.store.reader import QueryCancelled, StoreReader
+    from loadtower.store.query_cancel import QueryCancelled
+    from loadtower.store.reader import StoreReader
 
     path = tmp_path / "s.duckdb"
     StoreWriter(path).close()

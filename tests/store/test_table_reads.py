@@ -95,6 +95,9 @@ def test_every_report_shows_the_same_tombstones_beside_the_p99(tmp_path: Path) -
     # the HTML report
     html = render(reader, a)
     assert "<th>Tombstones/read p99</th>" in html and "<td class='text'>lt.t</td>" in html
+    # whose figures: the title of the engine the stored node_stats rows name (its kind's)
+    assert (reader.table_reads_engines(a), reader.table_reads_engines(plain)) == (["cassandra"], [])
+    assert "<h3>Tombstones scanned per read (Cassandra's figures)</h3>" in html
     # compare: A's and B's figures side by side
     (cmp,) = compare_runs(path, a, b)
     assert (cmp["tombstones_p99_a"], cmp["tombstones_p99_b"]) == (3.0, 3.0)

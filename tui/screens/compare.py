@@ -118,7 +118,7 @@ def curve_rows(points: list[dict[str, Any]]) -> list[tuple[str, ...]]:
 
 
 def at_target_text(row: dict[str, Any]) -> str:
-    """``A cassandra  cassandra:find  p99 <= 50 ms: 812.0 ops/s (search, confirmed)``."""
+    """``A east  east:find  p99 <= 50 ms: 812.0 ops/s (search, confirmed)``."""
     rate = row.get("rate")
     answer = "no rate passed" if rate is None else f"{rate:,.1f} ops/s"
     how = row["source"] + (
@@ -136,7 +136,7 @@ TOMBSTONE_COLUMN = "tombstones/read p99"
 
 
 def has_tombstones(rows: list[dict[str, Any]]) -> bool:
-    """Whether either run has Cassandra's tombstones per read (store/table_reads.py)."""
+    """Whether either run has an engine's tombstones per read (store/table_reads.py)."""
     return any(r.get(f"tombstones_p99_{side}") is not None for r in rows for side in "ab")
 
 
@@ -290,7 +290,7 @@ class CompareScreen(Screen):
         table = self.query_one("#compare-table", DataTable)
         tombstones = has_tombstones(rows)
         if tombstones and len(table.columns) == len(COLUMNS):
-            table.add_column(TOMBSTONE_COLUMN)  # Cassandra's, where sampled (table_reads.py)
+            table.add_column(TOMBSTONE_COLUMN)  # where an engine sampled them (table_reads.py)
         for row in table_rows(rows, tombstones):
             table.add_row(*row, height=2)
         step_table = self.query_one("#compare-steps", DataTable)

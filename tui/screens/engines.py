@@ -20,7 +20,7 @@ from loadtower.errors import LoadtowerError
 from loadtower.store.engine_text import ENGINE_COLUMNS, ENGINE_TEXT_COLUMNS, engine_lines
 from loadtower.store.terminal_text import markup_safe, visible
 
-CODES_WIDTH = 26  # "OK 12,345, MongoNetwork 2,": longer return codes fold onto more lines
+CODES_WIDTH = 26  # "OK 12,345, ReadTimeout 23,": longer return codes fold onto more lines
 LEGEND = ("[dim]response time (from the intended start), ms; 'total' merges every op; "
           "return codes: OK and the errors by class[/]")
 

@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer, Static, TextArea, Tree
 from textual.worker import get_current_worker
 
 from loadtower.errors import LoadtowerError
+from loadtower.store.query_cancel import QueryCancelled
 from loadtower.store.terminal_text import visible
 from loadtower.tui.widgets.sql_editor import SqlEditor
 
@@ -65,7 +66,8 @@ def fetch(store: Path, query: str, cap: int, cancel: threading.Event | None = No
 
 
 def _reader(store: Path) -> Any:
-    from loadtower.store import StoreReader  # lazy: DuckDB loads only when the screen queries
+    # deferred: the reader loads duckdb, only when the screen queries
+    from loadtower.store import StoreReader
 
     return StoreReader(store)
 
@@ -232,9 +234,6 @@ class SqlScreen(Screen):
 
     @work(thread=True, exclusive=True, group="sql-query")
     def _execute(self, query: str, cancel: threading.Event) -> None:
-        # deferred: the reader loads duckdb only when the screen queries (as _reader)
-        from loadtower.store.reader import QueryCancelled
-
         started = time.perf_counter()
         try:
             columns, rows, more = fetch(self.store, query, MAX_SHOWN, cancel)
@@ -321,9 +320,6 @@ class SqlScreen(Screen):
                 path: Path, cancel: threading.Event) -> None:
         """The whole result: the rows shown, or when they were cut short, the query's
         rows read again."""
-        # deferred: the reader loads duckdb only when the screen queries (as _reader)
-        from loadtower.store.reader import QueryCancelled
-
         started = time.perf_counter()
         try:
             columns, rows = (shown if shown is not None

@@ -9,6 +9,11 @@ whose count moved since the last reading (and each table once at the start) give
 named ``tombstones_per_read/KEYSPACE.TABLE/{reads,p50,p99,max}``; ``store/table_reads.py``
 turns them into the figures beside each phase's p99.
 
+Cassandra's tombstone histogram does not count zeroes apart: its first bucket holds 0
+and 1, reported as 1 (``considerZeroes`` false in TableMetrics), so 1.0 means "0 or 1
+tombstones per read"; 2.0 and more are exact bucket bounds (Cassandra's buckets grow by
+about 20% from 8 on).
+
 A node without that table (ScyllaDB, Cassandra 3) ends the sampler quietly; a node that
 does not answer (stopped by a fault phase) is asked again on the next tick.
 """
