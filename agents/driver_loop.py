@@ -32,7 +32,7 @@ from loadtower.agents.workload import dataset_feed
 from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import OpMix, load_slice
-from loadtower.protocol.engine_kinds import kind
+from loadtower.protocol.engine_kinds import default_engine, kind
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
@@ -166,7 +166,7 @@ class DriverLoop:
         self.ready.clear()
         await self.drain()  # the previous phase's ops end (or are given up) in that phase
         spec = cfg.spec
-        backend = backend_for(spec.get("engine") or "cassandra")
+        backend = backend_for(spec.get("engine") or default_engine())
         key = backend.session_key(cfg)
         if self.session is None or self.session_key != key:
             if self.session is not None:

@@ -37,8 +37,8 @@ class EngineKind:
     name: str  # the `engine` value of a scenario, a target or an inventory host
     title: str  # how messages and docs name it
     default_port: int  # the client port when the inventory gives none
-    family: str  # engines that share a driver, a node protocol and names ("cql")
-    dialect: str  # the statement slot of a workload file it runs (`cassandra`, ...)
+    family: str  # engines that share a driver, a node protocol and names (one package's)
+    dialect: str  # the statement slot of a workload file it runs (its family's slot)
     ring: bool  # a standby node joins a ring: scale_out can add one
     per_host_port: bool  # each inventory host may give its own client port
     tls_files: bool  # [ENGINE] tls_*_file keys: read here, sent to the agents as PEM
@@ -68,8 +68,10 @@ class EngineKind:
     # scenarios/builtin_additions.py); None: it adds nothing
     builtin_additions: str | None = None
     # the agents' feed of its native load core, "module:Class" (agents/native_feed.py,
-    # NativeFeed: the Rust core on the scylla driver for CQL); None: Python lanes only
+    # NativeFeed: the Rust core, native/loadtower-core); None: Python lanes only
     native_feed: str | None = None
+    # the engine of a phase spec that names none (default_engine: one kind says so)
+    default: bool = False
 
     @property
     def only_keys(self) -> tuple[str, ...]:
@@ -169,13 +171,19 @@ def dialects() -> tuple[str, ...]:
     return tuple(dict.fromkeys(k.dialect for k in KINDS.values()))
 
 
+def default_engine() -> str:
+    """The engine of a phase spec that names none: the first registered kind that says it
+    is the default, else the first registered."""
+    return next((n for n, k in KINDS.items() if k.default), next(iter(KINDS)))
+
+
 def kind(engine: str) -> EngineKind:
     """The engine's kind; KeyError for a name no engine has (the models refuse those)."""
     return KINDS[engine]
 
 
 def titles(names: list[str]) -> str:
-    """`Cassandra/ScyllaDB`: the engines' titles, for a message."""
+    """The engines' titles joined by `/` (`A/B`), for a message."""
     return "/".join(KINDS[n].title for n in names)
 
 

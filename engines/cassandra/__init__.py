@@ -32,10 +32,12 @@ CASSANDRA = EngineKind(
     workload_file=f"{_ORCH}.file_slot:SLOT",
     native_feed="loadtower.engines.cassandra.agent.rust_feed:RustFeed",
     sandbox_ring="loadtower.engines.cassandra.sandbox.ring:RING",
+    default=True,  # a phase spec that names no engine is a Cassandra phase
 )  # fmt: skip
 SCYLLA = replace(
     CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False,
     sandbox_ring=None,  # the sandbox's ring runs Cassandra
+    default=False,
     hooks={"version": f"{_ORCH}.version:scylla_version",
            "check_target": f"{_ORCH}.target_checks:check_target",
            "load_path": f"{_ORCH}.load_path:load_path",

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 from pydantic import Field, create_model
 
-from loadtower.protocol.engine_kinds import KINDS, dialects, engine_names, titles, with_capability
+from loadtower.protocol.engine_kinds import (
+    KINDS,
+    default_engine,
+    dialects,
+    engine_names,
+    titles,
+    with_capability,
+)
 from loadtower.scenarios import models
 from loadtower.scenarios.checked_types import Strict
 from loadtower.scenarios.crossref import engines_match
@@ -31,6 +38,11 @@ def test_only_keys_are_target_keys_of_one_model() -> None:
     assert len(owned) == len(set(owned))  # no key belongs to two models
     assert set(owned) <= set(models.Target.model_fields)
     assert len(by_model) < len([k for k in KINDS.values() if k.target_keys])  # CQL's two
+
+
+def test_one_kind_is_the_engine_of_a_phase_spec_that_names_none() -> None:
+    assert [n for n, k in KINDS.items() if k.default] == [default_engine()]
+    assert default_engine() == models.Scenario.model_fields["engine"].default == "cassandra"
 
 
 class ClashingKeys(Strict):  # a third engine's keys, one of them ClickHouse's
