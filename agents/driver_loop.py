@@ -244,7 +244,8 @@ class DriverLoop:
         """A workload file's phase (the built-ins are files too) on a target whose engine
         has a native core, asking for it: open-model and closed-model run phases and load
         phases, bound by the core's binder. Any other such phase runs on the lanes' Python loop over the
-        phase's session driver, and a `cql_path` event says so and why (once per reason)."""
+        phase's session driver, and an event of the feed's `path_event` kind says so and why
+        (once per reason)."""
         wf = cfg.spec.get("workload_file")
         feed = self._feed(engine)
         if feed is None or not wf:
@@ -260,7 +261,7 @@ class DriverLoop:
         line = f"{said}; {what} run from Python on {driver}"
         if (cfg.phase, line) not in self._path_said:  # once per phase and reason
             self._path_said.add((cfg.phase, line))
-            self.out({"type": "event", "kind": "cql_path", "ts": time.time(),
+            self.out({"type": "event", "kind": feed.path_event, "ts": time.time(),
                       "phase": cfg.phase, "message": line})
         return False
 
