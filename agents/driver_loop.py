@@ -415,7 +415,7 @@ class DriverLoop:
 
     async def _load_lane(self, lane: Lane, run: PhaseDrive) -> None:
         self._load_lanes += 1
-        rows = self._load_rows  # 1: one insert per record; n: blocks of n rows (ClickHouse)
+        rows = self._load_rows  # 1: one insert per record; n: blocks of n rows (block_load)
         op, phase, inflight = self._load_op, run.name, self.inflight
         block = self._load_block
         try:

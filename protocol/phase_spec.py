@@ -53,7 +53,7 @@ class WorkloadSpec(TypedDict, total=False):
 
 
 class TlsSpec(TypedDict, total=False):
-    """CQL over TLS: PEM contents (a load host cannot read the orchestrator's files)."""
+    """TLS to the nodes: PEM contents (a load host cannot read the orchestrator's files)."""
 
     ca_pem: str  # the CA that signed the nodes' certificates
     cert_pem: str | None  # the client certificate, when the nodes require one
@@ -66,9 +66,9 @@ class TlsSpec(TypedDict, total=False):
 
 
 class ConnectionOptions(TypedDict, total=False):
-    secure: bool  # ClickHouse: HTTPS
-    tls: TlsSpec  # CQL: TLS to every node
-    names: dict[str, str]  # CQL: node address -> inventory host name (for error lines)
+    secure: bool  # the inventory's [ENGINE] secure: an encrypted transport (e.g. HTTPS)
+    tls: TlsSpec  # TLS to every node (a kind with tls_files)
+    names: dict[str, str]  # node address -> inventory host name (for error lines)
 
 
 class PhaseSpec(TypedDict, total=False):
