@@ -30,7 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # the orchestrator is a room of its own (orchestrator/, formerly a folder of scenarios/,
 # with the run, cleanup and agent run/master commands): scenarios' 131 names and 29 inner
 # imports split into scenarios' 93 and 8 and the orchestrator's 38 and 17 (the four
-# deferred imports that went back into the orchestrator are gone).
+# deferred imports that went back into the orchestrator are gone); then the agents and
+# the protocol name no engine: the ClickHouse and MongoDB target keys are their agent
+# parts' (target_spec.py), a spec without an engine takes the kinds' default_engine, the
+# native feed names its path event, comments say what, not whom: agents' 26 -> 0,
+# protocol's 29 -> 0.
 # 50 branches and 12
 # tables before the kinds, 29 and 7 before the packages. The engine packages themselves
 # are not bounded: an engine names itself there. (branches, tables, names, and the imports
@@ -38,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # purpose, tests/test_import_hygiene.py, an optional room or a cycle; 200 of them before
 # they were moved to the top, 73 after)
 CEILINGS = {
-    "loadtower": (0, 0, 10, 2), "agents": (0, 0, 26, 1), "protocol": (0, 0, 29, 0),
+    "loadtower": (0, 0, 10, 2), "agents": (0, 0, 0, 1), "protocol": (0, 0, 0, 0),
     "sandbox": (2, 2, 167, 3), "scenarios": (0, 0, 93, 8), "orchestrator": (0, 0, 38, 17),
     "store": (0, 0, 34, 21), "tui": (0, 0, 5, 13), "engines": (1, 0, 10**6, 4),
 }  # fmt: skip
