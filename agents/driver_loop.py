@@ -32,7 +32,7 @@ from loadtower.agents.workload import dataset_feed
 from loadtower.agents.workload.file_ops import FileOps, interleaved
 from loadtower.agents.workload.generators import Context
 from loadtower.agents.workload.keys import OpMix, load_slice
-from loadtower.protocol.engine_kinds import kind
+from loadtower.protocol.engine_kinds import default_engine, kind
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
@@ -166,7 +166,7 @@ class DriverLoop:
         self.ready.clear()
         await self.drain()  # the previous phase's ops end (or are given up) in that phase
         spec = cfg.spec
-        backend = backend_for(spec.get("engine") or "cassandra")
+        backend = backend_for(spec.get("engine") or default_engine())
         key = backend.session_key(cfg)
         if self.session is None or self.session_key != key:
             if self.session is not None:
@@ -244,7 +244,8 @@ class DriverLoop:
         """A workload file's phase (the built-ins are files too) on a target whose engine
         has a native core, asking for it: open-model and closed-model run phases and load
         phases, bound by the core's binder. Any other such phase runs on the lanes' Python loop over the
-        phase's session driver, and a `cql_path` event says so and why (once per reason)."""
+        phase's session driver, and an event of the feed's `path_event` kind says so and why
+        (once per reason)."""
         wf = cfg.spec.get("workload_file")
         feed = self._feed(engine)
         if feed is None or not wf:
@@ -260,7 +261,7 @@ class DriverLoop:
         line = f"{said}; {what} run from Python on {driver}"
         if (cfg.phase, line) not in self._path_said:  # once per phase and reason
             self._path_said.add((cfg.phase, line))
-            self.out({"type": "event", "kind": "cql_path", "ts": time.time(),
+            self.out({"type": "event", "kind": feed.path_event, "ts": time.time(),
                       "phase": cfg.phase, "message": line})
         return False
 
@@ -414,7 +415,7 @@ class DriverLoop:
 
     async def _load_lane(self, lane: Lane, run: PhaseDrive) -> None:
         self._load_lanes += 1
-        rows = self._load_rows  # 1: one insert per record; n: blocks of n rows (ClickHouse)
+        rows = self._load_rows  # 1: one insert per record; n: blocks of n rows (block_load)
         op, phase, inflight = self._load_op, run.name, self.inflight
         block = self._load_block
         try:

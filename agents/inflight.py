@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 
-# A phase's drain waits this long for its ops in flight: the CQL clients' request timeout
-# (12 s: cassandra-driver, acsylla, the Rust core's scylla driver) plus 3 s of margin, so on
-# those paths every op ends (answered, or failed by the client's own timeout) before it.
-# ClickHouse's HTTP client waits longer (300 s): its ops still out then are DrainTimeout.
+# A phase's drain waits this long for its ops in flight: the request timeout an engine's
+# agent part gives its session drivers and its native core (12 s) plus 3 s of margin, so
+# on those paths every op ends (answered, or failed by the client's own timeout) before
+# it. A client that waits longer (an HTTP client's 300 s): its ops still out then are
+# DrainTimeout.
 DRAIN_TIMEOUT_S = 12.0 + 3.0
 
 

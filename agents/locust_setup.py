@@ -1,6 +1,6 @@
 """Import Locust the way the agent needs it: WITHOUT gevent monkey-patching.
 
-The load engine runs on a native thread with asyncio and the CQL drivers use their
+The load engine runs on a native thread with asyncio and some drivers use their
 own I/O threads; patching threading/socket would turn those into greenlets. Locust's
 runners and its ZeroMQ transport (zmq.green) work with plain gevent APIs.
 Import this module before anything imports ``locust``.
@@ -23,15 +23,15 @@ __all__ = ["Environment", "Message", "User", "constant", "gevent", "task", "lane
 def lane_user_class(engine_ref: dict) -> type[User]:
     """A Locust user that registers one lane with the process's engine and idles."""
 
-    class CqlLane(User):
+    class LaneUser(User):
         wait_time = constant(0)
         _next_lane = 0
 
         @task
         def hold(self) -> None:
             engine = engine_ref["engine"]
-            CqlLane._next_lane += 1
-            lane = CqlLane._next_lane
+            LaneUser._next_lane += 1
+            lane = LaneUser._next_lane
             engine.add_lane(lane)
             try:
                 while True:
@@ -39,4 +39,4 @@ def lane_user_class(engine_ref: dict) -> type[User]:
             finally:
                 engine.remove_lane(lane)
 
-    return CqlLane
+    return LaneUser

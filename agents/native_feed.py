@@ -21,6 +21,8 @@ from loadtower.protocol.engine_kinds import kind, load_attribute
 class NativeFeed(Protocol):
     phase: str  # the phase its ops are recorded under
     phase_counts: dict[str, int] | None  # the last drained phase's intended/counted/abandoned
+    # the kind of the event that says which path a phase's sends take, and why
+    path_event: str
 
     def asked(self, cfg: Any) -> bool: ...  # the target asks for the native core
     def available(self) -> bool: ...  # the core is installed on this host

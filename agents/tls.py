@@ -1,12 +1,13 @@
-"""TLS for the engines' client paths (CQL and MongoDB): one set of options, one way to say
-a handshake failed.
+"""TLS for the engines' client paths (those whose kind reads TLS files): one set of
+options, one way to say a handshake failed.
 
 The orchestrator sends the PEM contents in the phase spec (``connection.tls``,
 protocol/phase_spec.py ``TlsSpec``): a load host cannot read the orchestrator's files.
-cassandra-driver wants an ``ssl.SSLContext`` (the client certificate is loaded from a
-0600 temporary file that is removed once read); acsylla and the C++ driver take the PEM
-strings. ``probe`` makes one TLS handshake with Python's ssl so that a wrong CA gives
-one line naming the host, whatever driver then connects:
+A driver that wants an ``ssl.SSLContext`` gets ``context()`` (the client certificate is
+loaded from a 0600 temporary file that is removed once read); one that takes the PEM
+strings reads them here, one that reads only files gets ``private_files``. ``probe``
+makes one TLS handshake with Python's ssl so that a wrong CA gives one line naming the
+host, whatever driver then connects:
 ``db1 198.18.0.11:9042: TLS handshake failed: certificate verify failed: ... (CA /path)``.
 """
 
@@ -77,7 +78,7 @@ def load_cert_chain(context: ssl.SSLContext, cert_pem: str, key_pem: str) -> Non
 @contextlib.contextmanager
 def private_files(*texts: str) -> Iterator[list[str]]:
     """Paths of private (0600) temporary files holding ``texts``, removed on exit: for a
-    client (ssl, pymongo) that reads a CA or a certificate and key only from files."""
+    client (ssl, some drivers) that reads a CA or a certificate and key only from files."""
     paths: list[str] = []
     try:
         for text in texts:
@@ -94,7 +95,8 @@ def private_files(*texts: str) -> Iterator[list[str]]:
 
 
 def combined_pem(cert_pem: str, key_pem: str) -> str:
-    """A client certificate and its key in one PEM (pymongo's tlsCertificateKeyFile)."""
+    """A client certificate and its key in one PEM (for a client that reads both from one
+    file)."""
     return key_pem.rstrip("\n") + "\n" + cert_pem
 
 

@@ -37,8 +37,8 @@ class EngineKind:
     name: str  # the `engine` value of a scenario, a target or an inventory host
     title: str  # how messages and docs name it
     default_port: int  # the client port when the inventory gives none
-    family: str  # engines that share a driver, a node protocol and names ("cql")
-    dialect: str  # the statement slot of a workload file it runs (`cassandra`, ...)
+    family: str  # engines that share a driver, a node protocol and names (one package's)
+    dialect: str  # the statement slot of a workload file it runs (its family's slot)
     ring: bool  # a standby node joins a ring: scale_out can add one
     per_host_port: bool  # each inventory host may give its own client port
     tls_files: bool  # [ENGINE] tls_*_file keys: read here, sent to the agents as PEM
@@ -68,7 +68,7 @@ class EngineKind:
     # scenarios/builtin_additions.py); None: it adds nothing
     builtin_additions: str | None = None
     # the agents' feed of its native load core, "module:Class" (agents/native_feed.py,
-    # NativeFeed: the Rust core on the scylla driver for CQL); None: Python lanes only
+    # NativeFeed: the Rust core, native/loadtower-core); None: Python lanes only
     native_feed: str | None = None
     # a scenario, target or direct run that names no engine runs this one (one registered
     # engine says so: default_engine)
@@ -170,8 +170,8 @@ def engine_names() -> tuple[str, ...]:
 
 
 def default_engine() -> str:
-    """The engine a scenario, target or direct run that names none runs: the one
-    registered engine whose kind says ``default``, else the first registered."""
+    """The engine a scenario, target, direct run or phase spec that names none runs: the
+    one registered engine whose kind says ``default``, else the first registered."""
     chosen = [n for n, k in KINDS.items() if k.default]
     if len(chosen) > 1:
         raise EngineRegistryError(f"engines {', '.join(chosen)} all say they are the default")
@@ -194,7 +194,7 @@ def kind(engine: str) -> EngineKind:
 
 
 def titles(names: list[str]) -> str:
-    """`Cassandra/ScyllaDB`: the engines' titles, for a message."""
+    """The engines' titles joined by `/` (`A/B`), for a message."""
     return "/".join(KINDS[n].title for n in names)
 
 

@@ -7,15 +7,16 @@ The orchestrator builds it from the scenario (orchestrator/context.py
 
 # no `from __future__ import annotations`: TypedDict needs the real NotRequired
 # at run time for __required_keys__ (checked by tests/protocol)
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from loadtower.protocol.workload_file_spec import WorkloadFileSpec
 
 
 class TargetSpec(TypedDict, total=False):
-    """Every key of the scenario's target (`Target`), its engine's own keys too (a kind's
-    ``target_keys``); an engine's agent part may type those it reads in a TypedDict of
-    its own over this one."""
+    """The keys of the scenario's target (`Target`) that every engine takes. The spec
+    carries its engine's own keys too (a kind's ``target_keys``): an engine's agent part
+    types those it reads in a TypedDict of its own over this one
+    (``engines/NAME/agent/target_spec.py``)."""
 
     keyspace: str
     table: str | None
@@ -23,13 +24,6 @@ class TargetSpec(TypedDict, total=False):
     driver: str
     native_io: Literal["rust", "python"]
     settings: dict[str, str | int | float | bool]
-    table_engine: str | None
-    order_by: list[str] | None
-    skip_indexes: dict[str, Any] | None
-    delete_mode: str | None
-    update_mode: str | None
-    write_concern: str | int | None  # MongoDB only
-    read_preference: str | None  # MongoDB only
     engine: str
     hosts: list[str] | None
 
@@ -50,7 +44,7 @@ class WorkloadSpec(TypedDict, total=False):
     batch_size: int
     scan_length: int
     ttl: float | None
-    bloom_filter_fp_chance: float | None  # CQL table option (None: the table's own)
+    bloom_filter_fp_chance: float | None  # a table option (None: the table's own)
     hotspot_data_fraction: float
     hotspot_op_fraction: float
     file: str | None  # a workload file (docs/workloads.md): then workload_file holds it
@@ -59,7 +53,7 @@ class WorkloadSpec(TypedDict, total=False):
 
 
 class TlsSpec(TypedDict, total=False):
-    """CQL over TLS: PEM contents (a load host cannot read the orchestrator's files)."""
+    """TLS to the nodes: PEM contents (a load host cannot read the orchestrator's files)."""
 
     ca_pem: str  # the CA that signed the nodes' certificates
     cert_pem: str | None  # the client certificate, when the nodes require one
@@ -72,9 +66,9 @@ class TlsSpec(TypedDict, total=False):
 
 
 class ConnectionOptions(TypedDict, total=False):
-    secure: bool  # ClickHouse: HTTPS
-    tls: TlsSpec  # CQL: TLS to every node
-    names: dict[str, str]  # CQL: node address -> inventory host name (for error lines)
+    secure: bool  # the inventory's [ENGINE] secure: an encrypted transport (e.g. HTTPS)
+    tls: TlsSpec  # TLS to every node (a kind with tls_files)
+    names: dict[str, str]  # node address -> inventory host name (for error lines)
 
 
 class PhaseSpec(TypedDict, total=False):

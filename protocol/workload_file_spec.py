@@ -28,23 +28,24 @@ class OpBindSpec(TypedDict, total=False):
     batch: int
 
 
-# a parameter's place in an engine's own form of a statement (StatementSpec's `call`:
-# MongoDB's call templates, ...): {"$param": "name"}, where the agent puts the row's value
+# a parameter's place in an engine's own form of a statement (StatementSpec's `call`: the
+# call templates of an engine whose statements are driver calls): {"$param": "name"},
+# where the agent puts the row's value
 PARAM_MARK = "$param"
 
 
 class StatementSpec(TypedDict):
     """One statement as the target's driver takes it."""
 
-    text: str  # CQL with `?` markers; ClickHouse with `{name:Type}` (or an insert head);
-    #            MongoDB: the call as check prints it (`ks.coll.find_one({"_id": :id})`)
-    binds: list[BindName]  # the markers' parameters in order (CQL) / by name (ClickHouse)
-    insert_rows: bool  # ClickHouse: `INSERT INTO t (cols)`: the rows go in one insert
-    #                    (MongoDB: an insert call, whose load takes blocks of rows)
-    types: dict[str, str]  # each parameter's type on this engine (CQL: float, text, ...;
-    #                        MongoDB: the portable type)
-    # the engine's own form of the statement, where it is not text (MongoDB: the pymongo
-    # call, engines/mongodb/agent/call_spec.py): what the agent runs
+    text: str  # in the engine's language: with `?` markers, with `{name:Type}` (or an
+    #            insert head), or a driver call as check prints it (`ks.coll.find_one(...)`)
+    binds: list[BindName]  # the markers' parameters in order (`?`) / by name (`{name:Type}`)
+    insert_rows: bool  # an insert head, `INSERT INTO t (cols)`: the rows go in one insert
+    #                    (or an insert call, whose load takes blocks of rows)
+    types: dict[str, str]  # each parameter's type on this engine (its column type: float,
+    #                        text, ...; or the portable type)
+    # the engine's own form of the statement, where it is not text (a driver call,
+    # engines/NAME/agent/call_spec.py): what the agent runs
     call: NotRequired[dict[str, Any]]
 
 
@@ -68,9 +69,9 @@ class WorkloadFileSpec(TypedDict, total=False):
 
     model: dict[str, Any]  # WorkloadFile.as_spec()
     ops: dict[str, OpBindSpec]
-    engine: str  # the target engine's statement slot (its kind's dialect: "cassandra", ...)
-    ddl: list[str]  # worker 0 runs them in order (MongoDB: `create COLL`, `index COLL {keys}`)
-    tables: list[str]  # the file's tables as qualified names on the target (MongoDB:
-    #                    the collections' names in the target's database)
+    engine: str  # the target engine's statement slot (its kind's dialect)
+    ddl: list[str]  # worker 0 runs them in order (or its calls: `create COLL`, `index ...`)
+    tables: list[str]  # the file's tables as qualified names on the target (or the
+    #                    collections' names in the target's database)
     run: dict[str, OpRunSpec]  # op -> what runs on this target (ops it lacks: absent)
     load: str | None  # the op a load phase runs (None: the file has none)

@@ -1,11 +1,11 @@
 """A workload file's ops on an agent: rows from the reference binder (``binder.py``),
-sent through an engine's runner (``engines/cassandra/agent/file_runner.py``,
-``engines/clickhouse/agent/file_runner.py``) as the orchestrator rendered them for the target
+sent through an engine's runner (``FileRunner``: ``engines/NAME/agent/file_runner.py``,
+from its backend's ``file_runner``) as the orchestrator rendered them for the target
 (``protocol/workload_file_spec.py``: statement text, bind order, insert heads).
 
 - An op of ``batch = N`` binds N rows: a statement with a ``:[...]`` list is sent once
-  (the list over the rows), a ClickHouse insert head once with the N rows, any other
-  CQL statement as an UNLOGGED BATCH of N.
+  (the list over the rows), an insert head (``insert_rows``) once with the N rows, any
+  other statement as the engine's runner sends N rows (e.g. one batch of N).
 - ``expect = "rows"``: an empty result is a `NoRows` error (the run's error table shows
   the class).
 - ``steps``: the steps' statements in order, one key number, measured as one op.
@@ -62,12 +62,13 @@ def has_list(statement: StatementSpec) -> bool:
 
 
 def positional(statement: StatementSpec, row: Row) -> tuple:
-    """One row's values in the markers' order (CQL's `?`, an insert head's columns)."""
+    """One row's values in the markers' order (positional `?` markers, an insert head's
+    columns)."""
     return tuple(row[b] for b in statement["binds"] if isinstance(b, str))
 
 
 def named(statement: StatementSpec, rows: list[Row]) -> dict[str, Any]:
-    """ClickHouse's server-side parameters: ``{name:Type}`` by name, a list's
+    """Server-side parameters by name (``{name:Type}`` markers), a list's
     ``{a_b:Array(...)}`` by its names joined with ``_``."""
     return {(b if isinstance(b, str) else "_".join(b)): bind_value(b, rows)
             for b in statement["binds"]}
@@ -100,8 +101,8 @@ def interleaved(spec: WorkloadFileSpec, offset: int, worker: int, workers: int
 
 
 def load_rows(run: OpRunSpec, insert_block: int) -> int:
-    """Rows per load op: the load op's batch; a ClickHouse insert head's `insert_block`
-    (the workload's batch_size) when the op binds one row."""
+    """Rows per load op: the load op's batch; an insert head's `insert_block` (the
+    workload's batch_size) when the op binds one row."""
     batch = int(run.get("batch", 1))
     if batch > 1:
         return batch

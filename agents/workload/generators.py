@@ -6,7 +6,8 @@ Key numbers come from the built-in distributions (``keys.chooser``: uniform, scr
 zipfian, latest, hotspot), rendered by the parameter's type: text ``prefix + n``,
 numbers ``n``, a uuid made of k (``fnv64(k) << 64 | k``, as the recipes schema's ids),
 a timestamp ``start + n * step``; ``hash`` makes n YCSB's FNV-1a 64 of k, ``modulo``
-n mod m. These are the values the built-in schemas' keys have (engines/cassandra/agent/schemas.py).
+n mod m. These are the values the built-in schemas' keys have (the engines'
+agent/schemas.py).
 """
 
 from __future__ import annotations

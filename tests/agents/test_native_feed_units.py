@@ -36,6 +36,8 @@ def test_the_named_feed_has_what_the_driver_loop_asks() -> None:
         assert inspect.iscoroutinefunction(getattr(NativeFeed, method)) == \
             inspect.iscoroutinefunction(getattr(type(feed), method)), method
     assert feed.phase == "" and feed.phase_counts is None
+    assert all(hasattr(feed, name) for name in NativeFeed.__annotations__)
+    assert feed.path_event == "cql_path"  # the event kind the stored runs and docs name
 
 
 def test_a_loop_makes_its_feed_once_and_only_for_an_engine_with_a_core() -> None:

@@ -147,7 +147,7 @@ def test_the_stop_looks_often_and_waits_for_the_workers_to_be_back(
                         lambda message: sent.append((message.type, message.node_id)))
     master.runner.state = "running"
     for wid in ("w1", "w2"):
-        master.runner.clients[wid].user_classes_count = {"CqlLane": 2}
+        master.runner.clients[wid].user_classes_count = {"LaneUser": 2}
     stopping = ls.gevent.spawn(master._stop)
     settle(lambda: len(sent) == 2)
     assert master.runner.state == "stopping" and sorted(sent) == [("stop", "w1"), ("stop", "w2")]

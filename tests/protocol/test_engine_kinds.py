@@ -9,7 +9,19 @@ from pathlib import Path
 import pytest
 from pydantic import Field, create_model
 
-from loadtower.protocol.engine_kinds import KINDS, dialects, engine_names, titles, with_capability
+from loadtower.engines.cassandra.agent.target_spec import CqlTargetSpec
+from loadtower.engines.clickhouse.agent.target_spec import ClickhouseTargetSpec
+from loadtower.engines.mongodb.agent.target_spec import MongodbTargetSpec
+from loadtower.protocol.engine_kinds import (
+    KINDS,
+    default_engine,
+    dialects,
+    engine_names,
+    kind,
+    titles,
+    with_capability,
+)
+from loadtower.protocol.phase_spec import TargetSpec
 from loadtower.scenarios import models
 from loadtower.scenarios.checked_types import Strict
 from loadtower.scenarios.crossref import engines_match
@@ -31,6 +43,23 @@ def test_only_keys_are_target_keys_of_one_model() -> None:
     assert len(owned) == len(set(owned))  # no key belongs to two models
     assert set(owned) <= set(models.Target.model_fields)
     assert len(by_model) < len([k for k in KINDS.values() if k.target_keys])  # CQL's two
+
+
+def test_the_phase_specs_target_types_only_the_shared_keys_and_each_agent_part_its_own() -> None:
+    """protocol's TargetSpec names no engine's own key; an agent part's spec over it adds
+    only keys of its kind's target_keys (engines/NAME/agent/target_spec.py)."""
+    shared = TargetSpec.__required_keys__ | TargetSpec.__optional_keys__
+    assert not shared & {key for k in KINDS.values() for key in k.only_keys}
+    assert shared - {"engine", "hosts"} <= set(models.TargetBase.model_fields)
+    for engine, spec in (("cassandra", CqlTargetSpec), ("clickhouse", ClickhouseTargetSpec),
+                         ("mongodb", MongodbTargetSpec)):
+        own = (spec.__required_keys__ | spec.__optional_keys__) - shared
+        assert own and own <= set(kind(engine).only_keys), engine
+
+
+def test_one_kind_is_the_engine_of_a_phase_spec_that_names_none() -> None:
+    assert [n for n, k in KINDS.items() if k.default] == [default_engine()]
+    assert default_engine() == models.Scenario.model_fields["engine"].default == "cassandra"
 
 
 class ClashingKeys(Strict):  # a third engine's keys, one of them ClickHouse's

@@ -131,6 +131,8 @@ class RustFeed:
     """The engine's open-model feed (connect_early, configure_file, lane, idle, in_flight,
     drain, harvest, close, phase) over one `loadtower_core.Core` per agent process."""
 
+    path_event = "cql_path"  # the event that says which path a phase's sends take
+
     def __init__(self, recorder: IntervalRecorder, warn: Callable[[str], None],
                  out: Callable[[Mapping[str, Any]], None]) -> None:
         self.recorder, self.warn, self.out = recorder, warn, out
@@ -215,7 +217,7 @@ class RustFeed:
         self.mode = "load" if load is not None else "open" if cfg.lane_rate else "closed"
         self.think = float(cfg.think_time or 0.0)
         path = {**dict(core.path()), "mode": self.mode}
-        self.out({"type": "event", "kind": "cql_path", "ts": time.time(), "phase": cfg.phase,
+        self.out({"type": "event", "kind": self.path_event, "ts": time.time(), "phase": cfg.phase,
                   "message": _path_line(path), "data": path})
 
     async def configure_file(self, cfg: Any, key: tuple, spec: Mapping[str, Any],

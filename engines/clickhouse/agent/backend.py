@@ -9,7 +9,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from loadtower.engines.clickhouse.agent.session import ClickhouseOverloaded, ClickhouseSession
-from loadtower.protocol.phase_spec import TargetSpec
+from loadtower.engines.clickhouse.agent.target_spec import ClickhouseTargetSpec, clickhouse_target
 
 if TYPE_CHECKING:
     from loadtower.agents.driver_loop import PhaseConfig
@@ -24,8 +24,8 @@ class ClickhouseBackend:
     default_port = 8123
 
     @staticmethod
-    def _target(cfg: PhaseConfig) -> TargetSpec:
-        return cfg.spec["target"]
+    def _target(cfg: PhaseConfig) -> ClickhouseTargetSpec:
+        return clickhouse_target(cfg)
 
     def _settings(self, cfg: PhaseConfig) -> dict[str, Any]:
         target = self._target(cfg)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from loadtower.agents.tls import TlsOptions
 from loadtower.engines.mongodb.agent.errors import MongoAuthFailed, MongoDuplicateKey
 from loadtower.engines.mongodb.agent.session import MongoSession
-from loadtower.protocol.phase_spec import TargetSpec
+from loadtower.engines.mongodb.agent.target_spec import MongodbTargetSpec, mongodb_target
 
 if TYPE_CHECKING:
     from loadtower.agents.driver_loop import PhaseConfig
@@ -26,8 +26,8 @@ class MongoBackend:
     default_port = 27017
 
     @staticmethod
-    def _target(cfg: PhaseConfig) -> TargetSpec:
-        return cfg.spec["target"]
+    def _target(cfg: PhaseConfig) -> MongodbTargetSpec:
+        return mongodb_target(cfg)
 
     def session_key(self, cfg: PhaseConfig) -> tuple:
         target = self._target(cfg)
