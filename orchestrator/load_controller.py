@@ -29,6 +29,7 @@ from loadtower.orchestrator.agent_guard import AgentGuard
 from loadtower.orchestrator.secrets import db_password
 from loadtower.orchestrator.sinks import Sinks
 from loadtower.orchestrator.targets import connection
+from loadtower.protocol.engine_kinds import path_events
 from loadtower.protocol.link_secrets import KEY_ENV
 from loadtower.protocol.phase_spec import PhaseSpec
 from loadtower.protocol.version import PROTOCOL_VERSION
@@ -37,8 +38,10 @@ from loadtower.scenarios.plan import Plan
 JOIN_TIMEOUT_S = 90.0
 START_TIMEOUT_S = 150.0
 RUN_MARKER = "--lt-run"
+# the agents' event kinds stored as they are named (others as "agent"), and the engines'
+# path events (path_events(): which path a phase's sends take)
 KEPT_EVENT_KINDS = ("warning", "error", "rebalanced", "worker_silent", "worker_back", "agent_orphaned",
-                    "cql_path", "dataset", "link_refused")
+                    "dataset", "link_refused")
 WORKERS_END_S = 10.0
 # the master acknowledges a stop once every line of the phase and the agents' drain
 # events are in (the agents' drain is bounded well below this)
@@ -220,7 +223,8 @@ class LocustLoad:
             elif event == "error" and not self.first_error:
                 self.first_error = str(line.get("message", ""))  # named when a start fails
             self.sinks.event(
-                event if event in KEPT_EVENT_KINDS else "agent", message, host=host, data=line
+                event if event in KEPT_EVENT_KINDS or event in path_events() else "agent",
+                message, host=host, data=line,
             )
         elif kind in ("phase_done", "done"):
             self._done.set()

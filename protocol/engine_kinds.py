@@ -75,6 +75,9 @@ class EngineKind:
     default: bool = False
     # the session drivers a target of it may name as its `driver` (besides "auto")
     drivers: tuple[str, ...] = ()
+    # the kind of the event its agents send to say which path a phase's sends take (its
+    # native feed's `path_event`); the run keeps those events as they are named
+    path_event: str | None = None
 
     @property
     def only_keys(self) -> tuple[str, ...]:
@@ -176,6 +179,11 @@ def default_engine() -> str:
     if len(chosen) > 1:
         raise EngineRegistryError(f"engines {', '.join(chosen)} all say they are the default")
     return chosen[0] if chosen else next(iter(KINDS))
+
+
+def path_events() -> tuple[str, ...]:
+    """The registered engines' path event kinds (their kinds' ``path_event``)."""
+    return tuple(dict.fromkeys(k.path_event for k in KINDS.values() if k.path_event))
 
 
 def driver_names() -> tuple[str, ...]:

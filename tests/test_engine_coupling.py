@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # the ClickHouse and MongoDB target keys are their agent parts' (target_spec.py), a spec
 # without an engine takes default_engine, the native feed names its path event, comments
 # say what, not whom: agents' 26 -> 0, protocol's 29 -> 0; scenarios' and the
-# orchestrator's 93 and 38 -> 0 and 1 (the kinds' default and drivers, capabilities).
+# orchestrator's 93 and 38 -> 0 (the kinds' default, drivers and path events, capabilities).
 # 50 branches and 12
 # tables before the kinds, 29 and 7 before the packages. The engine packages themselves
 # are not bounded: an engine names itself there. (branches, tables, names, and the imports
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # they were moved to the top, 73 after)
 CEILINGS = {
     "loadtower": (0, 0, 0, 2), "agents": (0, 0, 0, 1), "protocol": (0, 0, 0, 0),
-    "sandbox": (2, 2, 167, 3), "scenarios": (0, 0, 0, 8), "orchestrator": (0, 0, 1, 13),
+    "sandbox": (2, 2, 167, 3), "scenarios": (0, 0, 0, 8), "orchestrator": (0, 0, 0, 13),
     "fleet": (0, 0, 0, 4),
     "store": (0, 0, 0, 20), "tui": (0, 0, 0, 11), "engines": (1, 0, 10**6, 4),
 }  # fmt: skip

@@ -34,6 +34,7 @@ CASSANDRA = EngineKind(
     sandbox_ring="loadtower.engines.cassandra.sandbox.ring:RING",
     default=True,  # a scenario that names no engine runs Cassandra
     drivers=("acsylla", "cassandra-driver"),
+    path_event="cql_path",  # the Rust core's feed says which path a phase takes
 )  # fmt: skip
 SCYLLA = replace(
     CASSANDRA, name="scylla", title="ScyllaDB", coordinator_latency=False,

@@ -40,6 +40,7 @@ from loadtower.agents.backends import prepare_retrying
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.agents.tls import TlsHandshakeError, TlsOptions, split_point
 from loadtower.agents.workload.file_ops import statement_name
+from loadtower.engines.cassandra import CASSANDRA
 from loadtower.engines.cassandra.agent.schemas import cql_name
 from loadtower.protocol.engine_kinds import titles, with_capability
 
@@ -131,7 +132,8 @@ class RustFeed:
     """The engine's open-model feed (connect_early, configure_file, lane, idle, in_flight,
     drain, harvest, close, phase) over one `loadtower_core.Core` per agent process."""
 
-    path_event = "cql_path"  # the event that says which path a phase's sends take
+    # the event that says which path a phase's sends take (its kind's)
+    path_event = CASSANDRA.path_event or ""
 
     def __init__(self, recorder: IntervalRecorder, warn: Callable[[str], None],
                  out: Callable[[Mapping[str, Any]], None]) -> None:
