@@ -279,8 +279,8 @@ def _run_cluster(args: argparse.Namespace, directory: Path) -> int:
                 file=sys.stderr,
             )
             return 2
-        sandbox = ClusterSandbox(directory, heap=args.heap,
-                                 clickhouse=getattr(args, "clickhouse", None))
+        engines = {svc.name: getattr(args, svc.name, None) for svc in engine_services.services()}
+        sandbox = ClusterSandbox(directory, heap=args.heap, engines=engines)
         info = sandbox.up(timeout=args.timeout)
     else:
         sandbox = ClusterSandbox(directory)
