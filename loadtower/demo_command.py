@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     directory = args.dir or default_sandbox_dir()
-    info = Sandbox(directory, cassandra_nodes=args.cassandra_nodes).up()
+    info = Sandbox(directory, nodes=args.cassandra_nodes).up()
     inventory = info["inventory"]
     print(f"sandbox up in {info['dir']}; inventory {inventory}")
     if info.get("clickhouse", {}).get("enabled"):
