@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     directory = args.dir or default_sandbox_dir()
-    info = Sandbox(directory, args.nodes).up()  # the ring's running nodes
+    info = Sandbox(directory, nodes=args.nodes).up()  # the ring's running nodes
     inventory = info["inventory"]
     print(f"sandbox up in {info['dir']}; inventory {inventory}")
     for service in engine_services.services():  # what each stand-in's timings mean

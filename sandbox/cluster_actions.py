@@ -1,11 +1,12 @@
-"""Node actions on the cluster sandbox's Cassandra nodes, as `loadtower sandbox node
+"""Node actions on the cluster sandbox's ring nodes, as `loadtower sandbox node
 ACTION --dir DIR N` runs them (locally as root, or on the node's own host over SSH as
 ltsandbox through ``sudo -n``).
 
 start/stop/kill/pause/resume act on the node's process (started in its host's namespace
-and cgroup), flush/compact/status run nodetool inside the namespace, partition/heal
-take the host's DATA link down/up (``netns.set_data_link``: SSH over MGMT keeps working,
-so `heal` can be sent), decommission returns a joined standby node to standby.
+and cgroup), flush/compact/status run the ring engine's admin tool (nodetool,
+sandbox/ring_engine.py) inside the namespace, partition/heal take the host's DATA link
+down/up (``netns.set_data_link``: SSH over MGMT keeps working, so `heal` can be sent),
+decommission returns a joined standby node to standby.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from loadtower.errors import LoadtowerError
 from loadtower.sandbox import cluster_nodes, netns, netns_enter
 from loadtower.sandbox import cluster_state as cst
 from loadtower.sandbox import processes as procs
-from loadtower.sandbox.cluster_layout import ClusterHost, cluster_dir, db_host
+from loadtower.sandbox.cluster_layout import ClusterHost, db_host
 from loadtower.sandbox.cluster_state import ClusterNode, ClusterState
 from loadtower.sandbox.cluster_sudoers import NODE_ACTIONS, USER
-from loadtower.sandbox.ring_engine import RingNode
+from loadtower.sandbox.ring_engine import RingNode, ring_engine
 from loadtower.sandbox.state import locked
 from loadtower.sandbox.tls_certs import TlsFiles
 
@@ -39,9 +40,11 @@ def check_own_host(host: ClusterHost) -> None:
         )
 
 
-def wait_cql(host: ClusterHost, node: ClusterNode, timeout: float) -> None:
+def wait_client_port(host: ClusterHost, node: ClusterNode, timeout: float) -> None:
+    """Until the node's client port answers."""
     procs.wait_ready(
-        f"Cassandra node {host.node} ({host.name} {netns.data_address(host.name)})",
+        f"{ring_engine().title} node {host.node} ({host.name} "
+        f"{netns.data_address(host.name)})",
         node.process,
         lambda: cluster_nodes.answers(host),
         timeout,
@@ -90,7 +93,7 @@ def node_action(
             raise LoadtowerError(f"unknown node action '{action}'")
         cst.save(directory, state)
     if action == "start" and wait:
-        wait_cql(host, node, timeout)
+        wait_client_port(host, node, timeout)
     return f"node {number} ({host.name}): {cluster_nodes.status(state, host)}\n"
 
 
@@ -122,7 +125,7 @@ def _any_running(state: ClusterState) -> ClusterHost:
     for number, node in sorted(state.nodes.items()):
         if procs.is_alive(node.process) and not node.paused:
             return db_host(number)
-    raise LoadtowerError("no Cassandra node of the cluster sandbox is running")
+    raise LoadtowerError(f"no {ring_engine().title} node of the cluster sandbox is running")
 
 
 def _decommission(
@@ -148,7 +151,7 @@ def _decommission(
             )
     procs.stop(node.process)
     node.process, node.paused = None, False
-    shutil.rmtree(cluster_dir(directory) / "cassandra" / host.name, ignore_errors=True)
+    shutil.rmtree(cluster_nodes.home(directory, host), ignore_errors=True)
 
 
 def _require(directory: Path) -> ClusterState:

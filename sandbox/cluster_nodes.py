@@ -1,10 +1,10 @@
-"""The cluster sandbox's Cassandra nodes: their specs, start-up inside their host's
-namespace and cgroup, and nodetool inside that namespace.
+"""The cluster sandbox's ring nodes: their places, start-up inside their host's
+namespace and cgroup, and their admin tool inside that namespace.
 
-Node N lives in DIR/cluster/cassandra/dbN, listens on its host's DATA address (storage
-7000, CQL 9042 with client encryption required), keeps JMX on 127.0.0.1:7199 inside its
-namespace, runs GossipingPropertyFileSnitch with its DC and rack, and encrypts
-internode traffic between DCs.
+Node N lives in DIR/cluster/RING/dbN (RING: the ring engine's name,
+sandbox/ring_engine.py), listens on its host's DATA address (the engine's storage and
+client ports, client encryption required), keeps its admin port on 127.0.0.1 inside its
+namespace, knows its DC and rack, and encrypts traffic between DCs.
 """
 
 from __future__ import annotations
@@ -14,28 +14,33 @@ from pathlib import Path
 
 from loadtower.sandbox import host_cgroup, netns, netns_enter
 from loadtower.sandbox import processes as procs
-from loadtower.sandbox.cluster_layout import (
-    CASSANDRA_PORT,
-    JMX_PORT,
-    SEED,
-    STORAGE_PORT,
-    ClusterHost,
-    cluster_dir,
-)
+from loadtower.sandbox.cluster_layout import SEED, ClusterHost, cluster_dir
 from loadtower.sandbox.cluster_state import ClusterNode, ClusterState
-from loadtower.sandbox.ring_engine import NodeCerts, NodePlace, RingNode, ring_engine
+from loadtower.sandbox.ring_engine import (
+    AdminTool,
+    NodeCerts,
+    NodePlace,
+    RingNode,
+    ring_engine,
+)
 from loadtower.sandbox.tls_certs import TlsFiles
 
 
+def home(directory: Path, host: ClusterHost) -> Path:
+    """The node's folder: configuration, data, logs."""
+    return cluster_dir(directory) / ring_engine().name / host.name
+
+
 def spec(directory: Path, host: ClusterHost, tls: TlsFiles, heap: str = "1G") -> RingNode:
-    return ring_engine().node(NodePlace(
+    ring = ring_engine()
+    return ring.node(NodePlace(
         index=host.node,
         address=netns.data_address(host.name),
-        home=cluster_dir(directory) / "cassandra" / host.name,
+        home=home(directory, host),
         seed=netns.data_address(SEED),
-        storage_port=STORAGE_PORT,
-        native_port=CASSANDRA_PORT,
-        jmx_port=JMX_PORT,
+        storage_port=ring.storage_port,
+        native_port=ring.native_port,
+        jmx_port=ring.admin_port,
         heap=heap,
         dc=host.dc,
         rack=host.rack,
@@ -50,8 +55,9 @@ def spawn(node_spec: RingNode, host: ClusterHost) -> procs.ProcessRecord:
 
 
 def answers(host: ClusterHost) -> bool:
-    """The node's CQL port accepts connections (from the root namespace, over ltc-data)."""
-    return procs.port_answers(netns.data_address(host.name), CASSANDRA_PORT)
+    """The node's client port accepts connections (from the root namespace, over
+    ltc-data)."""
+    return procs.port_answers(netns.data_address(host.name), ring_engine().native_port)
 
 
 def nodetool(
@@ -59,6 +65,15 @@ def nodetool(
 ) -> subprocess.CompletedProcess:
     with netns_enter.inside(netns.namespace(host.name)):
         return node_spec.nodetool(*args, timeout=timeout)
+
+
+def admin_tool(node_spec: RingNode, host: ClusterHost) -> AdminTool:
+    """The node's admin tool, run inside its host's namespace."""
+
+    def run(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
+        return nodetool(node_spec, host, *args, timeout=timeout)
+
+    return run
 
 
 def status(state: ClusterState, host: ClusterHost) -> str:

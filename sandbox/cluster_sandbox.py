@@ -1,12 +1,14 @@
 """The cluster sandbox (`loadtower sandbox up --cluster`): hosts in network namespaces.
 
-Each host (db1, db2, db3, agent1, agent2, and ch1 when chdb is importable) is a network
-namespace ``ltc-NAME`` with a DATA and a MGMT address, its own sshd (user ltsandbox)
-and its own cgroup ``loadtower/NAME`` (sandbox/netns.py, host_*.py). On top of those
-this module starts three Cassandra 5.0 nodes in two DCs with TLS (db1 dc1/r1 the seed,
-db3 dc2/r1, db2 dc1/r2 the standby for scale-out), Prometheus and node_exporter in the
-root namespace, the ClickHouse host, and writes DIR/inventory.toml
-(cluster_inventory). Every step is recorded with its seconds in DIR/cluster/state.json.
+Each host (db1, db2, db3, agent1, agent2, and one per engine service that names a
+``cluster_host`` and can run here, e.g. ch1) is a network namespace ``ltc-NAME`` with a
+DATA and a MGMT address, its own sshd (user ltsandbox) and its own cgroup
+``loadtower/NAME`` (sandbox/netns.py, host_*.py). On top of those this module starts
+three nodes of the ring engine (sandbox/ring_engine.py) in two DCs with TLS (db1 dc1/r1
+the seed, db3 dc2/r1, db2 dc1/r2 the standby for scale-out), Prometheus and
+node_exporter in the root namespace, those engine services (sandbox/engine_services.py),
+and writes DIR/inventory.toml (cluster_inventory). Every step is recorded with its
+seconds in DIR/cluster/state.json.
 
 ``down`` removes everything by name (host_teardown.remove_all), so it also works after
 a SIGKILL of ``up``. One cluster per machine: the names are fixed; /run/loadtower-
@@ -18,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,7 +29,6 @@ import psutil
 from loadtower.errors import LoadtowerError
 from loadtower.sandbox import (
     cluster_actions,
-    cluster_auth,
     cluster_inventory,
     cluster_nodes,
     cluster_sudoers,
@@ -44,9 +45,6 @@ from loadtower.sandbox import (
 from loadtower.sandbox import cluster_state as cst
 from loadtower.sandbox import processes as procs
 from loadtower.sandbox.cluster_layout import (
-    CASSANDRA_PORT,
-    CLICKHOUSE_HOST,
-    CLICKHOUSE_PORT,
     DB_HOSTS,
     OWNER_FILE,
     SEED,
@@ -54,8 +52,10 @@ from loadtower.sandbox.cluster_layout import (
     ClusterHost,
     cluster_dir,
     hosts,
+    service_host,
 )
 from loadtower.sandbox.cluster_state import ClusterNode, ClusterState
+from loadtower.sandbox.engine_services import EngineService
 from loadtower.sandbox.ring_engine import ring_engine
 from loadtower.sandbox.state import locked
 from loadtower.sandbox.tls_certs import TlsFiles
@@ -71,25 +71,26 @@ def owner() -> Path | None:
         return None
 
 
-def _clickhouse() -> engine_services.EngineService:
-    """The ClickHouse host's sandbox part (the cluster runs it in namespace host ch1)."""
-    return engine_services.service("clickhouse")
-
-
 class ClusterSandbox:
     def __init__(
-        self, directory: Path | str, heap: str = "1G", clickhouse: bool | None = None
+        self,
+        directory: Path | str,
+        heap: str = "1G",
+        engines: Mapping[str, bool | None] | None = None,
     ) -> None:
+        """``engines``: an engine service's name -> run its host (`--NAME` / `--no-NAME`;
+        absent or None: when it can run here); only services with a ``cluster_host``."""
         self.dir = Path(directory).resolve()
         self.heap = heap
-        self.clickhouse = clickhouse
+        self.engines = dict(engines or {})
         self.ring = ring_engine()
 
     # ---- up -------------------------------------------------------------------------
     def up(self, timeout: float = 300.0, say: Callable[[str], None] | None = None) -> dict:
         say = say or (lambda line: print(line, file=sys.stderr))
         cluster_sudoers.check_path("the sandbox directory", self.dir)
-        clickhouse = engine_services.wanted(_clickhouse(), self.clickhouse)
+        services = [svc for svc in engine_services.cluster_services()
+                    if engine_services.wanted(svc, self.engines.get(svc.name))]
         self._refuse_other_owner()
         self.dir.mkdir(parents=True, exist_ok=True)
         with locked(self.dir):
@@ -97,7 +98,7 @@ class ClusterSandbox:
             if old and old.ready and self._alive(old):
                 cluster_inventory.write(self.dir, old)
                 return self.info()
-            state = ClusterState(hosts=[h.name for h in hosts(clickhouse)])
+            state = ClusterState(hosts=[h.name for h in hosts(services)])
             try:
                 with self._step(state, "jars and java"):
                     self.ring.fetch()
@@ -106,13 +107,14 @@ class ClusterSandbox:
                     self._remove_leftovers(old, say)
                 OWNER_FILE.write_text(f"{self.dir}\n")
                 cst.save(self.dir, state)
-                self._start(state, clickhouse, timeout)
+                self._start(state, services, timeout)
             except BaseException:
                 self._teardown(state)
                 raise
         return self.info()
 
-    def _start(self, state: ClusterState, clickhouse: bool, timeout: float) -> None:
+    def _start(self, state: ClusterState, services: list[EngineService], timeout: float
+               ) -> None:
         names = state.hosts
         with self._step(state, "user ltsandbox and sudo rules"):
             host_user.ensure_user()
@@ -135,15 +137,15 @@ class ClusterSandbox:
             state.nodes[host.node] = ClusterNode(host.name, standby=host.standby)
         for host in DB_HOSTS:
             if not host.standby:
-                with self._step(state, f"Cassandra {host.name} ({host.dc}/{host.rack})"):
+                with self._step(state, f"{self.ring.title} {host.name} ({host.dc}/{host.rack})"):
                     self._start_node(state, host, tls, timeout)
-        with self._step(state, "Cassandra login (system_auth in both DCs, over TLS)"):
+        with self._step(state, f"{self.ring.title} login (in both DCs, over TLS)"):
             self._login(tls)
         with self._step(state, "Prometheus and node_exporter"):
             self._start_metrics(state, timeout)
-        if clickhouse:
-            with self._step(state, "ClickHouse host ch1"):
-                self._start_clickhouse(state, timeout)
+        for svc in services:
+            with self._step(state, f"{svc.title} host {service_host(svc).name}"):
+                self._start_service(state, svc, timeout)
         cluster_inventory.write(self.dir, state)
         state.ready = True
         cst.save(self.dir, state)
@@ -202,23 +204,19 @@ class ClusterSandbox:
         spec = cluster_nodes.spec(self.dir, host, tls, self.heap)
         node.process = cluster_nodes.spawn(spec, host)
         cst.save(self.dir, state)
-        cluster_actions.wait_cql(host, node, timeout)
+        cluster_actions.wait_client_port(host, node, timeout)
 
     def _login(self, tls: TlsFiles) -> None:
+        """The sandbox's role, made through the seed once its login is readable in every
+        DC (the ring engine's ``spread_login``)."""
         client = cluster_tls.client(tls)
-        seed = netns.data_address(SEED)
-        if self.ring.can_login(seed, CASSANDRA_PORT, self.dir, client):
+        seed, port = netns.data_address(SEED), self.ring.native_port
+        if self.ring.can_login(seed, port, self.dir, client):
             return
-        cluster_auth.spread_system_auth(seed, client)
         host = next(h for h in DB_HOSTS if h.name == SEED)
-        spec = cluster_nodes.spec(self.dir, host, tls, self.heap)
-        repair = cluster_nodes.nodetool(spec, host, "repair", "-full", "system_auth", timeout=300)
-        if repair.returncode != 0:
-            raise LoadtowerError(
-                f"nodetool repair system_auth on {SEED} failed: "
-                f"{(repair.stderr or repair.stdout).strip()[-800:]}"
-            )
-        self.ring.ensure_login(seed, CASSANDRA_PORT, self.dir, tls=client)
+        admin = cluster_nodes.admin_tool(cluster_nodes.spec(self.dir, host, tls, self.heap), host)
+        self.ring.spread_login(seed, port, [h.dc for h in DB_HOSTS], client, admin, SEED)
+        self.ring.ensure_login(seed, port, self.dir, tls=client)
 
     def _start_metrics(self, state: ClusterState, timeout: float) -> None:
         taken: set[int] = set()
@@ -248,18 +246,19 @@ class ClusterSandbox:
                 min(timeout, 60.0),
             )
 
-    def _start_clickhouse(self, state: ClusterState, timeout: float) -> None:
-        name = CLICKHOUSE_HOST.name
+    def _start_service(self, state: ClusterState, svc: EngineService, timeout: float) -> None:
+        """An engine service on its own host, its preferred port (the host's alone)."""
+        name, port = service_host(svc).name, svc.preferred_port
         address = netns.data_address(name)
-        ch = _clickhouse()
-        argv = ch.argv(self.dir, address, CLICKHOUSE_PORT, data_root=cluster_dir(self.dir))
-        log = cluster_dir(self.dir) / "logs" / "clickhouse.log"
-        state.services["clickhouse"] = procs.spawn(host_cgroup.wrap(name, argv), log)
+        argv = svc.argv(self.dir, address, port, data_root=cluster_dir(self.dir))
+        log = cluster_dir(self.dir) / "logs" / f"{svc.name}.log"
+        state.services[svc.name] = procs.spawn(host_cgroup.wrap(name, argv), log,
+                                               env=svc.environment(self.dir))
         cst.save(self.dir, state)
         procs.wait_ready(
-            f"{ch.server} on {name} {address}:{CLICKHOUSE_PORT}",
-            state.services["clickhouse"],
-            lambda: ch.ping(address, CLICKHOUSE_PORT),
+            f"{svc.server} on {name} {address}:{port}",
+            state.services[svc.name],
+            lambda: svc.ping(address, port),
             min(timeout, 60.0),
         )
 
@@ -311,7 +310,7 @@ class ClusterSandbox:
             "inventory": str(self.dir / "inventory.toml"),
             "hosts": host_rows,
             self.ring.name: {
-                "port": CASSANDRA_PORT,
+                "port": self.ring.native_port,
                 "nodes": nodes,
                 "username": self.ring.username,
                 "password_file": str(self.ring.password_file(self.dir)),
@@ -326,27 +325,29 @@ class ClusterSandbox:
                 "up": procs.is_alive(state.services.get("node_exporter")),
             },
             "ssh": {**state.ssh, "user": cluster_sudoers.USER, "port": SSH_PORT},
-            "clickhouse": self._clickhouse_info(state),
+            **{svc.name: self._service_info(state, svc)
+               for svc in engine_services.cluster_services()},
             "steps": state.steps,
             "leftovers": [] if up else host_teardown.leftovers(),
         }
         return info
 
-    def _clickhouse_info(self, state: ClusterState) -> dict:
-        if "clickhouse" not in state.services:
+    def _service_info(self, state: ClusterState, svc: EngineService) -> dict:
+        """An engine service's `status --json` entry."""
+        if svc.name not in state.services:
             return {"enabled": False, "up": False}
-        address = netns.data_address(CLICKHOUSE_HOST.name)
-        ch = _clickhouse()
+        name, port = service_host(svc).name, svc.preferred_port
+        address = netns.data_address(name)
         return {
             "enabled": True,
-            "host": CLICKHOUSE_HOST.name,
+            "host": name,
             "address": address,
-            "port": CLICKHOUSE_PORT,
-            "url": ch.url(address, CLICKHOUSE_PORT),
-            "username": ch.username,
-            "password_file": str(ch.password_file(self.dir)),
-            "up": procs.is_alive(state.services.get("clickhouse")),
-            "warning": ch.warning,
+            "port": port,
+            "url": svc.url(address, port),
+            "username": svc.username,
+            "password_file": str(svc.password_file(self.dir)),
+            "up": procs.is_alive(state.services.get(svc.name)),
+            "warning": svc.warning,
         }
 
     # ---- node actions ----------------------------------------------------------------

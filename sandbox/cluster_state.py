@@ -2,7 +2,7 @@
 
 It records every step `up` took (so `down` and the closing note can name them, with
 their seconds), the processes it started (per host, and Prometheus/node_exporter in
-the root namespace) and each Cassandra node's flags (standby, paused, partitioned).
+the root namespace) and each ring node's flags (standby, paused, partitioned).
 `down` does not need it: everything in the namespaces is found by name
 (``host_teardown.remove_all``), and root-namespace processes by the directory their
 command line names. It only makes `down` quicker and `status` informative.

@@ -1,5 +1,5 @@
-"""`loadtower sandbox`: fetch, up, status, down, node, and one command per engine host
-(clickhouse, mongodb: sandbox/engine_services.py)."""
+"""`loadtower sandbox`: fetch, up, status, down, node (the ring's nodes:
+sandbox/ring_engine.py), and one command per engine host (sandbox/engine_services.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 from loadtower.defaults import default_sandbox_dir
@@ -15,40 +16,45 @@ from loadtower.sandbox.cluster_layout import cluster_dir
 from loadtower.sandbox.ring_engine import ring_engine
 
 HELP = (
-    "Start, inspect and stop a local sandbox of real services "
-    "(Cassandra, ClickHouse engine, FerretDB for MongoDB, Prometheus, node_exporter, sshd)."
+    "Start, inspect and stop a local sandbox of real services (the ring's database nodes, "
+    "a host per engine that has one, Prometheus, node_exporter, sshd)."
 )
-DESCRIPTION = """A local sandbox of REAL services on loopback: N Cassandra 5.0.6 nodes
-(127.0.0.1 .. 127.0.0.N, PasswordAuthenticator on, a random password for the
-'loadtower' role), node_exporter, Prometheus scraping it every second, and an
-OpenSSH sshd on a free high port with generated keys. When chdb is importable
-(pip install chdb-core) it also runs a ClickHouse host: ClickHouse's real engine
-(chdb) behind a small HTTP endpoint on node 1's address (port 8123 when free), with
-its own login. ClickHouse TIMINGS FROM THAT ENDPOINT MEAN NOTHING (one Python HTTP
-server, one query at a time): it checks what runs and what is recorded, not speed.
-When FerretDB is built (`fetch` builds it once when Go is on PATH) it also runs a
-MongoDB host: FerretDB v1.24.2 on SQLite on node 1's address (port 27017 when free),
-login 'loadtower' with a random password. MONGODB TIMINGS FROM IT ARE FERRETDB'S,
-NOT MONGODB'S. `up` writes DIR/inventory.toml describing these hosts (DB nodes, one
-standby node for scale-out, the ClickHouse host ch1, the MongoDB host mongo1, one
-load agent).
-
-examples:
-  loadtower sandbox fetch                       # Cassandra jars + FerretDB into ~/.cache/loadtower
-  loadtower sandbox up --dir .sandbox --cassandra-nodes 2 --json
-  loadtower sandbox up --dir .sandbox --no-clickhouse   # without the ClickHouse host
-  loadtower sandbox up --dir /tmp/tls --tls --first-address 127.0.0.21  # CQL over TLS
-  loadtower sandbox status --dir .sandbox --json   # exit 1 when not up
-  loadtower sandbox node stop --dir .sandbox 2
-  loadtower sandbox clickhouse restart --dir .sandbox
-  loadtower sandbox mongodb kill --dir .sandbox     # then: mongodb start
-  loadtower sandbox down --dir .sandbox
-
+CLUSTER_EXAMPLES = """
   # the cluster sandbox: hosts in network namespaces, 2 DCs, TLS, SSH as ltsandbox
   loadtower sandbox up --cluster --dir .cluster --json
   loadtower sandbox node partition --dir .cluster 3    # db3's DATA link down
   loadtower sandbox down --dir .cluster               # everything, also after a crash
 (docs/cluster-sandbox.md)"""
+
+
+def description() -> str:
+    """`sandbox --help`'s text, in the ring engine's and the engine hosts' own words."""
+    ring, services = ring_engine(), engine_services.services()
+    prose = " ".join([
+        f"A local sandbox of REAL services on loopback: {ring.about}, node_exporter, "
+        "Prometheus scraping it every second, and an OpenSSH sshd on a free high port with "
+        "generated keys.",
+        *(svc.about for svc in services if svc.about),
+        "`up` writes DIR/inventory.toml describing these hosts (DB nodes, one standby node "
+        "for scale-out, " + "".join(f"the {svc.title} host {svc.host}, " for svc in services)
+        + "one load agent).",
+    ])
+    examples = [
+        "  loadtower sandbox fetch                       # into ~/.cache/loadtower",
+        f"  loadtower sandbox up --dir .sandbox {ring.nodes_flag} 2 --json",
+        *(f"  loadtower sandbox up --dir .sandbox --no-{svc.name}   # without the {svc.title} host"
+          for svc in services[:1]),
+        "  loadtower sandbox up --dir /tmp/tls --tls --first-address 127.0.0.21  # over TLS",
+        "  loadtower sandbox status --dir .sandbox --json   # exit 1 when not up",
+        "  loadtower sandbox node stop --dir .sandbox 2",
+        *(f"  loadtower sandbox {svc.name} restart --dir .sandbox" for svc in services[:1]),
+        *(f"  loadtower sandbox {svc.name} kill --dir .sandbox     # then: {svc.name} start"
+          for svc in services[1:2]),
+        "  loadtower sandbox down --dir .sandbox",
+    ]
+    return (textwrap.fill(prose, width=84) + "\n\nexamples:\n" + "\n".join(examples) + "\n"
+            + CLUSTER_EXAMPLES)
+
 
 NODE_ACTIONS = (
     *inventory_file.NODE_ACTIONS,  # start stop kill pause resume flush compact status
@@ -56,12 +62,17 @@ NODE_ACTIONS = (
     "partition",  # cluster sandbox only: the node's host loses its DATA link
     "heal",  # cluster sandbox only: the DATA link back up
 )
-CLUSTER_HELP = (
-    "the cluster sandbox (root): hosts db1-db3, agent1, agent2 (and ch1) in network "
-    "namespaces, Cassandra in two DCs with TLS, SSH as ltsandbox (docs/cluster-sandbox.md); "
-    "status/node/down find a cluster directory by themselves"
-)
 ENGINE_ACTIONS = engine_services.ACTIONS
+
+
+def _cluster_help() -> str:
+    extra = [svc.cluster_host for svc in engine_services.cluster_services()]
+    return (
+        "the cluster sandbox (root): hosts db1-db3, agent1, agent2"
+        f"{' (and ' + ', '.join(map(str, extra)) + ')' if extra else ''} in network "
+        f"namespaces, {ring_engine().title} in two DCs with TLS, SSH as ltsandbox "
+        "(docs/cluster-sandbox.md); status/node/down find a cluster directory by themselves"
+    )
 
 
 def _dir_arg(p: argparse.ArgumentParser) -> None:
@@ -73,16 +84,18 @@ def _dir_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _cluster_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cluster", action="store_true", help=CLUSTER_HELP)
+def _cluster_arg(p: argparse.ArgumentParser, text: str) -> None:
+    p.add_argument("--cluster", action="store_true", help=text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    ring, cluster_help = ring_engine(), _cluster_help()
+    parser.description = description()  # in the engines' words (the CLI's is a placeholder)
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     fetch = sub.add_parser(
         "fetch",
-        help="download the Cassandra jars once (Maven Central); build FerretDB once "
-        "(Go module proxy) when Go is on PATH",
+        help=f"{ring.fetch_help}; build or download what each engine host needs, once, "
+        "when this machine can",
     )
     for svc in engine_services.services():
         if svc.fetch_help:
@@ -96,7 +109,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             )
     up = sub.add_parser("up", help="start the sandbox and wait until every service answers")
     _dir_arg(up)
-    up.add_argument("--cassandra-nodes", type=int, default=1, help="running nodes (default 1)")
+    up.add_argument(ring.nodes_flag, dest="nodes", type=int, default=1,
+                    metavar=f"{ring.name.upper()}_NODES", help="running nodes (default 1)")
     up.add_argument(
         "--standby",
         type=int,
@@ -108,9 +122,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="127.0.0.1",
         help="loopback address of node 1; node i gets the i-th next (default 127.0.0.1)",
     )
-    up.add_argument("--heap", default="1G", help="JVM heap per Cassandra node (default 1G)")
+    up.add_argument("--heap", default="1G", help=f"heap per {ring.title} node (default 1G)")
     up.add_argument("--timeout", type=float, default=300.0, help="seconds to wait per service")
-    for svc in engine_services.services():  # --clickhouse / --no-clickhouse, ...
+    for svc in engine_services.services():  # --NAME / --no-NAME
         up.add_argument(
             f"--{svc.name}",
             action=argparse.BooleanOptionalAction,
@@ -120,28 +134,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     up.add_argument(
         "--tls",
         action="store_true",
-        help="Cassandra with TLS: a CA, node and client certificates in DIR/tls/, client "
+        help=f"{ring.title} with TLS: a CA, node and client certificates in DIR/tls/, client "
         "encryption required, internode encryption between DCs; the inventory carries "
         "the tls keys",
     )
     up.add_argument("--json", action="store_true", help="print one JSON object")
-    _cluster_arg(up)
+    _cluster_arg(up, cluster_help)
     status = sub.add_parser("status", help="show what runs; exit 1 when the sandbox is not up")
     _dir_arg(status)
-    _cluster_arg(status)
+    _cluster_arg(status, cluster_help)
     status.add_argument("--json", action="store_true", help="print one JSON object")
     down = sub.add_parser("down", help="stop everything the sandbox started (safe when idle)")
     _dir_arg(down)
-    _cluster_arg(down)
-    node = sub.add_parser("node", help="act on one Cassandra node: " + ", ".join(NODE_ACTIONS))
+    _cluster_arg(down, cluster_help)
+    node = sub.add_parser("node", help=f"act on one {ring.title} node: " + ", ".join(NODE_ACTIONS))
     node.add_argument(
         "node_action", choices=NODE_ACTIONS, metavar="NODE_ACTION", help=", ".join(NODE_ACTIONS)
     )
     _dir_arg(node)
-    _cluster_arg(node)
+    _cluster_arg(node, cluster_help)
     node.add_argument("index", type=int, help="node number (1 = 127.0.0.1)")
-    node.add_argument("--no-wait", action="store_true", help="start: do not wait for CQL")
-    for svc in engine_services.services():  # `sandbox clickhouse restart`, ...
+    node.add_argument("--no-wait", action="store_true",
+                      help="start: do not wait for its client port")
+    for svc in engine_services.services():  # `sandbox NAME restart`, ...
         host = sub.add_parser(
             svc.name,
             help=f"act on the {svc.title} host ({svc.server}): " + ", ".join(ENGINE_ACTIONS),
@@ -217,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "up":
         sandbox = Sandbox(
             directory,
-            cassandra_nodes=args.cassandra_nodes,
+            nodes=args.nodes,
             standby=args.standby,
             first_address=args.first_address,
             heap=args.heap,
@@ -272,15 +287,15 @@ def _run_cluster(args: argparse.Namespace, directory: Path) -> int:
     from loadtower.sandbox.cluster_sandbox import ClusterSandbox
 
     if args.action == "up":
-        if args.cassandra_nodes != 1 or args.standby != 1 or args.first_address != "127.0.0.1":
+        if args.nodes != 1 or args.standby != 1 or args.first_address != "127.0.0.1":
             print(
                 "loadtower: --cluster has a fixed layout (db1, db3 running, db2 standby): "
-                "drop --cassandra-nodes/--standby/--first-address",
+                f"drop {ring_engine().nodes_flag}/--standby/--first-address",
                 file=sys.stderr,
             )
             return 2
-        sandbox = ClusterSandbox(directory, heap=args.heap,
-                                 clickhouse=getattr(args, "clickhouse", None))
+        engines = {svc.name: getattr(args, svc.name, None) for svc in engine_services.services()}
+        sandbox = ClusterSandbox(directory, heap=args.heap, engines=engines)
         info = sandbox.up(timeout=args.timeout)
     else:
         sandbox = ClusterSandbox(directory)

@@ -9,9 +9,9 @@ ask it whether it answers, its inventory lines. Everything else is here and the 
 for every engine: `up` picks its port (the preferred one when free) and starts it when
 `available()` (``--NAME`` / ``--no-NAME``), `loadtower sandbox NAME ACTION` starts,
 stops, kills, restarts it or says its status, `status --json` describes it under its
-name, `down` stops it. The ClickHouse host (ClickHouse's engine, chdb, behind a small
-HTTP endpoint) and the MongoDB host (FerretDB on SQLite) are two such services; their
-timings are not those engines' (each says so in its ``warning``).
+name, `down` stops it. A service may be a stand-in whose timings are not its engine's
+(each says so in its ``warning``). One that names a ``cluster_host`` runs in the
+cluster sandbox too, alone in that namespace host on its preferred port.
 
 The sandbox imports no engine package: the services are found through the kinds.
 """
@@ -31,7 +31,7 @@ from loadtower.sandbox.auth import secret
 from loadtower.sandbox.toml_values import q
 
 ACTIONS = ("start", "stop", "kill", "restart", "status")  # `loadtower sandbox NAME ...`
-# `fetch --require-NAME`'s default (CI sets LOADTOWER_REQUIRE_MONGODB=1): a service whose
+# `fetch --require-NAME`'s default (CI sets it for the services it needs): a service whose
 # fetch cannot build what it needs is then an error, not a sandbox without it
 REQUIRE_ENV = "LOADTOWER_REQUIRE_{}"
 
@@ -43,15 +43,18 @@ class EngineService:
     ``sandbox/service.py``)."""
 
     name: str  # the engine: its key in the state's ports and services, the CLI's word
-    host: str  # the inventory's host name (ch1, mongo1)
-    title: str  # the engine's title in messages ("ClickHouse")
-    server: str  # what runs, for the wait and the status line ("ClickHouse (chdb)")
+    host: str  # the inventory's host name
+    title: str  # the engine's title in messages
+    server: str  # what runs, for the wait and the status line ("TITLE (the server)")
     preferred_port: int
     username: str = "loadtower"
     start_timeout_s: float = 60.0
     up_help: str  # `sandbox up --NAME`'s help
     warning: str  # what its timings are (printed by `up` and `status`)
-    running_note: str  # the status line's note ("chdb endpoint, timings mean nothing")
+    running_note: str  # the status line's note (what runs, what its timings are)
+    about: str = ""  # a paragraph of `sandbox --help`: what runs, when, what it measures
+    # its host in the cluster sandbox (a host of netns.HOSTS); None: not run there
+    cluster_host: str | None = None
 
     def available(self) -> bool:
         raise NotImplementedError
@@ -93,6 +96,11 @@ class EngineService:
         (its host follows: `inventory_lines`)."""
         raise NotImplementedError
 
+    def cluster_inventory_section(self, directory: Path) -> list[str]:
+        """Its comment and `[NAME]` credentials section in the cluster sandbox's
+        inventory.toml (when it names a ``cluster_host``)."""
+        raise NotImplementedError
+
     def host_keys(self, state: st.SandboxState) -> list[str]:
         """Keys of its own in its host's table, after ``address``."""
         return []
@@ -121,6 +129,11 @@ def services() -> list[EngineService]:
         if kind.sandbox_service and kind.sandbox_service not in found:
             found[kind.sandbox_service] = load_attribute(kind.sandbox_service)
     return list(found.values())
+
+
+def cluster_services() -> list[EngineService]:
+    """The services the cluster sandbox runs (each on its ``cluster_host``)."""
+    return [svc for svc in services() if svc.cluster_host]
 
 
 def service(name: str) -> EngineService:

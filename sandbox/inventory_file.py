@@ -2,10 +2,8 @@
 
 Every "host" is reached through the sandbox's sshd on 127.0.0.1; the ring's DB hosts
 (sandbox/ring_engine.py) carry node actions that call `loadtower sandbox node ...` on
-that host. Each engine host the
-sandbox runs (sandbox/engine_services.py: the ClickHouse host ``ch1``, the MongoDB host
-``mongo1``) writes its own credentials section and host, whose actions call `loadtower
-sandbox NAME ...`.
+that host. Each engine host the sandbox runs (sandbox/engine_services.py) writes its own
+credentials section and host, whose actions call `loadtower sandbox NAME ...`.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import subprocess
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -72,6 +73,10 @@ class RingNode(Protocol):
         repair), against its JMX port."""
 
 
+# a node's admin tool, run where the node lives: (*args, timeout=...) -> its process
+AdminTool = Callable[..., subprocess.CompletedProcess]
+
+
 class RingEngine(ABC):
     """The ring engine's sandbox part (engines/NAME/sandbox/ring.py)."""
 
@@ -79,6 +84,18 @@ class RingEngine(ABC):
     title: str  # in messages ("TITLE node 2 (127.0.0.2)", "its TITLE ring has 3 nodes")
     version: str  # its server's version, for `status`
     username: str = "loadtower"  # the sandbox's login role
+    about: str  # its nodes for `sandbox --help` ("N TITLE VERSION nodes (...)")
+    fetch_help: str  # `sandbox fetch`'s help: what it downloads or builds, from where
+    # its ports: the cluster sandbox's (each node its own host), the loopback sandbox's
+    # when free (the admin port the first node's, the next ones counting up)
+    native_port: int  # the clients'
+    storage_port: int  # between the nodes
+    admin_port: int  # its admin tool's, local to the node
+
+    @property
+    def nodes_flag(self) -> str:
+        """`sandbox up`'s option for the number of running nodes (``--NAME-nodes``)."""
+        return f"--{self.name}-nodes"
 
     @abstractmethod
     def fetch(self, quiet: bool = True) -> str:
@@ -107,6 +124,14 @@ class RingEngine(ABC):
                      tls: ClientTls | None = None, timeout: float = 120.0) -> None:
         """Make the sandbox's role (once) with its password, and lock the server's default
         login; over TLS when ``tls`` is given."""
+
+    @abstractmethod
+    def spread_login(self, address: str, port: int, dcs: Sequence[str], tls: ClientTls,
+                     admin: AdminTool, where: str) -> None:
+        """Before `ensure_login` on a ring of several data centres (the cluster sandbox's
+        ``dcs``): make what a login reads readable in every DC, through the node at
+        address:port and its ``admin`` tool (``where``: that node, in messages); nothing
+        for an engine whose logins are readable everywhere already."""
 
     # what every ring engine has alike
     def password_file(self, directory: Path) -> Path:

@@ -1,9 +1,7 @@
 """The local sandbox: real nodes of the ring engine (sandbox/ring_engine.py),
 node_exporter, Prometheus and sshd on loopback, plus a host for each engine whose
-sandbox part can run here (sandbox/engine_services.py: a ClickHouse host, ClickHouse's
-engine, chdb, behind a small HTTP endpoint whose timings mean nothing, when chdb is
-importable; a MongoDB host, FerretDB on SQLite, whose timings are FerretDB's, when
-FerretDB is built).
+sandbox part can run here (sandbox/engine_services.py; some are stand-ins whose timings
+are not their engine's, and each says so in its warning).
 
 ``Sandbox(dir).up()`` starts what is not running and waits until each service
 answers; ``down()`` stops everything the sandbox started (safe when idle);
@@ -37,21 +35,22 @@ class Sandbox:
     def __init__(
         self,
         directory: Path | str,
-        cassandra_nodes: int = 1,
+        nodes: int = 1,
         standby: int = 1,
         first_address: str = "127.0.0.1",
         heap: str = "1G",
         engines: Mapping[str, bool | None] | None = None,
         tls: bool = False,
     ) -> None:
-        """``engines``: an engine host's name -> run it (`--NAME` / `--no-NAME`; absent or
-        None: when it can run here, e.g. chdb importable, FerretDB built); ``tls``:
-        the ring's nodes with client encryption required (certificates in DIR/tls/)."""
-        if cassandra_nodes < 1:
-            raise LoadtowerError("--cassandra-nodes must be at least 1")
-        self.dir = Path(directory).resolve()
+        """``nodes``: the ring's running nodes (`up --NAME-nodes`); ``engines``: an engine
+        host's name -> run it (`--NAME` / `--no-NAME`; absent or None: when it can run
+        here); ``tls``: the ring's nodes with client encryption required (certificates in
+        DIR/tls/)."""
         self.ring = ring_engine()
-        self.cassandra_nodes = cassandra_nodes
+        if nodes < 1:
+            raise LoadtowerError(f"{self.ring.nodes_flag} must be at least 1")
+        self.dir = Path(directory).resolve()
+        self.nodes = nodes
         self.standby = standby
         self.first_address = ipaddress.IPv4Address(first_address)
         if not self.first_address.is_loopback:
@@ -109,8 +108,8 @@ class Sandbox:
         self, old: st.SandboxState | None, wanted: Collection[str] = ()
     ) -> st.SandboxState:
         """Ports and nodes: kept from an earlier `up` when still free, chosen afresh otherwise."""
-        total = self.cassandra_nodes + self.standby
-        if old and len(old.nodes) >= self.cassandra_nodes:
+        total = self.nodes + self.standby
+        if old and len(old.nodes) >= self.nodes:
             total = max(total, len(old.nodes))
         addresses = [self._address(i) for i in range(1, total + 1)]
         prev = old.ports if old else {}
@@ -127,8 +126,8 @@ class Sandbox:
             tls=self.tls,
         )
         state.ports = {
-            "native": pick("native", addresses, 9042),
-            "storage": pick("storage", addresses, 7000),
+            "native": pick("native", addresses, self.ring.native_port),
+            "storage": pick("storage", addresses, self.ring.storage_port),
             "prometheus": pick("prometheus", ["127.0.0.1"], 9090),
             "node_exporter": pick("node_exporter", ["127.0.0.1"], 9100),
             "ssh": pick("ssh", ["127.0.0.1"], None),
@@ -142,12 +141,11 @@ class Sandbox:
                 state.ports[svc.name] = pick(svc.name, addresses[:1], svc.preferred_port)
         for i in range(1, total + 1):
             prev_node = old.nodes.get(i) if old else None
-            jmx = procs.free_port(
-                ["127.0.0.1"], prev_node.jmx_port if prev_node else 7199 + i - 1, taken
-            )
+            preferred = prev_node.jmx_port if prev_node else self.ring.admin_port + i - 1
+            jmx = procs.free_port(["127.0.0.1"], preferred, taken)
             taken.add(jmx)
             state.nodes[i] = st.NodeState(
-                index=i, address=addresses[i - 1], jmx_port=jmx, standby=i > self.cassandra_nodes
+                index=i, address=addresses[i - 1], jmx_port=jmx, standby=i > self.nodes
             )
         return state
 
@@ -177,7 +175,7 @@ class Sandbox:
             st.save(self.dir, state)
             try:
                 self._start_services(state, timeout)
-                for index in range(1, self.cassandra_nodes + 1):
+                for index in range(1, self.nodes + 1):
                     self._start_node(state, index, timeout)
                 self.ring.ensure_login(state.nodes[1].address, state.ports["native"], self.dir,
                                        tls=self._client_tls(state))
@@ -205,26 +203,26 @@ class Sandbox:
         """Fewer nodes than the ring knows would leave the others in it as down (and every
         query of theirs failing): start every node of the ring, and say so."""
         ring = self._ring_size()
-        if ring > self.cassandra_nodes:
+        if ring > self.nodes:
             print(
                 f"sandbox {self.dir}: its {self.ring.title} ring has {ring} nodes (from an "
-                f"earlier `up`), {self.cassandra_nodes} asked: starting all {ring}; for a fresh "
+                f"earlier `up`), {self.nodes} asked: starting all {ring}; for a fresh "
                 f"ring, `loadtower sandbox down --dir {self.dir}` and remove "
                 f"{self.dir / self.ring.name}",
                 file=sys.stderr,
             )
-            self.cassandra_nodes = ring
+            self.nodes = ring
 
     def _refuse_resize(self, state: st.SandboxState | None) -> None:
-        """`up` on a running sandbox keeps it as it is: another --cassandra-nodes is an error."""
+        """`up` on a running sandbox keeps it as it is: another number of nodes is an error."""
         if state is None or not self._core_alive(state):
             return
         running = sum(1 for n in state.nodes.values() if not n.standby)
-        if running != self.cassandra_nodes:
+        if running != self.nodes:
             nodes = f"{running} {self.ring.title} node{'s' if running != 1 else ''}"
             raise LoadtowerError(
                 f"the sandbox in {self.dir} is already up with {nodes}, not "
-                f"{self.cassandra_nodes}: pass --cassandra-nodes {running}, or run "
+                f"{self.nodes}: pass {self.ring.nodes_flag} {running}, or run "
                 f"`loadtower sandbox down --dir {self.dir}` first"
             )
         if state.tls != self.tls:

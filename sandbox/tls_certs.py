@@ -3,7 +3,7 @@
 ``make(directory, nodes)`` writes PEM files into ``DIR/tls/`` (private keys mode 0600,
 unencrypted PKCS#8): ``ca.pem`` / ``ca.key``, per node ``NAME.pem`` (its certificate,
 SAN = its addresses and its name), ``NAME.key`` and ``NAME.combined.pem`` (key then
-certificate: Cassandra's PEMBasedSslContextFactory ``keystore``), and ``client.pem`` /
+certificate, for a server that reads both from one file), and ``client.pem`` /
 ``client.key``. It is idempotent: files that exist, parse, are signed by the CA, are
 valid for at least another day and name the same addresses are kept.
 """

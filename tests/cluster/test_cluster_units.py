@@ -36,7 +36,7 @@ def test_a_directory_sudo_cannot_carry_verbatim_is_refused(bad: str) -> None:
 
 
 def _state() -> ClusterState:
-    state = ClusterState(hosts=[h.name for h in hosts(False)])
+    state = ClusterState(hosts=[h.name for h in hosts()])
     state.ssh = {"key": "/d/cluster/ssh/id_ed25519", "known_hosts": "/d/cluster/ssh/known_hosts"}
     state.tls = {"ca": "/d/ca.pem", "client_cert": "/d/client.pem", "client_key": "/d/client.key"}
     state.ports = {"prometheus": 9091, "node_exporter": 9101}
@@ -104,3 +104,44 @@ def test_cluster_has_a_fixed_layout(tmp_path: Path, capsys: pytest.CaptureFixtur
     code = main(["sandbox", "up", "--cluster", "--dir", str(tmp_path), "--cassandra-nodes", "2"])
     assert code == 2
     assert "fixed layout" in capsys.readouterr().err
+
+
+def test_an_engine_service_with_a_cluster_host_gets_its_host_and_section(tmp_path: Path) -> None:
+    """The cluster's engine hosts come from the services (`cluster_host`): ClickHouse's ch1."""
+    from loadtower.sandbox.engine_services import cluster_services
+
+    assert [(s.name, s.cluster_host) for s in cluster_services()] == [("clickhouse", "ch1")]
+    state = _state()
+    state.services["clickhouse"] = None  # started by `up` (the record does not matter here)
+    data = tomllib.loads(cluster_inventory.render(tmp_path, state))
+    ch1 = data["hosts"]["ch1"]
+    assert ch1["engine"] == "clickhouse" and ch1["port"] == 8123 and ch1["roles"] == ["db"]
+    assert ch1["address"] == "198.18.0.31" and ch1["ssh_host"] == "198.19.0.31"
+    assert data["clickhouse"]["password_file"] == str(tmp_path / "secrets" / "clickhouse.password")
+    assert data["hosts"]["db1"]["engine"] == "cassandra" and data["cassandra"]["port"] == 9042
+
+
+def test_the_rings_login_is_spread_to_every_dc_then_repaired(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cassandra's `spread_login` (engines/cassandra/sandbox/multi_dc.py): system_auth gets
+    one replica per DC, then a repair on the seed; a failed repair is one error."""
+    import subprocess
+
+    from loadtower.engines.cassandra.sandbox import multi_dc
+
+    assert multi_dc.system_auth_replication(["dc2", "dc1", "dc1"]) == (
+        "{'class': 'NetworkTopologyStrategy', 'dc1': 1, 'dc2': 1}"
+    )
+    spread: list[tuple] = []
+    monkeypatch.setattr(multi_dc, "spread_system_auth", lambda *a: spread.append(a))
+    calls: list[tuple] = []
+
+    def admin(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
+        calls.append((args, timeout))
+        return subprocess.CompletedProcess(args, 1, stdout="", stderr="no JMX")
+
+    with pytest.raises(LoadtowerError, match="^nodetool repair system_auth on db1 failed: no JMX$"):
+        multi_dc.spread_login("198.18.0.11", 9042, ["dc1", "dc2"], None, admin, "db1")  # type: ignore[arg-type]
+    assert spread == [("198.18.0.11", 9042, ["dc1", "dc2"], None)]
+    assert calls == [(("repair", "-full", "system_auth"), 300)]

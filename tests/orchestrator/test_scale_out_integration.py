@@ -77,7 +77,7 @@ def small_cluster(tmp_path: Path) -> Iterator[dict]:
         finally:
             _give_back(Path(info["dir"]), node)
         return
-    box = Sandbox(tmp_path / "box", cassandra_nodes=1, standby=1, first_address="127.0.2.1")
+    box = Sandbox(tmp_path / "box", nodes=1, standby=1, first_address="127.0.2.1")
     try:
         with one_up_at_a_time():
             info = box.up(timeout=240)

@@ -158,7 +158,7 @@ def test_status_json_and_inventory(sandbox: dict) -> None:
 def test_two_node_sandbox_forms_one_ring_and_down_leaves_nothing(tmp_path: Path) -> None:
     from loadtower.sandbox import Sandbox
 
-    box = Sandbox(tmp_path / "ring", cassandra_nodes=2, standby=0, first_address="127.0.1.1")
+    box = Sandbox(tmp_path / "ring", nodes=2, standby=0, first_address="127.0.1.1")
     try:
         with one_up_at_a_time():
             info = box.up(timeout=240)

@@ -39,13 +39,13 @@ def test_fewer_nodes_than_the_ring_start_them_all_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     joined(tmp_path, 1, 2)
-    sandbox = Sandbox(tmp_path, cassandra_nodes=1)
+    sandbox = Sandbox(tmp_path, nodes=1)
     sandbox._include_ring()
-    assert sandbox.cassandra_nodes == 2
+    assert sandbox.nodes == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "ring has 2 nodes" in err and "1 asked: starting all 2" in err
     assert f"remove {tmp_path.resolve() / 'cassandra'}" in err
-    more = Sandbox(tmp_path, cassandra_nodes=3)
+    more = Sandbox(tmp_path, nodes=3)
     more._include_ring()
-    assert more.cassandra_nodes == 3 and capsys.readouterr().err == ""
+    assert more.nodes == 3 and capsys.readouterr().err == ""

@@ -106,7 +106,7 @@ def test_up_refuses_to_resize_a_running_sandbox(tmp_path: Path) -> None:
         )  # fmt: skip
         st.save(tmp_path, state)
         with pytest.raises(LoadtowerError) as info:
-            Sandbox(tmp_path, cassandra_nodes=2).up(timeout=5)
+            Sandbox(tmp_path, nodes=2).up(timeout=5)
         assert str(info.value) == (
             f"the sandbox in {tmp_path.resolve()} is already up with 1 Cassandra node, not 2: "
             f"pass --cassandra-nodes 1, or run `loadtower sandbox down --dir "
@@ -213,3 +213,21 @@ def test_no_clickhouse_on_a_running_sandbox_stops_it_and_drops_ch1(tmp_path: Pat
     finally:
         for record in records:
             procs.stop(record, timeout=10)
+
+
+def test_the_sandbox_help_is_in_the_engines_words() -> None:
+    """`sandbox --help` names no engine itself (issue 30): the ring's and the engine hosts'
+    words, and `up --cassandra-nodes` is the ring's option (`RingEngine.nodes_flag`)."""
+    import argparse
+
+    from loadtower.sandbox import commands
+
+    parser = argparse.ArgumentParser()
+    commands.add_arguments(parser)
+    text = parser.description or ""
+    assert text.startswith("A local sandbox of REAL services on loopback: N Cassandra 5.0.6")
+    assert "ClickHouse TIMINGS FROM THAT ENDPOINT MEAN NOTHING" in " ".join(text.split())
+    assert "the ClickHouse host ch1, the MongoDB host mongo1" in " ".join(text.split())
+    assert "--cassandra-nodes 2" in text and "sandbox clickhouse restart" in text
+    args = parser.parse_args(["up", "--cassandra-nodes", "3", "--no-clickhouse"])
+    assert (args.nodes, args.clickhouse) == (3, False)

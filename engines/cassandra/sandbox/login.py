@@ -13,9 +13,11 @@ from loadtower.errors import LoadtowerError
 from loadtower.sandbox.auth import ClientTls
 
 USERNAME = "loadtower"
+DEFAULT_ROLE = "cassandra"  # the server's built-in superuser (its password too), until locked
+DEFAULT_LOGIN = (DEFAULT_ROLE, DEFAULT_ROLE)
 
 
-def _session(  # noqa: ANN202
+def session(  # noqa: ANN202
     address: str, port: int, username: str, pwd: str, tls: ClientTls | None = None
 ):
     from cassandra.auth import PlainTextAuthProvider
@@ -36,7 +38,7 @@ def _session(  # noqa: ANN202
 
 def can_login(address: str, port: int, pwd: str, tls: ClientTls | None = None) -> bool:
     try:
-        cluster, _ = _session(address, port, USERNAME, pwd, tls)
+        cluster, _ = session(address, port, USERNAME, pwd, tls)
     except Exception:  # noqa: BLE001 - any failure means "not yet"
         return False
     cluster.shutdown()
@@ -57,22 +59,22 @@ def ensure_role(
         if can_login(address, port, pwd, tls):
             return
         try:
-            cluster, session = _session(address, port, "cassandra", "cassandra", tls)
+            cluster, cql = session(address, port, *DEFAULT_LOGIN, tls)
         except Exception as exc:  # noqa: BLE001 - default role appears a little after start
             last = exc
             time.sleep(1.0)
             continue
         try:
             escaped = pwd.replace("'", "''")
-            session.execute(
+            cql.execute(
                 f"CREATE ROLE IF NOT EXISTS {USERNAME} WITH PASSWORD = '{escaped}' "
                 "AND SUPERUSER = true AND LOGIN = true"
             )
         finally:
             cluster.shutdown()
-        cluster, session = _session(address, port, USERNAME, pwd, tls)
+        cluster, cql = session(address, port, USERNAME, pwd, tls)
         try:
-            session.execute("ALTER ROLE cassandra WITH LOGIN = false")
+            cql.execute(f"ALTER ROLE {DEFAULT_ROLE} WITH LOGIN = false")
         finally:
             cluster.shutdown()
         return

@@ -43,6 +43,14 @@ class ClickhouseService(EngineService):
         "check what runs and what is recorded, never how fast"
     )
     running_note = "chdb endpoint, timings mean nothing"
+    about = (
+        "When chdb is importable (pip install chdb-core) it also runs a ClickHouse host: "
+        "ClickHouse's real engine (chdb) behind a small HTTP endpoint on node 1's address "
+        "(port 8123 when free), with its own login. ClickHouse TIMINGS FROM THAT ENDPOINT "
+        "MEAN NOTHING (one Python HTTP server, one query at a time): it checks what runs "
+        "and what is recorded, not speed."
+    )
+    cluster_host = "ch1"  # the cluster sandbox's namespace host (port 8123 there)
 
     def available(self) -> bool:
         """True when chdb (the `chdb-core` package) is importable here."""
@@ -82,6 +90,15 @@ class ClickhouseService(EngineService):
         return [
             "# ch1: ClickHouse's engine (chdb) behind the sandbox's HTTP endpoint.",
             "# ClickHouse TIMINGS FROM IT MEAN NOTHING (one Python server, one query at a time).",
+            "[clickhouse]",
+            f"username = {q(self.username)}",
+            f"password_file = {q(str(self.password_file(directory)))}",
+        ]
+
+    def cluster_inventory_section(self, directory: Path) -> list[str]:
+        return [
+            "# ch1: ClickHouse's engine (chdb) behind the sandbox's HTTP endpoint, in its own",
+            "# namespace. ClickHouse TIMINGS FROM IT MEAN NOTHING (one query at a time).",
             "[clickhouse]",
             f"username = {q(self.username)}",
             f"password_file = {q(str(self.password_file(directory)))}",

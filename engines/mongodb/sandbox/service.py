@@ -58,6 +58,12 @@ class MongodbService(EngineService):
     running_note = f"{ENGINE}, timings are FerretDB's"
     fetch_help = ("fail when FerretDB cannot be built (no Go) instead of going on without "
                   "MongoDB")
+    about = (
+        f"When FerretDB is built (`fetch` builds it once when Go is on PATH) it also runs a "
+        f"MongoDB host: FerretDB {ferretdb.FERRETDB_VERSION} on SQLite on node 1's address "
+        "(port 27017 when free), login 'loadtower' with a random password. MONGODB TIMINGS "
+        "FROM IT ARE FERRETDB'S, NOT MONGODB'S."
+    )
 
     def available(self) -> bool:
         """True when the FerretDB binary is built (`loadtower sandbox fetch`)."""

@@ -76,6 +76,9 @@ class RedisService(EngineService):
                "sandbox's other servers and the load share")
     running_note = "redis-server"
     fetch_help = "fail when redis-server is not installed instead of going on without Redis"
+    about = ("When redis-server is installed it also runs a Redis host: a real redis-server "
+             "on node 1's address (port 6379 when free), login 'loadtower' with a random "
+             "password.")
 
     def available(self) -> bool:
         return binary() is not None
