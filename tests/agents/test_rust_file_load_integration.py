@@ -1,5 +1,5 @@
 """A workload file's load phase and closed-model run phase on the Rust core (its binder
-in Rust, native/loadtower-core/src/closed.rs) against the sandbox's Cassandra, through
+in Rust, engines/cassandra/native/src/closed.rs) against the sandbox's Cassandra, through
 `loadtower agent run`: the core's load writes exactly the rows the Python path's load
 writes (count, and every row's key-derived columns; the random text in its length
 range), in UNLOGGED BATCHes of the op's 10 rows; then a closed-model phase on the core

@@ -1,4 +1,4 @@
-"""The Rust core's load of a workload file (native/loadtower-core/src/{binder,closed}.rs)
+"""The Rust core's load of a workload file (engines/cassandra/native/src/{binder,closed}.rs)
 against the Python reference (agents/workload/file_ops.py FileOps.load): for a set of
 key numbers, the rows the core's load op binds have the reference's keys and key-derived
 values byte for byte, the same parameters and types, `batch` rows per op (fewer for the

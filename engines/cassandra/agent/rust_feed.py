@@ -1,7 +1,7 @@
 """CQL phases on the Rust load core (``native_io = "rust"``, the default): open-model
 run phases, and for workload files also load phases and closed-model run phases.
 
-`loadtower_core` (native/loadtower-core: ScyllaDB's Rust driver under PyO3) owns the hot
+`loadtower_core` (engines/cassandra/native: ScyllaDB's Rust driver under PyO3) owns the hot
 loop: the schedule of intended start times, keys and values, sending through the driver
 (token-aware, TLS, local DC, re-prepare), per-node in-flight slots (a hung node's ops
 wait for ITS slots and time out; the other nodes' ops keep their rate), timing and
@@ -10,11 +10,11 @@ finished seconds once a second into the engine's recorder.
 
 Every workload arrives as a workload file (the built-ins as their shipped files), and its
 phases run on the core (``configure_file``): the core's binder
-(native/loadtower-core/src/{binder,generators}.rs) makes the rows from the phase spec's
+(engines/cassandra/native/src/{binder,generators}.rs) makes the rows from the phase spec's
 bindings and sends the statements the orchestrator rendered. Open model: each lane adds
 its rate. Closed model (``closed_lane``): each lane is one of the core's loops (op, then
 think time, intended = sent). Load (``load_lane``): each lane is one more loop over the
-worker's slice of key numbers (native/loadtower-core/src/closed.rs), the load op's rows
+worker's slice of key numbers (engines/cassandra/native/src/closed.rs), the load op's rows
 per op; True once every key is recorded, ``load_failed()`` counts the rows that failed.
 
 When the core is not installed, or the phase asks for something it does not bind (a
@@ -251,7 +251,7 @@ class RustFeed:
 
     def set_lane_rate(self, rate: float) -> None:
         """The operator steered the phase: the core's schedule goes on at lanes x `rate`
-        from its next intended start (native/loadtower-core/src/clock.rs)."""
+        from its next intended start (engines/cassandra/native/src/clock.rs)."""
         self.lane_rate = rate
         if self.core is not None and self.mode == "open" and self.lanes > 0:
             self._set_rate()
