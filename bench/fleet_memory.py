@@ -38,8 +38,9 @@ from loadtower.store import StoreWriter
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import fleet  # noqa: E402 - bench/fleet.py, a sibling script: its inventory, scenario, rss_mb
 import fleet_workers  # noqa: E402 - bench/fleet_workers.py: the synthetic lines' payloads
+
+import fleet  # noqa: E402 - bench/fleet.py, a sibling script: its inventory, scenario, rss_mb
 
 PHASE = "steady"
 
