@@ -2,7 +2,7 @@
 a phase's lanes, rate and workload file and merges what it measured into the agent's
 recorder (``agents/driver_loop.py``).
 
-An engine whose agents have such a core (the Rust load core, engines/cassandra/native) names
+An engine whose agents have such a core (the Rust load core, its package's native/ crate) names
 its feed in its kind (``native_feed``, ``"module:Class"`` in its package's ``agent/``
 part); the driver loop makes one per agent process the first time a phase of such an
 engine is configured, and never imports the engine's package.

@@ -1,6 +1,6 @@
 """The Rust load core's wheel (``loadtower_core``) for agent hosts.
 
-scripts/build_core.sh builds it from engines/cassandra/native into ``dist/core/`` of the
+scripts/build_core.sh builds it from its engine package's native/ crate into ``dist/core/`` of the
 source tree (it is on no package index). The orchestrator copies it into an agent
 host's wheelhouse when its tags fit the host's Python (abi3 from cp39, a manylinux tag
 the host's glibc accepts), and the agent is then installed with the ``core`` extra.

@@ -68,7 +68,7 @@ class EngineKind:
     # scenarios/builtin_additions.py); None: it adds nothing
     builtin_additions: str | None = None
     # the agents' feed of its native load core, "module:Class" (agents/native_feed.py,
-    # NativeFeed: the Rust core, engines/cassandra/native); None: Python lanes only
+    # NativeFeed: the Rust core, its package's native/ crate); None: Python lanes only
     native_feed: str | None = None
     # a scenario, target or direct run that names no engine runs this one (one registered
     # engine says so: default_engine)
