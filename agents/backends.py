@@ -68,4 +68,14 @@ def backend_for(engine: str) -> Backend:
         raise ValueError(
             f"the load agent has no engine '{engine}' (known: {', '.join(engine_names())})"
         ) from None
-    return load_attribute(where)()
+    try:
+        return load_attribute(where)()
+    except ModuleNotFoundError as exc:  # its driver: the agent set's extra of its package
+        package = where.split(":")[0].split(".")
+        extra = package[2] if package[:2] == ["loadtower", "engines"] else None
+        fix = (f"install loadtower-agent[{extra}]" if extra
+               else "install its package's requirements")
+        raise ValueError(
+            f"the load agent cannot drive {kind(engine).title}: {exc.name} is not installed "
+            f"here ({fix})"
+        ) from None

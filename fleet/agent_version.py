@@ -36,6 +36,7 @@ from loadtower.fleet.agent_wheelhouse import (
     probe_command,
     wheels,
 )
+from loadtower.install_sets import ENGINE_EXTRAS
 
 CHECK_TIMEOUT_S = 60.0
 UPLOAD_TIMEOUT_S = 300.0  # the wheel and the wheelhouse over SFTP: this, plus
@@ -76,10 +77,12 @@ def install_command(python: str, base: str, venv: str, house: str, pip_wheel: st
 
 
 def _extras(fast: bool, house: Path) -> str:
-    """The agent wheel's extras to install: acsylla ([fast]) and the Rust core ([core],
-    when its wheel is in the wheelhouse)."""
-    names = [n for n, on in (("fast", fast), ("core", core_wheel.in_house(house))) if on]
-    return f"[{','.join(names)}]" if names else ""
+    """The agent wheel's extras to install: every built-in engine's driver (its extra: any
+    run may use any engine), acsylla ([fast]) and the Rust core ([core], when its wheel is
+    in the wheelhouse)."""
+    names = [*ENGINE_EXTRAS,
+             *(n for n, on in (("fast", fast), ("core", core_wheel.in_house(house))) if on)]
+    return f"[{','.join(names)}]"
 
 
 def _shell_path(path: str) -> str:

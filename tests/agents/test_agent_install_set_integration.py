@@ -32,6 +32,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 VENV_TIMEOUT_S = 180
 PIP_TIMEOUT_S = 900
 RUN_TIMEOUT_S = 300
+RING = "cassandra"  # the sandbox's ring, which the run below drives: its extra's driver
+# the other engines' drivers, by import name: not there without their extras
+OTHER_DRIVERS = ("clickhouse_connect", "pymongo", "redis")
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -62,7 +65,8 @@ def agent_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True,
                        timeout=VENV_TIMEOUT_S, env=_env())  # fmt: skip
         pip = subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+            # the run below drives the sandbox's ring: its engine's driver, by its extra
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"{wheel}[{RING}]"],
             capture_output=True, text=True, timeout=PIP_TIMEOUT_S, env=_env(), cwd=base,
         )  # fmt: skip
         assert pip.returncode == 0, f"pip install {wheel.name}: {pip.stderr[-3000:]}"
@@ -93,6 +97,17 @@ def test_the_orchestrators_libraries_are_not_there(agent_venv: Path, tmp_path: P
     for name in NOT_ON_AGENTS:
         imported = _run(agent_venv, "-c", f"import {name}", timeout=60, cwd=tmp_path)
         assert imported.returncode != 0 and "ModuleNotFoundError" in imported.stderr, name
+
+
+def test_an_engine_driver_comes_with_its_extra(agent_venv: Path, tmp_path: Path) -> None:
+    """The venv got the wheel with the ring's extra only: its driver is there, the other
+    engines' are not, and the agent still answers (the engines' kinds are data)."""
+    probe = _run(agent_venv, "-c",
+                 "import importlib.util as u, sys\n"
+                 "print(*[m for m in sys.argv[1:] if u.find_spec(m) is not None])",
+                 "cassandra", *OTHER_DRIVERS, timeout=60, cwd=tmp_path)  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split() == ["cassandra"]
 
 
 def test_agent_version_and_worker_help(agent_venv: Path, tmp_path: Path) -> None:
