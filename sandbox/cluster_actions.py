@@ -65,7 +65,7 @@ def node_action(
     with locked(directory):
         state = _require(directory)
         node = state.nodes[number]
-        spec = cluster_nodes.spec(directory, host, tls, heap)
+        spec = cluster_nodes.spec(directory, host, tls, heap, state.lean)
         alive = procs.is_alive(node.process)
         if action == "start":
             if alive and node.paused:

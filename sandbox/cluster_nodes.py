@@ -31,7 +31,9 @@ def home(directory: Path, host: ClusterHost) -> Path:
     return cluster_dir(directory) / ring_engine().name / host.name
 
 
-def spec(directory: Path, host: ClusterHost, tls: TlsFiles, heap: str = "1G") -> RingNode:
+def spec(
+    directory: Path, host: ClusterHost, tls: TlsFiles, heap: str = "1G", lean: bool = False
+) -> RingNode:
     ring = ring_engine()
     return ring.node(NodePlace(
         index=host.node,
@@ -42,6 +44,7 @@ def spec(directory: Path, host: ClusterHost, tls: TlsFiles, heap: str = "1G") ->
         native_port=ring.native_port,
         jmx_port=ring.admin_port,
         heap=heap,
+        lean=lean,
         dc=host.dc,
         rack=host.rack,
         tls=NodeCerts(ca=tls.ca, combined=tls.nodes[host.name].combined),

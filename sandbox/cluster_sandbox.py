@@ -77,11 +77,14 @@ class ClusterSandbox:
         directory: Path | str,
         heap: str = "1G",
         engines: Mapping[str, bool | None] | None = None,
+        lean: bool = False,
     ) -> None:
         """``engines``: an engine service's name -> run its host (`--NAME` / `--no-NAME`;
-        absent or None: when it can run here); only services with a ``cluster_host``."""
+        absent or None: when it can run here); only services with a ``cluster_host``.
+        ``lean``: the ring's nodes tuned for short runs (`up --lean`), kept in the state."""
         self.dir = Path(directory).resolve()
         self.heap = heap
+        self.lean = lean
         self.engines = dict(engines or {})
         self.ring = ring_engine()
 
@@ -98,7 +101,7 @@ class ClusterSandbox:
             if old and old.ready and self._alive(old):
                 cluster_inventory.write(self.dir, old)
                 return self.info()
-            state = ClusterState(hosts=[h.name for h in hosts(services)])
+            state = ClusterState(hosts=[h.name for h in hosts(services)], lean=self.lean)
             try:
                 with self._step(state, "jars and java"):
                     self.ring.fetch()
@@ -201,7 +204,7 @@ class ClusterSandbox:
         self, state: ClusterState, host: ClusterHost, tls: TlsFiles, timeout: float
     ) -> None:
         node = state.nodes[host.node]
-        spec = cluster_nodes.spec(self.dir, host, tls, self.heap)
+        spec = cluster_nodes.spec(self.dir, host, tls, self.heap, state.lean)
         node.process = cluster_nodes.spawn(spec, host)
         cst.save(self.dir, state)
         cluster_actions.wait_client_port(host, node, timeout)

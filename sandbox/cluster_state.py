@@ -59,6 +59,7 @@ class ClusterState:
     tls: dict = field(default_factory=dict)
     steps: list[dict] = field(default_factory=list)  # {"step": ..., "seconds": ...}
     ready: bool = False
+    lean: bool = False  # `up --cluster --lean`: every later start of a node too
 
     def to_json(self) -> dict:
         return {
@@ -71,6 +72,7 @@ class ClusterState:
             "tls": self.tls,
             "steps": self.steps,
             "ready": self.ready,
+            "lean": self.lean,
         }
 
     @classmethod
@@ -84,6 +86,7 @@ class ClusterState:
             tls=dict(data.get("tls", {})),
             steps=list(data.get("steps", [])),
             ready=bool(data.get("ready", False)),
+            lean=bool(data.get("lean", False)),
         )
 
 

@@ -63,6 +63,8 @@ NODE_ACTIONS = (
     "heal",  # cluster sandbox only: the DATA link back up
 )
 ENGINE_ACTIONS = engine_services.ACTIONS
+# `up --lean` by default when this is "1": tests/conftest.py sets it for the whole suite
+LEAN_ENV = "LOADTOWER_SANDBOX_LEAN"
 
 
 def _cluster_help() -> str:
@@ -137,6 +139,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"{ring.title} with TLS: a CA, node and client certificates in DIR/tls/, client "
         "encryption required, internode encryption between DCs; the inventory carries "
         "the tls keys",
+    )
+    up.add_argument(
+        "--lean",
+        action=argparse.BooleanOptionalAction,
+        default=os.environ.get(LEAN_ENV) == "1",
+        help=f"{ring.title} nodes tuned for many short runs rather than top speed: less "
+        "CPU to start and per run, a lower top rate; kept for every later start of a "
+        f"node (default: on when ${LEAN_ENV}=1, as the tests set it)",
     )
     up.add_argument("--json", action="store_true", help="print one JSON object")
     _cluster_arg(up, cluster_help)
@@ -239,6 +249,7 @@ def run(args: argparse.Namespace) -> int:
             engines={svc.name: getattr(args, svc.name)
                      for svc in engine_services.services()},
             tls=args.tls,
+            lean=args.lean,
         )
         info = sandbox.up(timeout=args.timeout)
         if args.json:
@@ -295,7 +306,7 @@ def _run_cluster(args: argparse.Namespace, directory: Path) -> int:
             )
             return 2
         engines = {svc.name: getattr(args, svc.name, None) for svc in engine_services.services()}
-        sandbox = ClusterSandbox(directory, heap=args.heap, engines=engines)
+        sandbox = ClusterSandbox(directory, heap=args.heap, engines=engines, lean=args.lean)
         info = sandbox.up(timeout=args.timeout)
     else:
         sandbox = ClusterSandbox(directory)

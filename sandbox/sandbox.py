@@ -41,6 +41,7 @@ class Sandbox:
         heap: str = "1G",
         engines: Mapping[str, bool | None] | None = None,
         tls: bool = False,
+        lean: bool = False,
     ) -> None:
         """``nodes``: the ring's running nodes (`up --NAME-nodes`); ``engines``: an engine
         host's name -> run it (`--NAME` / `--no-NAME`; absent or None: when it can run
@@ -61,6 +62,7 @@ class Sandbox:
         if set(self.engines) - known:
             raise LoadtowerError(f"the sandbox has no host for {', '.join(set(self.engines) - known)}")
         self.tls = tls
+        self.lean = lean
 
     # ---- layout -------------------------------------------------------------------------
     def _address(self, index: int) -> str:
@@ -80,6 +82,7 @@ class Sandbox:
             native_port=state.ports["native"],
             jmx_port=node.jmx_port,
             heap=self.heap,
+            lean=state.lean,
             tls=self._node_tls(state, index),
         ))
 
@@ -124,6 +127,7 @@ class Sandbox:
             ssh=old.ssh if old else {},
             auth_ready=bool(old and old.auth_ready and old.tls == self.tls),
             tls=self.tls,
+            lean=self.lean,
         )
         state.ports = {
             "native": pick("native", addresses, self.ring.native_port),

@@ -58,6 +58,7 @@ class SandboxState:
     ssh: dict[str, str] = field(default_factory=dict)
     auth_ready: bool = False
     tls: bool = False  # the ring's nodes with TLS (DIR/tls/: sandbox/tls_certs.py)
+    lean: bool = False  # `up --lean`: every later start of a node (a restart, a standby's) too
 
     def to_json(self) -> dict:
         return {
@@ -68,6 +69,7 @@ class SandboxState:
             "ssh": self.ssh,
             "auth_ready": self.auth_ready,
             "tls": self.tls,
+            "lean": self.lean,
         }
 
     @classmethod
@@ -79,6 +81,7 @@ class SandboxState:
             ssh=dict(data.get("ssh", {})),
             auth_ready=bool(data.get("auth_ready", False)),
             tls=bool(data.get("tls", False)),
+            lean=bool(data.get("lean", False)),
         )
 
 

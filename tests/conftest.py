@@ -51,6 +51,11 @@ from tests.timeout_tasks import install as show_tasks_on_timeout
 UP_TIMEOUT_S = 480  # the CLI waits up to 240 s per service itself
 REQUIRE_MONGODB = os.environ.get("LOADTOWER_REQUIRE_MONGODB") == "1"
 DOWN_TIMEOUT_S = 180
+# Every sandbox a test brings up through the CLI (`sandbox up`, the cluster's too) runs
+# its ring's nodes lean: a test's runs are short, and the JIT's slow tier cost about half
+# of a node's CPU over them (docs/testing.md, A run's fixed cost). The variable reaches
+# every `loadtower` process a test starts; `up --no-lean` still wins.
+os.environ.setdefault("LOADTOWER_SANDBOX_LEAN", "1")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -57,3 +57,15 @@ def test_a_place_becomes_a_node_with_its_fields(tmp_path: Path) -> None:
     assert with_tls.tls == NodeTls(ca=certs.ca, combined=certs.combined, internode="dc",
                                    client_auth=True)  # fmt: skip
     assert ring_engine().node_log(place.home) == tmp_path / "node2" / "logs" / "system.log"
+
+
+def test_a_lean_place_runs_the_jits_quick_tier_only(tmp_path: Path) -> None:
+    place = NodePlace(index=1, address="127.0.0.1", home=tmp_path / "node1", seed="127.0.0.1",
+                      storage_port=7000, native_port=9042, jmx_port=7199)  # fmt: skip
+    full = ring_engine().node(place).command()
+    lean = ring_engine().node(replace(place, lean=True)).command()
+    assert "-XX:TieredStopAtLevel=1" not in full
+    assert "-XX:TieredStopAtLevel=1" in lean
+    # the flag goes before the main class, where the JVM reads its options
+    assert lean.index("-XX:TieredStopAtLevel=1") < lean.index("org.apache.cassandra.service.CassandraDaemon")
+    assert [a for a in lean if a != "-XX:TieredStopAtLevel=1"] == full

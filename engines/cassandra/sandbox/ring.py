@@ -48,6 +48,7 @@ class CassandraRing(RingEngine):
             native_port=place.native_port,
             jmx_port=place.jmx_port,
             heap=place.heap,
+            lean=place.lean,
             dc=place.dc,
             rack=place.rack,
             # internode encryption between DCs (within one, none)
