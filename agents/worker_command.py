@@ -31,7 +31,7 @@ def add_arguments(worker: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.agents.worker_main import run_workers
+    from loadtower.agents.worker_supervisor import run_workers
 
     return run_workers(
         args.master, args.host_name, args.processes, args.index, args.spool_dir, args.grace,

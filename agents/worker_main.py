@@ -17,7 +17,6 @@ import contextlib
 import ctypes
 import os
 import signal
-import subprocess
 import sys
 import time
 from typing import Any
@@ -27,6 +26,7 @@ from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
 from loadtower.agents.link_client import sign_client
 from loadtower.agents.secret_dir import link_key, read_secret
 from loadtower.agents.spool import Spool
+from loadtower.agents.worker_supervisor import DEFAULT_GRACE_S, PARENT_ENV
 from loadtower.errors import LoadtowerError
 from loadtower.protocol.interval_message import interval_message
 from loadtower.protocol.lines import EventLine, HelloLine
@@ -34,11 +34,7 @@ from loadtower.protocol.link_secrets import resolve_secrets
 from loadtower.protocol.phase_spec import PhaseMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 
-DEFAULT_GRACE_S = 30.0
 PR_SET_PDEATHSIG = 1
-
-
-PARENT_ENV = "LOADTOWER_WORKER_PARENT"
 
 
 def _die_with_parent() -> None:
@@ -233,56 +229,3 @@ def run_worker(
             spool.exited(exit_reason["reason"])
             spool.close()
     return 0
-
-
-def run_workers(
-    master: str,
-    host_name: str,
-    processes: int,
-    index: int | None,
-    spool_dir: str | None = None,
-    grace: float = DEFAULT_GRACE_S,
-    secret_dir: str = "",
-) -> int:
-    """Start ``processes`` workers (children of this command) and wait for them."""
-    if index is not None:
-        return run_worker(master, host_name, index, spool_dir, grace, secret_dir)
-    count = processes or os.cpu_count() or 1
-    extra = ["--grace", str(grace), "--secret-dir", secret_dir]
-    extra += ["--spool-dir", spool_dir] if spool_dir else []
-    children = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "loadtower",
-                "agent",
-                "worker",
-                "--master",
-                master,
-                "--host-name",
-                host_name,
-                "--index",
-                str(i),
-                *extra,
-            ],
-            env={**os.environ, PARENT_ENV: str(os.getpid())},
-        )
-        for i in range(count)
-    ]
-
-    def forward(signum: int, _frame: Any) -> None:
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signum)
-
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
-    signal.signal(signal.SIGHUP, forward)
-    # reap each child as soon as it ends (a killed worker must not linger as a zombie)
-    while any(child.poll() is None for child in children):
-        time.sleep(0.2)
-    status = 0
-    for child in children:
-        status = child.returncode or status
-    return status
