@@ -474,6 +474,8 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
             await load._send({"cmd": "quit"})
         writer.end_run(run_id, "completed", None)
         writer.close()
+        # what handing the heap's free pages back cost the writer's thread (heap_trim.py)
+        out["trim_calls"], out["trim_s"] = writer.trim.calls, writer.trim.seconds
         with duckdb.connect(str(store), read_only=True) as con:
             row = con.execute("SELECT count(*), coalesce(sum(ops), 0) FROM op_intervals "
                               "WHERE run_id = ?", [run_id]).fetchone()
@@ -638,6 +640,11 @@ def main() -> int:
                   "side, MB): " + ", ".join(f"{o}/{m}/{b:g}" for _t, o, m, b in series)
                   + f"; orchestrator range without the bench's records "
                   f"{max(own) - min(own):.0f} MB")
+    for result in results:
+        if result.get("trim_calls") and not args.json:
+            print(f"malloc_trim after the writer's flushes at {result['workers']} workers: "
+                  f"{result['trim_calls']} calls, {1000 * result['trim_s'] / result['trim_calls']:.2f} "
+                  "ms each on average (about one a second)")
     for result in results:
         if result.get("profile"):
             print(f"\nSampling profile of the orchestrator side at {result['workers']} workers:\n"

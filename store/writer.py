@@ -37,6 +37,7 @@ from loadtower.protocol.process_identity import this_process
 from loadtower.store import hdr
 from loadtower.store.admin import mark_interrupted_runs
 from loadtower.store.connection import connect, is_busy, open_connection
+from loadtower.store.heap_trim import HeapTrim
 from loadtower.store.knock import Door
 from loadtower.store.redact import MASK, mask_url_passwords, redact
 from loadtower.store.rollups import Level, Rollups, level_rows
@@ -110,6 +111,9 @@ class StoreWriter:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._held_since = 0.0  # when the kept connection was opened (HOLD_S)
         self._door = Door(self.path)
+        # after each flush of the thread, the C heap's free pages go back to the OS
+        # (heap_trim.py): the RSS follows what is alive, not the last seconds' peak
+        self.trim = HeapTrim()
         self._thread = threading.Thread(target=self._loop, name="store-writer", daemon=True)
         self._thread.start()
 
@@ -343,6 +347,7 @@ class StoreWriter:
                     failing = _one_line(exc)
                     print(f"loadtower store: write failed, will retry: {failing}", flush=True)
                 continue
+            self.trim()
             if failing:
                 failing = ""
                 print("loadtower store: writes resumed", flush=True)
