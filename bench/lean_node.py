@@ -51,7 +51,7 @@ def run(inventory: Path, store: Path, extra: list[str]) -> float:
 
 
 def top_rate(store: Path) -> float:
-    query = "SELECT sum(ops_per_s) FROM phase_summary WHERE phase = 'load'"
+    query = "SELECT sum(ops_per_s) FROM phase_summary WHERE phase IN (SELECT name FROM phases WHERE type = 'load')"
     done = subprocess.run([*LOADTOWER, "sql", "--store", str(store), "--format", "json", query],
                           capture_output=True, text=True, timeout=120, check=True)
     rows = json.loads(done.stdout)
