@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 
+# light: it starts the workers; only a worker (`--index`) loads Locust and the engine
+from loadtower.agents.worker_supervisor import DEFAULT_GRACE_S, run_workers
+
 HELP = "Locust worker processes running the load engine"
 
 
@@ -25,14 +28,12 @@ def add_arguments(worker: argparse.ArgumentParser) -> None:
     worker.add_argument(
         "--grace",
         type=float,
-        default=30.0,
+        default=DEFAULT_GRACE_S,
         help="stop the load after this many seconds without the master",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from loadtower.agents.worker_supervisor import run_workers
-
     return run_workers(
         args.master, args.host_name, args.processes, args.index, args.spool_dir, args.grace,
         args.secret_dir,
