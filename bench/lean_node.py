@@ -25,14 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import fleet  # noqa: E402 - bench/fleet.py, a sibling script: proc_cpu_s (a process's CPU)
+
 LOADTOWER = [sys.executable, "-m", "loadtower"]
 TINY = ["--set", "dataset.records=1000", "--set", "phases[1].duration=2s"]
-
-
-def jvm_cpu_s(pid: int) -> float:
-    """utime + stime of a process, in seconds (USER_HZ = 100)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / 100
 
 
 def node_pid(directory: Path) -> int:
@@ -69,20 +67,20 @@ def measure(lean: bool, runs: int, records: int) -> dict[str, float]:
         try:
             out: dict[str, float] = {"up_wall_s": time.monotonic() - start}
             pid = node_pid(box)
-            out["up_cpu_s"] = jvm_cpu_s(pid)
+            out["up_cpu_s"] = fleet.proc_cpu_s(pid)
             inventory = box / "inventory.toml"
             walls, cpus = [], []
             for index in range(runs):
-                before = jvm_cpu_s(pid)
+                before = fleet.proc_cpu_s(pid)
                 walls.append(run(inventory, Path(tmp) / f"tiny-{index}.duckdb", TINY))
-                cpus.append(jvm_cpu_s(pid) - before)
+                cpus.append(fleet.proc_cpu_s(pid) - before)
             out["run_wall_s"] = statistics.median(walls)
             out["run_cpu_s"] = statistics.median(cpus)
             store = Path(tmp) / "load.duckdb"
-            before = jvm_cpu_s(pid)
+            before = fleet.proc_cpu_s(pid)
             run(inventory, store, ["--set", f"dataset.records={records}",
                                    "--set", "phases[1].duration=1s"])
-            out["load_cpu_s"] = jvm_cpu_s(pid) - before
+            out["load_cpu_s"] = fleet.proc_cpu_s(pid) - before
             out["load_ops_per_s"] = top_rate(store)
             return out
         finally:
