@@ -39,7 +39,7 @@ Ctrl-C or an error; the temporary directory is removed.
 
 usage: python bench/fleet.py [--workers 16,64,128,256,512,1024] [--seconds 60] [--json]
                              [--save FILE] [--profile N] [--keep-going] [--op-types 8]
-                             [--ops 500]
+                             [--ops 500] [--rss-every 30]
 """
 
 from __future__ import annotations
@@ -386,7 +386,8 @@ def _window(pairs: Pairs, start: float, end: float) -> list[float]:
 
 
 async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
-                   shape: tuple[int, int] = (OP_TYPES, OPS_PER_TYPE)) -> dict[str, Any]:
+                   shape: tuple[int, int] = (OP_TYPES, OPS_PER_TYPE),
+                   rss_every: float = RSS_EVERY_S) -> dict[str, Any]:
     (tmp / "inventory.toml").write_text(INVENTORY)
     (tmp / "scenario.toml").write_text(SCENARIO)
     plan = load_plan(tmp / "scenario.toml", tmp / "inventory.toml")
@@ -440,7 +441,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         sent0 = int(latest.get("lines", 0))
         fcpu0 = float(latest.get("cpu_s", 0.0))
         series: list[tuple[float, float, float, float]] = []
-        sampling = asyncio.create_task(_sample_rss(series, master.pid, probe, RSS_EVERY_S))
+        sampling = asyncio.create_task(_sample_rss(series, master.pid, probe, rss_every))
         try:
             out["note"] = "; ".join(n for n in (start_note, await _measure(
                 load, probe, latest, seconds, workers)) if n)
@@ -509,11 +510,12 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
             writer.close()
 
 
-def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int]) -> int:
+def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int],
+             rss_every: float = RSS_EVERY_S) -> int:
     """The orchestrator-side process of one step: prints its figures as one JSON line."""
     with tempfile.TemporaryDirectory(prefix="lt-fleet-") as tmp:
         try:
-            result = asyncio.run(run_step(workers, seconds, Path(tmp), profile, shape))
+            result = asyncio.run(run_step(workers, seconds, Path(tmp), profile, shape, rss_every))
         except Exception as exc:  # noqa: BLE001 - the step's failure is its result
             result = {"workers": workers, "error": f"{type(exc).__name__}: {exc}"}
     print(json.dumps(result), flush=True)
@@ -521,10 +523,11 @@ def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int]
 
 
 # ---------------------------------------------------------------- the table
-def _step_process(workers: int, seconds: float, profile: bool, shape: tuple[int, int]
-                  ) -> dict[str, Any]:
+def _step_process(workers: int, seconds: float, profile: bool, shape: tuple[int, int],
+                  rss_every: float = RSS_EVERY_S) -> dict[str, Any]:
     argv = [sys.executable, str(Path(__file__).resolve()), "--one-step", str(workers),
-            "--seconds", str(seconds), "--op-types", str(shape[0]), "--ops", str(shape[1])]
+            "--seconds", str(seconds), "--op-types", str(shape[0]), "--ops", str(shape[1]),
+            "--rss-every", str(rss_every)]
     argv += ["--profile", str(workers)] if profile else []
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
                                start_new_session=True)
@@ -592,20 +595,24 @@ def main() -> int:
                         help="op types in each worker's line (op0, op1, ...)")
     parser.add_argument("--ops", type=int, default=OPS_PER_TYPE,
                         help="ops per op type per worker per second")
+    parser.add_argument("--rss-every", type=float, default=RSS_EVERY_S, metavar="S",
+                        help="sample both sides' RSS every S seconds of the window")
     parser.add_argument("--one-step", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     shape = (args.op_types, args.ops)
     for sig in (signal.SIGINT, signal.SIGTERM):  # also when started in the background
         signal.signal(sig, signal.default_int_handler)
     if args.one_step:
-        return one_step(args.one_step, args.seconds, args.profile == args.one_step, shape)
+        return one_step(args.one_step, args.seconds, args.profile == args.one_step, shape,
+                        args.rss_every)
     try:
         counts = [int(n) for n in args.workers.split(",") if n.strip()]
     except ValueError:
         print(f"--workers: not a list of numbers: {args.workers}", file=sys.stderr)
         return 2
-    if not counts or min(counts + list(shape)) < 1 or args.seconds <= 0:
-        print("--workers, --op-types and --ops need numbers >= 1, --seconds a positive one",
+    if not counts or min(counts + list(shape)) < 1 or args.seconds <= 0 or args.rss_every <= 0:
+        print("--workers, --op-types and --ops need numbers >= 1, --seconds and --rss-every "
+              "positive ones",
               file=sys.stderr)
         return 2
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -617,7 +624,8 @@ def main() -> int:
               flush=True)
     results = []
     for workers in counts:
-        result = _step_process(workers, args.seconds, args.profile == workers, shape)
+        result = _step_process(workers, args.seconds, args.profile == workers, shape,
+                               args.rss_every)
         results.append(result)
         if args.json:
             print(json.dumps({k: v for k, v in result.items() if k != "profile"}), flush=True)
@@ -635,7 +643,7 @@ def main() -> int:
         series = result.get("rss_series") or []
         if len(series) > 2 and not args.json:
             own = [o - b for _t, o, _m, b in series]
-            print(f"RSS at {result['workers']} workers every {RSS_EVERY_S:g} s of the window "
+            print(f"RSS at {result['workers']} workers every {args.rss_every:g} s of the window "
                   "(orchestrator / master / the bench's own records inside the orchestrator "
                   "side, MB): " + ", ".join(f"{o}/{m}/{b:g}" for _t, o, m, b in series)
                   + f"; orchestrator range without the bench's records "
