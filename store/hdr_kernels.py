@@ -1,11 +1,12 @@
 """Compiled (numba) loops over HdrHistogram V2 varint payloads: the store's hot path.
 
-A 16-agent run sends 256 histograms a second (8 ops, service and response); every one
-is decoded, merged into three rollup levels and, once per second and op, re-encoded.
-Done in Python or through numpy temporaries this costs far more than appending the
-rows; these loops touch each varint byte once. Payloads are V2's ZigZag LEB128 counts
-where a negative value is a run of empty buckets (see hdr.py for the envelope).
-Histograms are rows of int64 count matrices of width hdr.COUNTS_LEN.
+A 16-agent run sends 384 histograms a second (8 ops: service, response and, in the
+open model, lateness); every one is decoded, merged into three rollup levels and, once
+per second and op, re-encoded. Done in Python or through numpy temporaries this costs
+far more than appending the rows; these loops touch each varint byte once. Payloads
+are V2's ZigZag LEB128 counts where a negative value is a run of empty buckets (see
+hdr.py for the envelope). Histograms are rows of int64 count matrices of width
+hdr.COUNTS_LEN.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def sparse_stats(
         if total == 0:
             stats[s, :] = np.nan
             continue
-        targets = _targets(total)
+        targets = _targets(total, PERCENTILES)
         j, seen = 0, np.int64(0)
         for i in range(lo, hi):
             seen += cnt[i]
@@ -128,11 +129,11 @@ def sparse_stats(
 
 
 @njit(cache=True, nogil=True)
-def _targets(total: np.int64) -> I64:
+def _targets(total: np.int64, percentiles: F64) -> I64:
     """The cumulative counts at which each percentile is reached (hdrh's rounding)."""
-    out = np.empty(PERCENTILES.size, np.int64)
-    for j in range(PERCENTILES.size):
-        out[j] = max(np.int64(PERCENTILES[j] * total / 100.0 + 0.5), np.int64(1))
+    out = np.empty(percentiles.size, np.int64)
+    for j in range(percentiles.size):
+        out[j] = max(np.int64(percentiles[j] * total / 100.0 + 0.5), np.int64(1))
     return out
 
 
@@ -148,17 +149,58 @@ def _put_varint(out: U8, n: int, value: int | np.integer[Any]) -> int:
 
 
 @njit(cache=True, nogil=True)
+def _row_stats(
+    mat: I64, r: int, k: int, first: int, last: int, high_values: I64, percentiles: F64, out: F64
+) -> bool:
+    """Percentiles of mat[r, k] (its non-empty buckets within first..last) in ms into
+    out[:percentiles.size] and its maximum into out[percentiles.size] when out has room
+    (hdrh's rule: the highest equivalent value, as get_value_at_percentile gives); False,
+    with out untouched, when the row is empty."""
+    total = np.int64(0)
+    for x in range(first, last + 1):
+        total += mat[r, k, x]
+    if total == 0:
+        return False
+    targets = _targets(total, percentiles)
+    j, seen = 0, np.int64(0)
+    for x in range(first, last + 1):
+        seen += mat[r, k, x]
+        while j < targets.size and seen >= targets[j]:
+            out[j] = high_values[x] / 1000.0
+            j += 1
+        if j == targets.size:
+            break
+    if out.size > percentiles.size:
+        while mat[r, k, last] == 0:
+            last -= 1
+        out[percentiles.size] = high_values[last] / 1000.0
+    return True
+
+
+@njit(cache=True, nogil=True)
 def encode_rows(
-    mat: I64, rows: I64, lo: I64, hi: I64, high_values: I64, out: U8, out_off: I64, stats: F64
+    mat: I64,
+    rows: I64,
+    lo: I64,
+    hi: I64,
+    high_values: I64,
+    out: U8,
+    out_off: I64,
+    stats: F64,
+    late_pcts: F64,
+    late_stats: F64,
 ) -> int:
-    """V2 payloads of mat[rows[i], k] into out[out_off[2i + k]:out_off[2i + k + 1]], and
-    the response (k = 1) percentiles of each row into stats[i] (NaN when empty).
-    lo[r, k]..hi[r, k] bounds the non-empty buckets of mat[r, k]."""
+    """V2 payloads of mat[rows[i], k] for each of its kinds (K = mat.shape[1]) into
+    out[out_off[K * i + k]:out_off[K * i + k + 1]], the response (k = 1) percentiles of
+    each row into stats[i] (NaN when empty) and, when there is a lateness kind (k = 2),
+    its `late_pcts` into late_stats[i] (0 when empty, as hdrh gives for an empty
+    histogram). lo[r, k]..hi[r, k] bounds the non-empty buckets of mat[r, k]."""
+    kinds = mat.shape[1]
     n = 0
     for i in range(rows.size):
         r = rows[i]
-        for k in range(2):
-            out_off[2 * i + k] = n
+        for k in range(kinds):
+            out_off[kinds * i + k] = n
             first, last = lo[r, k], hi[r, k]
             if last < first:
                 continue
@@ -174,34 +216,21 @@ def encode_rows(
                     n = _put_varint(out, n, -zeros if zeros > 1 else 0)
                     zeros = np.int64(0)
                 n = _put_varint(out, n, c)
-        out_off[2 * i + 2] = n
-        first, last = lo[r, 1], hi[r, 1]
-        total = np.int64(0)
-        for x in range(first, last + 1):
-            total += mat[r, 1, x]
-        if total == 0:
+        out_off[kinds * i + kinds] = n
+        if not _row_stats(mat, r, 1, lo[r, 1], hi[r, 1], high_values, PERCENTILES, stats[i]):
             stats[i, :] = np.nan
-            continue
-        targets = _targets(total)
-        j, seen = 0, np.int64(0)
-        for x in range(first, last + 1):
-            seen += mat[r, 1, x]
-            while j < targets.size and seen >= targets[j]:
-                stats[i, j] = high_values[x] / 1000.0
-                j += 1
-            if j == targets.size:
-                break
-        while mat[r, 1, last] == 0:
-            last -= 1
-        stats[i, PERCENTILES.size] = high_values[last] / 1000.0
+        if kinds > 2 and not _row_stats(
+            mat, r, 2, lo[r, 2], hi[r, 2], high_values, late_pcts, late_stats[i]
+        ):
+            late_stats[i, :] = 0.0
     return n
 
 
 @njit(cache=True, nogil=True)
 def clear_rows(mat: I64, rows: I64, lo: I64, hi: I64, empty_lo: int, empty_hi: int) -> None:
-    """Zero the used ranges of rows (freed for reuse) and reset their [lo, hi]."""
+    """Zero the used ranges of rows (freed for reuse), every kind, and reset their [lo, hi]."""
     for r in rows:
-        for k in range(2):
+        for k in range(mat.shape[1]):
             if hi[r, k] >= lo[r, k]:
                 mat[r, k, lo[r, k] : hi[r, k] + 1] = 0
             lo[r, k] = empty_lo
@@ -269,28 +298,29 @@ def ingest(
 ) -> int:
     """The store's hot path: each histogram's text is read once.
 
-    Histogram h is base64 text[starts[h]:ends[h]] of an uncompressed V2 encoding; it
-    is the service (even h) or response (odd h) histogram of item h // 2. The ones of
-    `kind` (0 service, 1 response) are added to rows rows[h // 2, l] of the three
-    levels' count matrices m0..m2 (and their per-row, per-kind [lo, hi] ranges); the
-    responses' percentiles go to stats[h // 2]. A malformed histogram is left out and
-    flagged in bad[h]. The two kinds touch disjoint memory, so two threads (nogil)
-    can each take one.
+    Histogram h is base64 text[starts[h]:ends[h]] of an uncompressed V2 encoding; with
+    K = m0.shape[1] kinds it is kind h % K (0 service, 1 response, 2 lateness) of item
+    h // K. The ones of `kind` are added to rows rows[h // K, l] of the three levels'
+    count matrices m0..m2 (and their per-row, per-kind [lo, hi] ranges); the responses'
+    percentiles go to stats[h // K]. An empty text is an empty histogram (an item
+    without lateness). A malformed histogram is left out and flagged in bad[h]. The
+    kinds touch disjoint memory, so one thread (nogil) can take each.
     """
+    kinds = m0.shape[1]
     limit = high_values.size  # one past the last bucket: a full histogram ends there
     idx = np.empty(limit + 1, np.int64)
     cnt = np.empty(limit + 1, np.int64)
     one = np.zeros(2, np.int64)
     longest = 0
-    for h in range(kind, starts.size, 2):
+    for h in range(kind, starts.size, kinds):
         longest = max(longest, ends[h] - starts[h])
     raw = np.empty(longest // 4 * 3 + 3, np.uint8)
     span = np.zeros(1, np.int64)
     size = np.zeros(1, np.int64)
-    for h in range(kind, starts.size, 2):
-        item = h // 2
+    for h in range(kind, starts.size, kinds):
+        item = h // kinds
         if starts[h] == ends[h]:
-            if kind:
+            if kind == 1:
                 stats[item, :] = np.nan
             continue
         size[0] = b64_decode(text, starts[h], ends[h], raw)
@@ -299,7 +329,7 @@ def ingest(
             n = decode_sparse(raw, span, size, LOWEST, HIGHEST, limit, idx, cnt, one)
         if n < 0:  # nothing of it was added
             bad[h] = True
-            if kind:
+            if kind == 1:
                 stats[item, :] = np.nan
             continue
         r0, r1, r2 = rows[item, 0], rows[item, 1], rows[item, 2]
@@ -312,7 +342,6 @@ def ingest(
             _widen(lo0, hi0, r0, kind, idx[0], idx[n - 1])
             _widen(lo1, hi1, r1, kind, idx[0], idx[n - 1])
             _widen(lo2, hi2, r2, kind, idx[0], idx[n - 1])
-        if kind:
+        if kind == 1:
             sparse_stats(idx, cnt, one, 0, 1, high_values, stats[item : item + 1])  # one: [0, n]
     return 0
-

@@ -3,10 +3,11 @@
 A batch of interval lines becomes (1) one row per agent, second and op with that
 agent's own percentiles and (2) updates of three rollup levels keyed by op and phase:
 per second (merged across agents), per minute and per phase. Each level keeps the
-dense HDR counts of its keys as rows of one matrix (service and response), so
-percentiles of a merged key are exact and the compiled loops (hdr_kernels.py) can add
-and encode them without a Python step per histogram; dirty keys are re-written on the
-next flush.
+dense HDR counts of its keys as rows of one matrix (service, response and the open
+model's lateness), so percentiles of a merged key are exact and the compiled loops
+(hdr_kernels.py) can add and encode them without a Python step per histogram; dirty
+keys are re-written on the next flush. A key that got no lateness histogram (closed
+model, older agents) stores NULL lateness columns.
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ from loadtower.store import hdr
 from loadtower.store import hdr_kernels as kern
 from loadtower.store.phase_rate import line_span
 
-_POOL = ThreadPoolExecutor(1, thread_name_prefix="store-ingest")
+_POOL = ThreadPoolExecutor(2, thread_name_prefix="store-ingest")
 AGENTS_PREFIX = "HISTEw"  # base64 of the uncompressed V2 cookie: what agents send
 KEEP_SECONDS = 5  # a second's counts stay in memory this long after newer data arrives
 KEEP_MINUTES = 2
 EMPTY_LO, EMPTY_HI = hdr.COUNTS_LEN, -1  # the [lo, hi] of a row with no counts
+SERVICE, RESPONSE, LATENESS = 0, 1, 2  # the kinds: counts[row, kind]
+KINDS = 3
+LATENESS_PCTS = np.array([50.0, 99.0])  # stored as lateness_p50_ms, lateness_p99_ms
 
 
 @dataclass
@@ -47,16 +51,10 @@ class Acc:
     first_start: float | None = None  # the earliest intended start of its lines' ops
     last_done: float | None = None  # the latest completion (lines' ``span``; None: no span)
     written: bool = False  # a row for this key is already in the file
-    # the open model's send - intended start (lines' ``lateness_hist``; None: none came),
-    # merged in Python: few lines carry it and a key has one
-    lateness: HdrHistogram | None = None
-
-    def add_lateness_counts(self, *parts: tuple[np.ndarray, np.ndarray]) -> None:
-        """Lateness as sparse counts (hdr.sparse_counts: lines', or a stored row's when a
-        late line merges with it), many at once: no histogram per line."""
-        if self.lateness is None:
-            self.lateness = new_hist()
-        hdr.add_many_counts(self.lateness, parts)
+    # a lateness histogram came (the open model's send - intended start: lines'
+    # ``lateness_hist``, or a stored row's); its counts are the row's LATENESS kind.
+    # False: none came, the lateness columns stay NULL (even when it was empty)
+    lateness: bool = False
 
 
 Key = tuple[Any, ...]  # (run_id, ts|minute|None, phase, op)
@@ -73,10 +71,12 @@ class Level:
     dirty: set[Key] = field(default_factory=set)
     late_keys: set[Key] = field(default_factory=set)  # evicted earlier; merge with the file
     evicted_before: dict[str, int] = field(default_factory=dict)  # run -> watermark
-    # counts[row, 0] service and counts[row, 1] response; lo/hi bound a row's non-empty part
-    counts: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(0, 2, hdr.COUNTS_LEN))
-    lo: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(0, 2))
-    hi: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(0, 2))
+    # counts[row, kind] (SERVICE, RESPONSE, LATENESS); lo/hi bound a row's non-empty part.
+    # np.zeros is calloc: the pages of a kind no line filled (lateness in the closed
+    # model) are never touched and cost no memory
+    counts: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(0, KINDS, hdr.COUNTS_LEN))
+    lo: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(0, KINDS))
+    hi: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(0, KINDS))
     free: list[int] = field(default_factory=list)
 
     def get(self, key: Key) -> Acc:
@@ -93,17 +93,21 @@ class Level:
         if not self.free:
             old = len(self.lo)
             cap = max(16, 2 * old)
-            counts = np.zeros((cap, 2, hdr.COUNTS_LEN), np.int64)
+            counts = np.zeros((cap, KINDS, hdr.COUNTS_LEN), np.int64)
             for r, k in zip(*np.nonzero(self.hi >= self.lo), strict=True):  # copy what is held
                 lo, hi = self.lo[r, k], self.hi[r, k] + 1
                 counts[r, k, lo:hi] = self.counts[r, k, lo:hi]
             self.counts = counts
-            self.lo = np.concatenate([self.lo, np.full((cap - old, 2), EMPTY_LO, np.int64)])
-            self.hi = np.concatenate([self.hi, np.full((cap - old, 2), EMPTY_HI, np.int64)])
+            self.lo = np.concatenate([self.lo, np.full((cap - old, KINDS), EMPTY_LO, np.int64)])
+            self.hi = np.concatenate([self.hi, np.full((cap - old, KINDS), EMPTY_HI, np.int64)])
             self.free = list(range(cap - 1, old - 1, -1))
         return self.free.pop()
 
     def add_dense(self, acc: Acc, kind: int, counts: np.ndarray) -> None:
+        """Dense counts (COUNTS_LEN) into a key's row; lateness marks the key as having
+        some, also when they are empty (a stored row's)."""
+        if kind == LATENESS:
+            acc.lateness = True
         nz = np.flatnonzero(counts)
         if nz.size:
             self.counts[acc.row, kind] += counts
@@ -112,9 +116,6 @@ class Level:
 
     def drop(self, keys: list[Key]) -> None:
         gone = [self.accs.pop(k) for k in keys]
-        for acc in gone:  # freed now, not at the cyclic collector's next full pass
-            if acc.lateness is not None:
-                hdr.release(acc.lateness)
         rows = np.array([acc.row for acc in gone], np.int64)
         kern.clear_rows(self.counts, rows, self.lo, self.hi, EMPTY_LO, EMPTY_HI)
         self.free.extend(rows.tolist())
@@ -138,9 +139,10 @@ class Rollups:
         errs_of: dict[int, dict[str, Any]] = {}  # item -> error classes, for the items that have some
         item_key: list[int] = []
         key_of: dict[Key, int] = {}
-        texts: list[str] = []  # base64 V2 encodings: service and response of each item
+        # base64 V2 encodings: service, response and lateness of each item ("": none)
+        texts: list[str] = []
         key_span: dict[int, tuple[float, float]] = {}  # key -> its lines' [first_start, last_done]
-        lateness: list[tuple[int, str, str, int, str]] = []  # key, lateness_hist, run, ts, agent
+        late_why: dict[int, str] = {}  # item -> why its lateness histogram was left out
         a2b, b2a, v2, prefix = binascii.a2b_base64, binascii.b2a_base64, hdr.v2, AGENTS_PREFIX
 
         def agents_form(text: str | None) -> str:
@@ -156,7 +158,6 @@ class Rollups:
                 agent, host = str(line.get("agent", "")), str(line.get("host", ""))
                 phase = str(line.get("phase") or "")
                 span = line_span(line)
-                line_lateness: list[tuple[int, str, str, int, str]] = []
                 for op, s in (line.get("ops") or {}).items():
                     op = str(op)
                     for name in ("service_hist", "response_hist"):
@@ -164,24 +165,34 @@ class Rollups:
                         # the agents' form goes as is: the compiled loop checks it in full
                         fast = t.__class__ is str and t.startswith(prefix) and t.isascii()
                         texts.append(t if fast else agents_form(t))
+                    # lateness (open model only; "": none): the agents' form as is when
+                    # padded as binascii wants, so that the loop takes what hdrh took
+                    t = s.get("lateness_hist")
+                    fast = t.__class__ is str and t.startswith(prefix) and t.isascii()
+                    if not t or (fast and len(t) % 4 == 0):
+                        texts.append(t or "")
+                    else:  # a bad one is left out and said, the rest of its line kept
+                        try:
+                            texts.append(b2a(v2(t), newline=False).decode())
+                        except (ValueError, TypeError) as exc:
+                            late_why[len(items)] = str(exc)
+                            texts.append("")
                     errs = s.get("errors")
                     if errs:
                         errs_of[len(items)] = {str(k): int(v) for k, v in errs.items()}
                     ops, late = int(s.get("ops", 0)), int(s.get("late", 0))
                     items.append((run_id, ts, agent, host, phase, op, ops, late))
                     item_key.append(key_of.setdefault((run_id, ts, phase, op), len(key_of)))
-                    if s.get("lateness_hist"):
-                        line_lateness.append(
-                            (item_key[-1], s["lateness_hist"], run_id, ts, agent))
                 if span is not None:  # the line is whole: its span goes to its keys
                     for k in set(item_key[mark:]):
                         old = key_span.get(k, span)
                         key_span[k] = (min(old[0], span[0]), max(old[1], span[1]))
-                lateness += line_lateness
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                del items[mark:], item_key[mark:], texts[2 * mark :]
+                del items[mark:], item_key[mark:], texts[KINDS * mark :]
                 for i in [i for i in errs_of if i >= mark]:
                     del errs_of[i]
+                for i in [i for i in late_why if i >= mark]:
+                    del late_why[i]
                 for key in list(key_of)[key_mark:]:
                     del key_of[key]
                 got = line if isinstance(line, dict) else {}
@@ -199,9 +210,12 @@ class Rollups:
             key_errs.setdefault(item_key[i], Counter()).update(errs)
         levels = (self.seconds, self.minutes, self.phases)
         key_rows = np.empty((n_keys, 3), np.int64)
+        key_accs: list[list[Acc]] = []  # per level, each key's accumulator
         for col, level in enumerate(levels):
+            key_accs.append([])
             for k, (run_id, ts, phase, op) in enumerate(key_of):
                 acc = level.get(self._level_key(level, run_id, ts, phase, op))
+                key_accs[col].append(acc)
                 key_rows[k, col] = acc.row
                 acc.ops += int(key_ops[k])
                 acc.late += int(key_late[k])
@@ -215,7 +229,6 @@ class Rollups:
                     first, last = acc.first_start, acc.last_done
                     acc.first_start = span[0] if first is None else min(first, span[0])
                     acc.last_done = span[1] if last is None else max(last, span[1])
-        self._lateness(lateness, key_of, key_rows, levels)
         sizes = np.fromiter((len(t) for t in texts), np.int64, len(texts))
         ends = np.cumsum(sizes)
         text = np.frombuffer("".join(texts).encode("ascii"), np.uint8)
@@ -229,13 +242,18 @@ class Rollups:
             kern.ingest(text, ends - sizes, ends, kind, item_rows, *mats,  # type: ignore[call-arg]
                         hdr.HIGH_VALUES, resp_stats, bad)  # fmt: skip
 
-        # service and response histograms touch disjoint memory: one thread each (nogil)
-        other = _POOL.submit(run, 0)
-        run(1)
-        other.result()
+        any_late = bool(sizes[LATENESS::KINDS].any())
+        # the kinds' histograms touch disjoint memory: one thread each (nogil)
+        others = [_POOL.submit(run, k) for k in ([SERVICE, LATENESS] if any_late else [SERVICE])]
+        run(RESPONSE)
+        for other in others:
+            other.result()
+        if any_late or late_why:
+            self._lateness(items, item_keys, key_accs, text, ends - sizes, ends, bad, late_why)
+        bad[LATENESS::KINDS] = False  # said above
         for h in np.flatnonzero(bad).tolist():
-            run_id, ts, agent, _, _, op = items[h // 2][:6]
-            kind = ("service", "response")[h % 2]
+            run_id, ts, agent, _, _, op = items[h // KINDS][:6]
+            kind = ("service", "response")[h % KINDS]
             why = f"its {kind} histogram is not HDR V2 over 1..60e6 us and was left out"
             self.rejected.append((run_id, f"agent {agent!r}, second {ts}, op {op!r}: {why}"))
         for run_id, ts, _, _ in key_of:
@@ -252,25 +270,34 @@ class Rollups:
         arrays += [pa.array(resp_stats[:, j], from_pandas=True) for j in range(resp_stats.shape[1])]
         return pa.table(arrays, names=AGENT_COLUMNS)
 
-    def _lateness(self, lateness: list[tuple[int, str, str, int, str]], key_of: dict[Key, int],
-                  key_rows: np.ndarray, levels: tuple[Level, ...]) -> None:
-        """Each line's lateness histograms into its keys of every level (a histogram
-        that is not HDR V2 over the protocol's range is left out, and said)."""
-        keys = list(key_of)
-        decoded = _sparse_or_why([text for _k, text, *_rest in lateness])
-        # each accumulator's lines gathered, then added at once (many lines share one)
-        gathered: dict[int, tuple[Acc, list[tuple[np.ndarray, np.ndarray]]]] = {}
-        for (k, _text, run_id, ts, agent), counts in zip(lateness, decoded, strict=True):
+    def _lateness(self, items: list[tuple[Any, ...]], item_keys: np.ndarray,
+                  key_accs: list[list[Acc]], text: np.ndarray, starts: np.ndarray,
+                  ends: np.ndarray, bad: np.ndarray, late_why: dict[int, str]) -> None:
+        """After the compiled loop added the items' lateness histograms: their keys marked
+        as having lateness, and the ones left out said (not HDR V2 over the protocol's
+        range; the loop flags them, hdr.sparse_counts gives the reason as before)."""
+        kind_bad = bad[LATENESS::KINDS]
+        got = (ends - starts)[LATENESS::KINDS] > 0
+        for i in np.flatnonzero(kind_bad).tolist():
+            h = KINDS * i + LATENESS
+            counts = _sparse_or_why(text[starts[h] : ends[h]].tobytes())
             if isinstance(counts, str):
-                why = f"its lateness histogram was left out: {counts}"
-                self.rejected.append((run_id, f"agent {agent!r}, second {ts}: {why}"))
+                late_why[i] = counts
                 continue
-            run, second, phase, op = keys[k]
-            for level in levels:
-                acc = level.accs[self._level_key(level, run, second, phase, op)]
-                gathered.setdefault(id(acc), (acc, []))[1].append(counts)
-        for acc, parts in gathered.values():
-            acc.add_lateness_counts(*parts)
+            # what binascii takes and the compiled loop does not (a newline in the text)
+            kind_bad[i] = False
+            dense = np.zeros(hdr.COUNTS_LEN, np.int64)
+            dense[counts[0]] = counts[1]
+            levels = (self.seconds, self.minutes, self.phases)
+            for accs, level in zip(key_accs, levels, strict=True):
+                level.add_dense(accs[item_keys[i]], LATENESS, dense)
+        for k in np.unique(item_keys[got & ~kind_bad]).tolist():
+            for accs in key_accs:
+                accs[k].lateness = True
+        for i in sorted(late_why):
+            run_id, ts, agent = items[i][:3]
+            why = f"its lateness histogram was left out: {late_why[i]}"
+            self.rejected.append((run_id, f"agent {agent!r}, second {ts}: {why}"))
 
     @staticmethod
     def _level_key(level: Level, run_id: str, ts: int, phase: str, op: str) -> Key:
@@ -307,10 +334,15 @@ def level_rows(level: Level, keys: list[Key]) -> pa.Table:
     rows = np.array([a.row for a in accs], np.int64)
     width = np.maximum(level.hi[rows] - level.lo[rows] + 2, 0) if rows.size else rows
     out = np.empty(int(10 * width.sum()) + 1, np.uint8)  # <= 10 bytes a bucket
-    offsets = np.zeros(2 * len(rows) + 1, np.int64)
+    offsets = np.zeros(KINDS * len(rows) + 1, np.int64)
     stats = np.empty((len(rows), len(hdr.PERCENTILES) + 1))
-    kern.encode_rows(level.counts, rows, level.lo, level.hi, hdr.HIGH_VALUES, out, offsets, stats)
-    blobs = [hdr.stored(out[offsets[j] : offsets[j + 1]].data) for j in range(2 * len(rows))]
+    late = np.empty((len(rows), LATENESS_PCTS.size))
+    kern.encode_rows(level.counts, rows, level.lo, level.hi, hdr.HIGH_VALUES, out, offsets, stats,
+                     LATENESS_PCTS, late)  # fmt: skip
+
+    def blob(j: int) -> bytes:
+        return hdr.stored(out[offsets[j] : offsets[j + 1]].data)
+
     cols: dict[str, Any] = {"run_id": [k[0] for k in keys]}
     if level.name == "op_phase":
         cols.update(phase=[k[2] for k in keys], op=[k[3] for k in keys])
@@ -325,32 +357,24 @@ def level_rows(level: Level, keys: list[Key]) -> pa.Table:
     cols["late"] = [a.late for a in accs]
     for j, name in enumerate(["p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"]):
         cols[name] = pa.array(stats[:, j], from_pandas=True)
-    cols["service_hist"] = pa.array(blobs[0::2], pa.binary())
-    cols["response_hist"] = pa.array(blobs[1::2], pa.binary())
-    lateness = [a.lateness for a in accs]
-    for name, pct in (("lateness_p50_ms", 50.0), ("lateness_p99_ms", 99.0)):
-        cols[name] = pa.array([None if h is None else h.get_value_at_percentile(pct) / 1000.0
-                               for h in lateness], pa.float64())
+    for kind, name in ((SERVICE, "service_hist"), (RESPONSE, "response_hist")):
+        cols[name] = pa.array([blob(KINDS * i + kind) for i in range(len(rows))], pa.binary())
+    none = np.array([not a.lateness for a in accs], np.bool_)  # NULL: no lateness came
+    for j, name in enumerate(["lateness_p50_ms", "lateness_p99_ms"]):
+        cols[name] = pa.array(late[:, j], pa.float64(), mask=none)
     cols["lateness_hist"] = pa.array(
-        [None if h is None else hdr.stored(hdr.payload(encode(h))) for h in lateness], pa.binary())
+        [blob(KINDS * i + LATENESS) if a.lateness else None for i, a in enumerate(accs)],
+        pa.binary())
     return pa.table(cols)
 
 
-def _sparse_or_why(texts: list[Any]) -> list[tuple[np.ndarray, np.ndarray] | str]:
-    """Each line's lateness histogram as sparse counts, decoded in one pass; when one of
-    them is not an HDR V2 histogram over the protocol's range, each on its own, and that
-    one's reason in its place."""
+def _sparse_or_why(text: bytes) -> tuple[np.ndarray, np.ndarray] | str:
+    """A lateness histogram's base64 text as sparse counts, or why it is not an HDR V2
+    histogram over the protocol's range (hdr.sparse_counts' reason)."""
     try:
-        return list(hdr.sparse_counts(texts))
-    except (ValueError, TypeError):
-        pass
-    out: list[tuple[np.ndarray, np.ndarray] | str] = []
-    for text in texts:
-        try:
-            out.append(hdr.sparse_counts([text])[0])
-        except (ValueError, TypeError) as exc:
-            out.append(str(exc))
-    return out
+        return hdr.sparse_counts([text])[0]
+    except (ValueError, TypeError) as exc:
+        return str(exc)
 
 
 def stored_lateness(blob: bytes | None) -> HdrHistogram | None:
@@ -366,7 +390,8 @@ def warm() -> None:
     hist.record_value(1000)
     sample = {"ops": 1, "errors": {}, "late": 0}
     line = {"agent": "a", "ts": 1, "phase": "p", "ops": {"x": {**sample,
-            "service_hist": encode(hist), "response_hist": encode(hist)}}}  # fmt: skip
+            "service_hist": encode(hist), "response_hist": encode(hist),
+            "lateness_hist": encode(hist)}}}  # fmt: skip
     rollups = Rollups()
     rollups.ingest([("r", line)])
     level_rows(rollups.seconds, [("r", 1, "p", "x")])

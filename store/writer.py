@@ -539,11 +539,13 @@ def _merge_from_file(con: duckdb.DuckDBPyConnection, level: Level) -> None:
         row = found[0]
         acc = level.accs[key]
         acc.ops, acc.errors, acc.late = acc.ops + row[0], acc.errors + row[1], acc.late + row[2]
-        for kind, blob in enumerate((row[3], row[4])):
+        # the kinds in order (rollups' SERVICE, RESPONSE, LATENESS); lateness is NULL
+        # where none came, and then stays as the late lines make it
+        for kind, blob in enumerate((row[3], row[4], row[5])):
+            if blob is None:
+                continue
             no, idx, cnt = hdr.decode_many([bytes(blob)], b64=False)
             level.add_dense(acc, kind, hdr.dense(no, idx, cnt, 1)[0])
-        if row[5] is not None:  # the stored lateness, added as a line's is
-            acc.add_lateness_counts(hdr.sparse_counts([bytes(row[5])], b64=False)[0])
         acc.written = True
 
 

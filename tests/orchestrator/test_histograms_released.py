@@ -3,7 +3,8 @@ hdrh histogram and its encoder refer to each other, so a dropped one (its counts
 and more) waits for the oldest generation's collection, which a long run reaches rarely.
 Seen in a 1-hour run as the orchestrator's memory rising with every line that carried
 lateness (the per-line check of the agents' lateness, and the rollups' per-second
-lateness histograms once evicted). With the collector off, no histogram outlives these."""
+lateness histograms once evicted: now rows of their dense counts, no histogram). With
+the collector off, no histogram outlives these."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from hdrh.histogram import HdrHistogram
 
 from loadtower.orchestrator.sinks import Sinks
 from loadtower.protocol.hdr_encoding import encode, new_hist
-from loadtower.store.hdr import release
-from loadtower.store.rollups import Level
+from loadtower.store.hdr import COUNTS_LEN, release
+from loadtower.store.rollups import EMPTY_HI, EMPTY_LO, LATENESS, Level
 
 
 def _alive() -> int:
@@ -65,15 +66,22 @@ def test_the_per_line_lateness_check_keeps_no_histogram(no_collector: None) -> N
     assert len(events) == 1 and _alive() == before
 
 
-def test_an_evicted_rollup_key_frees_its_lateness_histogram(no_collector: None) -> None:
+def test_an_evicted_rollup_key_frees_its_lateness_row(no_collector: None) -> None:
+    """The rollups keep lateness as a kind of their dense count rows, no histogram per key;
+    an evicted key's row is cleared for reuse, its lateness too."""
     level = Level("op_second")
     before = _alive()
     keys = [("run", ts, "p", "read") for ts in range(50)]
+    counts = np.zeros(COUNTS_LEN, np.int64)
+    counts[10] = 3
     for key in keys:
-        level.get(key).add_lateness_counts((np.array([10]), np.array([3])))
-    assert _alive() == before + len(keys)
+        level.add_dense(level.get(key), LATENESS, counts)
+    rows = [level.accs[k].row for k in keys]
+    assert level.counts[rows, LATENESS, 10].tolist() == [3] * len(keys)
+    assert _alive() == before
     level.drop(keys)
-    assert _alive() == before and not level.accs
+    assert _alive() == before and not level.accs and not level.counts.any()
+    assert (level.lo[rows] == EMPTY_LO).all() and (level.hi[rows] == EMPTY_HI).all()
 
 
 def test_the_lateness_check_reads_p99_only_when_an_op_was_later_than_the_bound(
