@@ -121,7 +121,7 @@ def _agents_batch(encoded: Sequence[str | bytes | None]) -> tuple[np.ndarray, ..
     None for any other batch, or one the loop refuses (the Python path then names the
     bad histogram as it always has)."""
     for e in encoded:
-        if e and not (e.__class__ is str and cast(str, e).startswith(AGENTS_B64_PREFIX)):
+        if e and not (isinstance(e, str) and e.startswith(AGENTS_B64_PREFIX)):
             return None
     texts = [cast(str, e) or "" for e in encoded]
     try:

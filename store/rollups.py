@@ -30,7 +30,7 @@ from loadtower.store import hdr_kernels as kern
 from loadtower.store.phase_rate import line_span
 
 _POOL = ThreadPoolExecutor(2, thread_name_prefix="store-ingest")
-AGENTS_PREFIX = "HISTEw"  # base64 of the uncompressed V2 cookie: what agents send
+AGENTS_PREFIX = hdr.AGENTS_B64_PREFIX  # base64 of the uncompressed V2 cookie: what agents send
 KEEP_SECONDS = 5  # a second's counts stay in memory this long after newer data arrives
 KEEP_MINUTES = 2
 EMPTY_LO, EMPTY_HI = hdr.COUNTS_LEN, -1  # the [lo, hi] of a row with no counts
@@ -383,9 +383,9 @@ def stored_lateness(blob: bytes | None) -> HdrHistogram | None:
 
 
 def warm() -> None:
-    """Compile every loop of hdr_kernels once (numba caches the machine code next to that
-    file, or in its user-wide cache), so the first flush of a run does not wait for the
-    compiler (loadtower/numba_warm.py runs it)."""
+    """Compile every loop of hdr_kernels and hdr_text_kernel once (numba caches the
+    machine code next to those files, or in its user-wide cache), so the first flush of
+    a run does not wait for the compiler (loadtower/numba_warm.py runs it)."""
     hist = new_hist()
     hist.record_value(1000)
     sample = {"ops": 1, "errors": {}, "late": 0}
@@ -395,7 +395,8 @@ def warm() -> None:
     rollups = Rollups()
     rollups.ingest([("r", line)])
     level_rows(rollups.seconds, [("r", 1, "p", "x")])
-    hdr.decode_many([encode(hist)])
+    hdr.decode_many([encode(hist)])  # the agents' text, in one compiled pass
+    hdr.decode_many([hdr.stored(hdr.payload(encode(hist)))], b64=False)  # a stored BLOB
     for acc in rollups.seconds.accs.values():
         acc.written = True
     rollups.forget_run("r")

@@ -43,7 +43,7 @@ def test_a_batch_of_the_agents_form_is_read_in_the_compiled_pass_and_agrees() ->
     assert hdr._agents_batch(encoded) is not None  # the compiled pass took the batch
     got = hdr.sparse_counts(encoded)
     _same(got, _python_path(encoded))
-    for h, (index, count) in zip(hists, got, strict=False):
+    for h, (_index, count) in zip(hists, got, strict=False):
         assert int(count.sum()) == h.get_total_count()
     no, idx, cnt = hdr.decode_many(encoded)
     assert np.array_equal(np.bincount(no, cnt, len(encoded)).astype(np.int64),
