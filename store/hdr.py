@@ -6,8 +6,9 @@ Three envelopes around the same V2 varint counts payload are understood:
   `encodeIntoByteBuffer`): what the agents send, base64, so the store need not inflate;
 - the store's BLOB: b"LTZ1", the uncompressed length (4 bytes, big-endian), then a zstd
   frame of the uncompressed V2 encoding (zstd is several times cheaper than zlib here).
-The varint loops are compiled (hdr_kernels.py). The percentile rule is hdrh's
-(`get_value_at_percentile`: highest equivalent value).
+The varint loops are compiled (hdr_kernels.py); a batch of the agents' base64 texts is
+read in one compiled pass, base64 included (hdr_text_kernel.py). The percentile rule is
+hdrh's (`get_value_at_percentile`: highest equivalent value).
 """
 
 from __future__ import annotations
