@@ -7,7 +7,7 @@ Three envelopes around the same V2 varint counts payload are understood:
 - the store's BLOB: b"LTZ1", the uncompressed length (4 bytes, big-endian), then a zstd
   frame of the uncompressed V2 encoding (zstd is several times cheaper than zlib here).
 The varint loops are compiled (hdr_kernels.py); a batch of the agents' base64 texts is
-read in one compiled pass, base64 included (hdr_text_kernel.py). The percentile rule is
+read in one compiled pass, base64 included. The percentile rule is
 hdrh's (`get_value_at_percentile`: highest equivalent value).
 """
 
@@ -18,6 +18,7 @@ import binascii
 import struct
 import zlib
 from collections.abc import Sequence
+from types import ModuleType
 from typing import cast
 
 import numpy as np
@@ -96,6 +97,14 @@ def v2(encoded: str | bytes, b64: bool = True) -> bytes:
     return raw
 
 
+def _kernels() -> ModuleType:
+    """The compiled loops (hdr_kernels.py), imported when first needed: numba's import
+    is not paid by the commands that never decode a histogram."""
+    from loadtower.store import hdr_kernels
+
+    return hdr_kernels
+
+
 def decode_v2_batch(encodings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sparse counts of uncompressed V2 encodings (b"" = empty): (index, count, offsets);
     histogram h's non-empty buckets are index/count[offsets[h]:offsets[h + 1]]."""
@@ -105,9 +114,7 @@ def decode_v2_batch(encodings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray,
     idx = np.empty(buf.size + 1, np.int32)
     cnt = np.empty(buf.size + 1, np.int64)
     off = np.zeros(len(encodings) + 1, np.int64)
-    from loadtower.store import hdr_kernels as kern  # numba: imported when first needed
-
-    n = kern.decode_sparse(buf, ends - sizes, ends, LOWEST, HIGHEST, COUNTS_LEN, idx, cnt, off)
+    n = _kernels().decode_sparse(buf, ends - sizes, ends, LOWEST, HIGHEST, COUNTS_LEN, idx, cnt, off)
     if n < 0:
         raise ValueError(
             f"histogram {-n - 1} of the batch is not an HDR V2 histogram over "
@@ -137,9 +144,7 @@ def _agents_batch(encoded: Sequence[str | bytes | None]) -> tuple[np.ndarray, ..
     idx, cnt = np.empty(room, np.int32), np.empty(room, np.int64)
     off = np.zeros(len(texts) + 1, np.int64)
     raw = np.empty(int(sizes.max(initial=0)) // 4 * 3 + 3, np.uint8)
-    from loadtower.store import hdr_text_kernel as kern  # numba: imported when first needed
-
-    n = kern.decode_b64_sparse(buf, ends - sizes, ends, LOWEST, HIGHEST, COUNTS_LEN, idx, cnt,
+    n = _kernels().decode_b64_sparse(buf, ends - sizes, ends, LOWEST, HIGHEST, COUNTS_LEN, idx, cnt,
                                off, raw)  # fmt: skip
     return None if n < 0 else (idx[:n], cnt[:n], off)
 

@@ -6,7 +6,8 @@ per second and op, re-encoded. Done in Python or through numpy temporaries this 
 far more than appending the rows; these loops touch each varint byte once. Payloads
 are V2's ZigZag LEB128 counts where a negative value is a run of empty buckets (see
 hdr.py for the envelope). Histograms are rows of int64 count matrices of width
-hdr.COUNTS_LEN.
+hdr.COUNTS_LEN. `decode_b64_sparse` reads a batch of the agents' base64 texts into
+sparse counts in one pass, for the live view and the lateness check.
 """
 
 from __future__ import annotations
@@ -345,3 +346,41 @@ def ingest(
         if kind == 1:
             sparse_stats(idx, cnt, one, 0, 1, high_values, stats[item : item + 1])  # one: [0, n]
     return 0
+
+
+@njit(cache=True, nogil=True)
+def decode_b64_sparse(
+    text: U8,
+    starts: I64,
+    ends: I64,
+    lowest: int,
+    highest: int,
+    limit: int,
+    out_idx: npt.NDArray[Any],
+    out_cnt: I64,
+    out_off: I64,
+    raw: U8,
+) -> int:
+    """Histogram h is base64 text[starts[h]:ends[h]] of an uncompressed V2 encoding (an
+    empty range: an empty histogram); its non-empty buckets land in
+    out_idx/out_cnt[out_off[h]:out_off[h + 1]], in index order. `raw` holds the longest
+    one decoded; out_idx/out_cnt hold one more pair than all of them have bytes decoded.
+    Returns the number of pairs, or -(h + 1) for the first histogram h that is not
+    base64 of V2 over [lowest, highest]."""
+    span = np.zeros(1, np.int64)
+    size = np.zeros(1, np.int64)
+    one = np.zeros(2, np.int64)
+    n = 0
+    for h in range(starts.size):
+        out_off[h] = n
+        if starts[h] == ends[h]:
+            continue
+        size[0] = b64_decode(text, starts[h], ends[h], raw)
+        if size[0] < 0:
+            return -(h + 1)
+        got = decode_sparse(raw, span, size, lowest, highest, limit, out_idx[n:], out_cnt[n:], one)
+        if got < 0:
+            return -(h + 1)
+        n += got
+    out_off[starts.size] = n
+    return n

@@ -383,9 +383,9 @@ def stored_lateness(blob: bytes | None) -> HdrHistogram | None:
 
 
 def warm() -> None:
-    """Compile every loop of hdr_kernels and hdr_text_kernel once (numba caches the
-    machine code next to those files, or in its user-wide cache), so the first flush of
-    a run does not wait for the compiler (loadtower/numba_warm.py runs it)."""
+    """Compile every loop of hdr_kernels once (numba caches the machine code next to that
+    file, or in its user-wide cache), so the first flush of a run does not wait for the
+    compiler (loadtower/numba_warm.py runs it)."""
     hist = new_hist()
     hist.record_value(1000)
     sample = {"ops": 1, "errors": {}, "late": 0}

@@ -1,7 +1,7 @@
 """The agents' histograms read from their base64 text in one compiled pass (hdr.py's
-`_agents_batch`, hdr_text_kernel.py) give what the Python path gives, and any batch the
-pass does not take still goes the Python path: other forms, and bad histograms, which
-are named as before."""
+`_agents_batch`, hdr_kernels.decode_b64_sparse) give what the Python path gives, and
+any batch the pass does not take still goes the Python path: other forms, and bad
+histograms, which are named as before."""
 
 from __future__ import annotations
 
