@@ -7,8 +7,8 @@ Three envelopes around the same V2 varint counts payload are understood:
 - the store's BLOB: b"LTZ1", the uncompressed length (4 bytes, big-endian), then a zstd
   frame of the uncompressed V2 encoding (zstd is several times cheaper than zlib here).
 The varint loops are compiled (hdr_kernels.py); a batch of the agents' base64 texts is
-read in one compiled pass, base64 included. The percentile rule is
-hdrh's (`get_value_at_percentile`: highest equivalent value).
+read in one compiled pass, base64 included. The percentile rule is hdrh's
+(`get_value_at_percentile`: highest equivalent value).
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ def decode_v2_batch(encodings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray,
     idx = np.empty(buf.size + 1, np.int32)
     cnt = np.empty(buf.size + 1, np.int64)
     off = np.zeros(len(encodings) + 1, np.int64)
-    n = _kernels().decode_sparse(buf, ends - sizes, ends, LOWEST, HIGHEST, COUNTS_LEN, idx, cnt, off)
+    kern = _kernels()
+    n = kern.decode_sparse(buf, ends - sizes, ends, LOWEST, HIGHEST, COUNTS_LEN, idx, cnt, off)
     if n < 0:
         raise ValueError(
             f"histogram {-n - 1} of the batch is not an HDR V2 histogram over "
@@ -144,7 +145,8 @@ def _agents_batch(encoded: Sequence[str | bytes | None]) -> tuple[np.ndarray, ..
     idx, cnt = np.empty(room, np.int32), np.empty(room, np.int64)
     off = np.zeros(len(texts) + 1, np.int64)
     raw = np.empty(int(sizes.max(initial=0)) // 4 * 3 + 3, np.uint8)
-    n = _kernels().decode_b64_sparse(buf, ends - sizes, ends, LOWEST, HIGHEST, COUNTS_LEN, idx, cnt,
+    kern = _kernels()
+    n = kern.decode_b64_sparse(buf, ends - sizes, ends, LOWEST, HIGHEST, COUNTS_LEN, idx, cnt,
                                off, raw)  # fmt: skip
     return None if n < 0 else (idx[:n], cnt[:n], off)
 
