@@ -8,8 +8,9 @@ the pairwise distances |x_i - x_j|) is largest; the candidate is kept when Stude
 t-test between the two sides (pooled variance, so it works with a single run on one
 side, as Hunter's tester does) says the sides differ, with its p-value multiplied by the
 number of places the split could have been (Bonferroni: the split was chosen as the
-best of them, so the plain p-value would overstate the evidence). Each kept split
-divides its segment and both halves are searched again.
+best of them, so the plain p-value would overstate the evidence), and the pooled spread
+taken as at least NOISE_FLOOR_PCT of the segment's mean (runs can repeat a figure
+exactly). Each kept split divides its segment and both halves are searched again.
 
 A change point is the index of the first run of the new level.
 """
@@ -23,6 +24,11 @@ import numpy as np
 
 MAX_P_VALUE = 0.01  # a split is kept when its corrected p-value is below this
 MIN_CHANGE_PCT = 2.0  # and the level moves by at least this much (noise-sized steps are not news)
+# the run-to-run spread assumed at least: this share of the segment's mean as a standard
+# deviation. Runs can repeat a figure exactly (a percentile is an HDR bucket's value), and
+# two equal runs beside a third would otherwise be a segment with no noise at all, which
+# makes any step between them certain (p = 0): 4.327, 4.327, 3.955 ms was "an improvement"
+NOISE_FLOOR_PCT = 1.0
 
 
 @dataclass(frozen=True)
@@ -60,14 +66,16 @@ def student_t_p_value(t: float, df: int) -> float:
     return min(1.0, max(0.0, 1.0 - inside))
 
 
-def _pooled_t_p(left: np.ndarray, right: np.ndarray) -> float:
+def _pooled_t_p(left: np.ndarray, right: np.ndarray, floor_sd: float = 0.0) -> float:
+    """Student's t p-value of the two sides' means (pooled variance), the pooled standard
+    deviation taken as at least `floor_sd`."""
     n1, n2 = len(left), len(right)
     df = n1 + n2 - 2
     if n1 < 1 or n2 < 1 or df < 1:
         return 1.0
     ss = float(((left - left.mean()) ** 2).sum() + ((right - right.mean()) ** 2).sum())
     diff = float(right.mean() - left.mean())
-    scale = math.sqrt(ss / df * (1.0 / n1 + 1.0 / n2))
+    scale = max(math.sqrt(ss / df), floor_sd) * math.sqrt(1.0 / n1 + 1.0 / n2)
     if scale == 0.0:
         return 1.0 if diff == 0.0 else 0.0
     return student_t_p_value(diff / scale, df)
@@ -105,7 +113,8 @@ def _split(
     q = energy_statistic(segment)
     tau = int(np.argmax(q)) + 1
     left, right = segment[:tau], segment[tau:]
-    p = min(1.0, _pooled_t_p(left, right) * (len(segment) - 1))
+    floor_sd = NOISE_FLOOR_PCT / 100.0 * abs(float(segment.mean()))
+    p = min(1.0, _pooled_t_p(left, right, floor_sd) * (len(segment) - 1))
     before, after = float(left.mean()), float(right.mean())
     change = 100.0 * (after - before) / before if before else math.inf
     if p >= max_p or abs(change) < min_pct:
