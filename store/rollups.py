@@ -173,7 +173,7 @@ class Rollups:
                         texts.append(t or "")
                     else:  # a bad one is left out and said, the rest of its line kept
                         try:
-                            texts.append(b2a(v2(t), newline=False).decode())
+                            texts.append(agents_form(t))
                         except (ValueError, TypeError) as exc:
                             late_why[len(items)] = str(exc)
                             texts.append("")
