@@ -46,6 +46,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import timeline
 from tests.timeout_tasks import install as show_tasks_on_timeout
 
 UP_TIMEOUT_S = 480  # the CLI waits up to 240 s per service itself
@@ -308,14 +309,30 @@ def turn_of(item: pytest.Item) -> Iterator[None]:
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         yield
         return
-    with turn(lock_folder(item.config), item.get_closest_marker("alone") is not None):
-        yield
+    folder, alone = lock_folder(item.config), item.get_closest_marker("alone") is not None
+    asked = time.time()
+    with turn(folder, alone):
+        got = time.time()
+        try:
+            yield
+        finally:  # the test's line for the run's timeline (tests/timeline.py)
+            timeline.record(folder, timeline.entry(item.nodeid, xdist_group_of(item.nodeid),
+                                                   alone, asked, got))
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outside pytest-timeout's timer
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     with turn_of(item):
         yield
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """After a parallel run, where its time went (tests/timeline.py), on the controller."""
+    config = terminalreporter.config
+    if os.environ.get("PYTEST_XDIST_WORKER") or not getattr(config.option, "numprocesses", None):
+        return
+    for line in timeline.finish(lock_folder(config)):
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,89 @@
+"""Where a parallel run's time went: each xdist worker appends one JSON line per test
+(its group, whether it ran `alone`, when it asked for its turn, got it and ended) to
+`timeline-<worker>.jsonl` in the folder the workers share (tests/conftest.py's lock
+folder); at the end the controller reads them and prints, after the slowest tests:
+
+- the span of the run, and how long each worker held a turn or waited for one;
+- the `alone` turns' sum (time no other test could run) and the other workers' wait;
+- the groups (files) that held the machine longest, `alone` or shared.
+
+`LOADTOWER_TIMELINE=FILE` also copies every line into FILE (docs/testing.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+PREFIX = "timeline-"
+
+
+def record(folder: Path, entry: dict[str, Any]) -> None:
+    """One test's line, appended to this worker's file (O_APPEND: whole lines)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    path = folder / f"{PREFIX}{worker}.jsonl"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, (json.dumps(entry) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def entry(nodeid: str, group: str, alone: bool, asked: float, got: float) -> dict[str, Any]:
+    return {"test": nodeid, "group": group, "alone": alone, "asked": asked, "got": got,
+            "ended": time.time(), "worker": os.environ.get("PYTEST_XDIST_WORKER", "main")}
+
+
+def read(folder: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for path in sorted(folder.glob(f"{PREFIX}*.jsonl")):
+        for line in path.read_text().splitlines():
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                continue  # a line cut by a killed worker: left out
+    return rows
+
+
+def summary(rows: list[dict[str, Any]], top: int = 15) -> list[str]:
+    """The lines printed at the end of a parallel run (empty: nothing recorded)."""
+    if not rows:
+        return []
+    start = min(r["asked"] for r in rows)
+    span = max(r["ended"] for r in rows) - start
+    held: dict[str, float] = defaultdict(float)
+    waited: dict[str, float] = defaultdict(float)
+    groups: dict[tuple[str, bool], float] = defaultdict(float)
+    alone_s = 0.0
+    for r in rows:
+        turn = r["ended"] - r["got"]
+        held[r["worker"]] += turn
+        waited[r["worker"]] += r["got"] - r["asked"]
+        groups[(r["group"], r["alone"])] += turn
+        alone_s += turn if r["alone"] else 0.0
+    lines = [f"timeline: {len(rows)} tests over {span:.0f} s; alone turns {alone_s:.0f} s "
+             f"({sum(r['alone'] for r in rows)} tests: nothing else ran meanwhile)"]
+    for worker in sorted(held):
+        lines.append(f"  {worker}: in tests {held[worker]:.0f} s, waiting for a turn "
+                     f"{waited[worker]:.0f} s, idle {span - held[worker] - waited[worker]:.0f} s")
+    lines.append(f"  the {top} groups that held turns longest (s, alone or shared):")
+    ranked = sorted(groups.items(), key=lambda kv: -kv[1])[:top]
+    lines.extend(f"    {seconds:7.0f}  {'alone ' if alone else 'shared'}  {group}"
+                 for (group, alone), seconds in ranked)
+    return lines
+
+
+def finish(folder: Path) -> list[str]:
+    """The summary of `folder`'s lines, which are copied to $LOADTOWER_TIMELINE first."""
+    copy = os.environ.get("LOADTOWER_TIMELINE")
+    paths = sorted(folder.glob(f"{PREFIX}*.jsonl"))
+    if copy and paths:
+        with open(copy, "w") as out:
+            for path in paths:
+                with path.open() as src:
+                    shutil.copyfileobj(src, out)
+    return summary(read(folder))
