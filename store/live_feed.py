@@ -56,6 +56,10 @@ class PhaseRow:
     # a run phase's steerable load: ("rate", total ops/s) for an open model, ("users", n)
     # for a closed one, as last set (its params, or the operator's last change); else None
     steer: tuple[str, float] | None = None
+    # how many times the operator changed it so far (stored rate_change / users_change
+    # events): the TUI tells by it whether the store has each change it asked for, which
+    # the level alone cannot tell when a change goes back to an earlier level
+    steers: int = 0
 
 
 @dataclass(frozen=True)
@@ -218,13 +222,15 @@ def _model(kind: str, stored: dict[str, Any]) -> tuple[str, float] | None:
         else None
 
 
-def _steered(rows: list[tuple[Any, ...]]) -> dict[str, tuple[str, float]]:
-    """Each phase label's level as its last rate_change / users_change event set it."""
-    found: dict[str, tuple[str, float]] = {}
+def _steered(rows: list[tuple[Any, ...]]) -> dict[str, tuple[tuple[str, float], int]]:
+    """Each phase label's level as its last rate_change / users_change event set it,
+    and how many such events it has."""
+    found: dict[str, tuple[tuple[str, float], int]] = {}
     for phase, kind, data in rows:
         to = _number(_object(data).get("to"))
         if to is not None and phase is not None:
-            found[str(phase)] = (STEER_EVENTS[kind], to)
+            count = found[str(phase)][1] if str(phase) in found else 0
+            found[str(phase)] = ((STEER_EVENTS[kind], to), count + 1)
     return found
 
 
@@ -239,13 +245,13 @@ def _phase_rows(con: Any, run_id: str, until: float) -> list[PhaseRow]:
             "ORDER BY idx", [run_id]).fetchall():
         stored = _object(params)
         model = _model(str(kind), stored)
-        level = steered.get(str(name))
+        level, count = steered.get(str(name), (None, 0))
         if model is not None and level is not None and level[0] == model[0]:
             model = level
         rows.append(PhaseRow(int(idx), str(name), str(kind),
                              None if started is None else float(started),
                              None if ended is None else float(ended), *_planned(stored),
-                             steer=model))
+                             steer=model, steers=count))
     return rows
 
 

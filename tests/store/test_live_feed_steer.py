@@ -46,6 +46,11 @@ def test_a_run_phase_has_its_planned_rate_until_steered(
     # the changes are notable events: drawn on the timeline, targets of [ and ]
     assert [kind for _ts, kind in live.markers].count("rate_change") == 2
     assert START + 1 in live.marks
+    # and counted: a change back to an earlier level is one more, not the same state
+    assert [snapshot(store, LIVE_RUN, at, 0).phases[0].steers
+            for at in (START, START + 1, None)] == [0, 1, 2]
+    open_model.steered("rate", 250.5, 1000)
+    assert snapshot(store, LIVE_RUN, None, 0).phases[0].steers == 3
 
 
 def test_a_change_stored_after_the_newest_second_counts_live(

@@ -1,10 +1,19 @@
-"""The steering keys' steps and the rate prompt's answers (pure functions)."""
+"""The steering keys' steps, the rate prompt's answers (pure functions), and the level a
+key starts from while the store lags behind the asks (AskSeries, on the screen's own
+steer_level with snapshots as the store gives them)."""
 
 from __future__ import annotations
 
 import pytest
 
-from loadtower.tui.screens.steer_keys import amount, moved, step_rate
+from loadtower.store.live_feed import PhaseRow, Snapshot
+from loadtower.tui.screens.steer_keys import (
+    AskSeries,
+    SteerableScreen,
+    amount,
+    moved,
+    step_rate,
+)
 from loadtower.tui.widgets.steer_prompt import parse_level
 
 
@@ -46,3 +55,48 @@ def test_amounts_read_as_the_run_writes_them() -> None:
 ])
 def test_typed_levels(kind: str, answer: str, value: float | None) -> None:
     assert parse_level(kind, answer) == value
+
+
+def _row(level: float, changes: int) -> PhaseRow:
+    return PhaseRow(0, "steady", "run", 100.0, None, steer=("rate", level), steers=changes)
+
+
+def _snap(level: float, changes: int) -> Snapshot:
+    return Snapshot(run={"status": "running"}, cursor=110.0, first_ts=100.0, last_ts=110.0,
+                    window=0, phases=[_row(level, changes)])
+
+
+def _screen(level: float, changes: int) -> SteerableScreen:
+    screen = SteerableScreen()
+    screen.live = True
+    screen.snap = _snap(level, changes)
+    return screen
+
+
+def test_a_stale_read_at_the_level_of_the_last_ask_does_not_end_the_series() -> None:
+    """+ then - from 1,000: the store, behind, still shows the 1,000 stored before them;
+    the key after must start from 1,000 (the last ask), also once the store shows the
+    1,200 of the first ask, and the series ends only when the store has both."""
+    screen = _screen(1000, 1)  # doubled once: 500 -> 1,000, stored
+    screen._asked = AskSeries("steady", "rate", 1, ()).asked(_row(1000, 1), "rate", 1200)
+    screen._asked = screen._asked.asked(_row(1000, 1), "rate", 1000)  # the store is behind
+    assert screen.steer_level() == ("steady", "rate", 1000)  # stale 1,000: not caught up
+    assert screen._asked is not None
+    screen.snap = _snap(1200, 2)
+    assert screen.steer_level() == ("steady", "rate", 1000)  # the first ask stored
+    assert moved("rate", 1000, "half") == 500  # what `/` then asks, not 600
+    screen.snap = _snap(1000, 3)
+    assert screen.steer_level() == ("steady", "rate", 1000) and screen._asked is None
+
+
+def test_a_refused_ask_is_not_waited_for() -> None:
+    series = AskSeries("steady", "rate", 4, (1200.0, 1500.0))
+    assert series.pending(_row(1200, 5))
+    back = series.refused(1500)
+    assert back == AskSeries("steady", "rate", 4, (1200.0,))
+    assert not back.pending(_row(1200, 5))  # the store has the one ask left
+    assert back.refused(1200) is None and back.refused(999) == back
+    # a new series once the store has them all, or for another phase or kind
+    assert back.asked(_row(1200, 5), "rate", 1500) == AskSeries("steady", "rate", 5, (1500.0,))
+    other = PhaseRow(1, "next", "run", 200.0, None, steer=("users", 4), steers=0)
+    assert series.asked(other, "users", 5) == AskSeries("next", "users", 0, (5.0,))

@@ -8,6 +8,12 @@ halve are exact (users: halve rounds down, at least 1). Each key starts from the
 the store holds, or from the one last asked for while the store has not caught up
 with it, so pressing a key twice steps twice.
 
+Which level a key starts from: the store takes the asks one by one, each as a stored
+change, so it may show a level from before the asks or one asked earlier in the series.
+An `AskSeries` counts the changes the phase had stored when its first ask was made; the
+store has every ask once it holds that many more (the level alone cannot tell: `+` then
+`-` comes back to the level stored before them, which a stale read also shows).
+
 The footer shows `-+r Rate` (or `-+r Users`): one group, so a 100-column footer keeps
 every key; the keys help and the palette name each. A binding per model (rate or
 users) on the same keys: the screen's check_action turns
@@ -19,6 +25,7 @@ the key's next binding).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from textual import work
@@ -28,7 +35,7 @@ from textual.screen import Screen
 
 from loadtower.errors import LoadtowerError
 from loadtower.scenarios.control_api import send
-from loadtower.store.live_feed import Snapshot
+from loadtower.store.live_feed import PhaseRow, Snapshot
 from loadtower.store.terminal_text import visible
 from loadtower.tui.widgets.steer_prompt import WHAT, SteerPrompt, parse_level
 
@@ -94,6 +101,38 @@ def amount(kind: str, value: float) -> str:
     return f"{value:,.10g} user{'' if value == 1 else 's'}"
 
 
+@dataclass(frozen=True)
+class AskSeries:
+    """A quick series of asks of one phase's level: `base` stored changes the phase had
+    when the first was made, `values` what each ask not refused since asked for."""
+
+    phase: str
+    kind: str
+    base: int
+    values: tuple[float, ...]
+
+    def pending(self, row: PhaseRow) -> bool:
+        """Whether `row` (the phase as stored) lacks an ask of this series."""
+        return (row.name, row.steer is not None and row.steer[0]) == (self.phase, self.kind) \
+            and row.steers < self.base + len(self.values)
+
+    def asked(self, row: PhaseRow, kind: str, value: float) -> AskSeries:
+        """This series with `value` asked too, or a new one (of `row`'s phase and `kind`)
+        when the store has them all or they were of another phase."""
+        if self.pending(row) and self.kind == kind:
+            return replace(self, values=(*self.values, value))
+        return AskSeries(row.name, kind, row.steers, (value,))
+
+    def refused(self, value: float) -> AskSeries | None:
+        """This series without an ask of `value` the run did not store (refused, not
+        reached, or already at it); None when no ask is left."""
+        if value not in self.values:
+            return self
+        at = len(self.values) - 1 - self.values[::-1].index(value)
+        values = self.values[:at] + self.values[at + 1:]
+        return replace(self, values=values) if values else None
+
+
 class SteerableScreen(Screen):
     """A screen that steers its live run's current phase. The dashboard sets `live`,
     `snap` and `control_path`, calls `steer_bindings_changed` with each new snapshot,
@@ -102,16 +141,13 @@ class SteerableScreen(Screen):
     live: bool = False
     snap: Snapshot | None = None
     control_path: Path | None = None
-    # phase, kind, the level last asked for, and the stored levels it stands over: the one
-    # stored when the first of a quick series of asks was made, and each level asked since
-    # (the store takes them one by one, so it may show an earlier ask of the series)
-    _asked: tuple[str, str, float, frozenset[tuple[str, float]]] | None = None
+    _asked: AskSeries | None = None  # the asks the store may not have yet
     _steer_shown: str | None = None
 
     def steer_level(self) -> tuple[str, str, float] | None:
         """(phase, kind, level) of the live run's current phase when its load can be
-        steered: the stored level, or the one last asked for while the store has the
-        level it had then or one asked for since (it lags behind the asks)."""
+        steered: the stored level, or the one last asked for while the store lacks one
+        of the asks (it lags behind them; AskSeries)."""
         snap = self.snap
         if not self.live or snap is None or snap.run.get("status") != "running":
             return None
@@ -120,11 +156,11 @@ class SteerableScreen(Screen):
             return None
         kind, level = row.steer
         asked = self._asked
-        if asked is not None and asked[:2] == (row.name, kind):
-            if row.steer == (kind, asked[2]):
-                self._asked = None  # the store caught up with the last ask: the series ends
-            elif row.steer in asked[3]:
-                level = asked[2]
+        if asked is not None and (asked.phase, asked.kind) == (row.name, kind):
+            if asked.pending(row):
+                level = asked.values[-1]
+            else:
+                self._asked = None  # the store has every ask: the series ends
         return row.name, kind, level
 
     def check_steer(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -191,17 +227,13 @@ class SteerableScreen(Screen):
         row = self.snap.steerable() if self.snap is not None else None
         if row is None or row.steer is None:
             return
-        before = self._asked
-        stands = (before is not None and before[:2] == (phase, kind)
-                  and row.steer in before[3])  # an ask of this series still pending
-        over = (before[3] if stands and before is not None else frozenset()) | {row.steer}
-        self._asked = (phase, kind, value, over | {(kind, value)})
+        series = self._asked or AskSeries(phase, kind, row.steers, ())
+        self._asked = series.asked(row, kind, value)
         self.steer_changed()
         self._send_steer(self.control_path, kind, value, self._asked)
 
     @work(exclusive=False, group="control")
-    async def _send_steer(self, path: Path, kind: str, value: float,
-                          asked: tuple[str, str, float, frozenset[tuple[str, float]]]) -> None:
+    async def _send_steer(self, path: Path, kind: str, value: float, asked: AskSeries) -> None:
         severity: SeverityLevel = "information"
         try:
             reply = await send(path, kind, value=value)
@@ -209,7 +241,11 @@ class SteerableScreen(Screen):
             reply, severity = f"cannot reach the run: {exc}", "error"
         else:
             severity = "information" if reply.startswith("ok") else "warning"
-        if not reply.startswith("ok") and self._asked == asked:
-            self._asked = None  # not changed: the keys start from the stored level again
+        stored = reply.startswith("ok") and " already runs at " not in reply  # steering.py
+        current = self._asked
+        if not stored and current is not None and (current.phase, current.kind,
+                                                   current.base) == (asked.phase, asked.kind,
+                                                                     asked.base):
+            self._asked = current.refused(value)  # no change stored for it: not waited for
             self.steer_changed()
         self.notify(visible(reply), severity=severity, markup=False)
