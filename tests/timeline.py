@@ -11,6 +11,7 @@ folder); at the end the controller reads them and prints, after the slowest test
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -23,14 +24,16 @@ PREFIX = "timeline-"
 
 
 def record(folder: Path, entry: dict[str, Any]) -> None:
-    """One test's line, appended to this worker's file (O_APPEND: whole lines)."""
+    """One test's line, appended to this worker's file (O_APPEND: whole lines). A line
+    that cannot be written is left out: the timeline never fails a test."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     path = folder / f"{PREFIX}{worker}.jsonl"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        os.write(fd, (json.dumps(entry) + "\n").encode())
-    finally:
-        os.close(fd)
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, (json.dumps(entry) + "\n").encode())
+        finally:
+            os.close(fd)
 
 
 def entry(nodeid: str, group: str, alone: bool, asked: float, got: float) -> dict[str, Any]:
