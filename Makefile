@@ -39,12 +39,12 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 # Each half alone, as `make test` runs it (scripts/test_parts.sh): the unit half on
-# pytest-xdist (tests/tui after it, on workers of its own); the integration half on 2 workers
+# pytest-xdist (tests/tui after it, in one process); the integration half on 2 workers
 # (tests marked `alone` with no other beside them), in one process with INTEGRATION_WORKERS=0
 XDIST := --dist loadgroup --no-loadscope-reorder
 unit: $(STAMP)
 	$(VENV)/bin/pytest -m "not integration" -q -n $${UNIT_WORKERS:-2} $(XDIST) --ignore=tests/tui
-	$(VENV)/bin/pytest -m "not integration" -q -n $${UNIT_WORKERS:-2} $(XDIST) tests/tui
+	$(VENV)/bin/pytest -m "not integration" -q tests/tui
 
 integration: $(STAMP)
 	$(VENV)/bin/pytest -m integration -q $$( [ "$${INTEGRATION_WORKERS:-2}" -gt 0 ] && echo "-n $${INTEGRATION_WORKERS:-2} $(XDIST)" )

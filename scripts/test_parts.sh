@@ -24,10 +24,9 @@ trap summary EXIT
 part lint make --no-print-directory lint
 [ "$rc" = 0 ] || exit "$rc"
 # The unit half on pytest-xdist, one worker per core, a whole file per worker at a time
-# (tests/conftest.py: each file is its own xdist group), then tests/tui on its own
-# workers: Textual apps driven by Pilot missed frames beside the other unit tests'
-# subprocesses (a panel not yet drawn, a snapshot a frame early), but two TUI workers
-# get a core each, as one process did (docs/testing.md). The integration half runs on 2
+# (tests/conftest.py: each file is its own xdist group), except tests/tui: Textual apps
+# driven by Pilot miss frames when both cores are busy (a panel not yet drawn, a snapshot
+# a frame early), so they run after, in one process. The integration half runs on 2
 # workers too, each with a sandbox of its own; a test marked `alone` (it pauses, kills,
 # partitions or caps a node, or its figures are timing-bound) runs with no other test
 # beside it (tests/conftest.py turn_of): on 2 cores, 2-3 workers without that drove the
@@ -39,7 +38,7 @@ XDIST=(--dist loadgroup --no-loadscope-reorder)
 unit_half() {
   "$VENV/bin/pytest" -m "not integration" -q -n "$UNIT_WORKERS" "${XDIST[@]}" --ignore=tests/tui \
     --durations=20 || return $?
-  "$VENV/bin/pytest" -m "not integration" -q -n "$UNIT_WORKERS" "${XDIST[@]}" tests/tui --durations=10
+  "$VENV/bin/pytest" -m "not integration" -q tests/tui --durations=10
 }
 part unit unit_half
 [ "$rc" = 0 ] || exit "$rc"
