@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -26,8 +25,7 @@ PREFIX = "timeline-"
 def record(folder: Path, entry: dict[str, Any]) -> None:
     """One test's line, appended to this worker's file (O_APPEND: whole lines). A line
     that cannot be written is left out: the timeline never fails a test."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    path = folder / f"{PREFIX}{worker}.jsonl"
+    path = folder / f"{PREFIX}{entry['worker']}.jsonl"
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
@@ -41,10 +39,16 @@ def entry(nodeid: str, group: str, alone: bool, asked: float, got: float) -> dic
             "ended": time.time(), "worker": os.environ.get("PYTEST_XDIST_WORKER", "main")}
 
 
-def read(folder: Path) -> list[dict[str, Any]]:
+def texts(folder: Path) -> list[str]:
+    """Each worker's file, as written."""
+    return [path.read_text() for path in sorted(folder.glob(f"{PREFIX}*.jsonl"))]
+
+
+def read(folder: Path, written: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every whole line of `folder`'s files (or of their `written` texts)."""
     rows: list[dict[str, Any]] = []
-    for path in sorted(folder.glob(f"{PREFIX}*.jsonl")):
-        for line in path.read_text().splitlines():
+    for text in texts(folder) if written is None else written:
+        for line in text.splitlines():
             try:
                 rows.append(json.loads(line))
             except ValueError:
@@ -83,10 +87,7 @@ def summary(rows: list[dict[str, Any]], top: int = 15) -> list[str]:
 def finish(folder: Path) -> list[str]:
     """The summary of `folder`'s lines, which are copied to $LOADTOWER_TIMELINE first."""
     copy = os.environ.get("LOADTOWER_TIMELINE")
-    paths = sorted(folder.glob(f"{PREFIX}*.jsonl"))
-    if copy and paths:
-        with open(copy, "w") as out:
-            for path in paths:
-                with path.open() as src:
-                    shutil.copyfileobj(src, out)
-    return summary(read(folder))
+    written = texts(folder)
+    if copy and written:
+        Path(copy).write_text("".join(written))
+    return summary(read(folder, written))
