@@ -204,6 +204,9 @@ class IntervalRecorder:
             }
             if s.lateness is not None:  # open-model ops were sent in it
                 sample["lateness_hist"] = encode(s.lateness)
+                # its highest bucket's top: the orchestrator's self-saturation check
+                # reads this instead of decoding the histogram when it is in bounds
+                sample["lateness_max_us"] = int(s.lateness.get_max_value())
             ops[op] = sample
         span = [round(bucket.first, 6), round(bucket.last, 6)] if bucket.ops else None
         return {

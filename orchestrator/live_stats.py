@@ -9,10 +9,11 @@ kept as it is for HOT_S seconds behind the newest line, then frozen to its encod
 encoding loses nothing) and thawed again only when a late line or a window reaches it.
 A phase's figures come from its own merged histogram per op, which takes each cell as
 it freezes, and from the cells not frozen yet: reading them never decodes a second.
-A line's buckets are not added into a cell's histogram one line at a time: the cell
-keeps each line's few non-empty buckets (PENDING_MAX of them at most) and adds them all
-up at once when it is read or frozen (one pass, not a scattered add into its 17,408
-buckets per line: most of the live view's cost at a thousand workers).
+A line's histograms are not decoded and added into a cell's histogram one line at a time:
+the cell keeps each line's histogram as the agent encoded it (PENDING_MAX of them at most)
+and decodes and adds them all up at once when it is read or frozen (one compiled pass over
+their text and one add, not a decode call and a scattered add into its 17,408 buckets per
+line: most of the live view's cost at a thousand workers).
 
 A phase's figures are keyed by the label its load was started under (``load.start``),
 which the agents put in every interval line as ``phase``: the phase in which the ops
@@ -53,6 +54,23 @@ def new_histogram() -> HdrHistogram:
     return HdrHistogram(LOWEST, HIGHEST, DIGITS)
 
 
+def decoded(texts: list[str | bytes]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Histograms' sparse counts, all decoded in one pass; when the batch has a bad one,
+    each on its own and the bad ones left out (the store leaves them out too, and names
+    them: its figures and these stay the same)."""
+    try:
+        return sparse_counts(texts)
+    except (ValueError, TypeError):
+        pass
+    parts = []
+    for text in texts:
+        try:
+            parts.extend(sparse_counts([text]))
+        except (ValueError, TypeError):
+            continue
+    return parts
+
+
 _EMPTY = new_histogram()  # never added to: a figure's stand-in for "no histogram yet"
 
 
@@ -83,14 +101,31 @@ class SecondStats(Counts):
     in_phase: bool = False
     # lines' non-empty buckets (index, count) not yet in `added`: `hist` adds them up
     pending: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    # lines' histograms as they came (the agents' text), not decoded yet: `hist` decodes
+    # them all in one pass and adds them up
+    texts: list[str | bytes] = field(default_factory=list)
 
     @property
     def hist(self) -> HdrHistogram:
         """The cell's histogram, every line's buckets in it."""
+        if self.texts:
+            self.pending.extend(decoded(self.texts))
+            self.texts.clear()
         if self.pending:
             add_many_counts(self.added, self.pending)
             self.pending.clear()
         return self.added
+
+    def add_text(self, text: str | bytes | None) -> None:
+        """One line's histogram of this cell's op as the agent encoded it, decoded with
+        the cell's others when it is read (one pass for up to PENDING_MAX of them)."""
+        if text:
+            self.texts.append(text)
+            if len(self.texts) >= PENDING_MAX:
+                self.pending.extend(decoded(self.texts))
+                self.texts.clear()
+                add_many_counts(self.added, self.pending)
+                self.pending.clear()
 
     def add_buckets(self, index: np.ndarray, count: np.ndarray) -> None:
         """One line's buckets of this cell's op (sparse_counts: views into the line's
@@ -235,18 +270,20 @@ class LiveStats:
         ops_of_line = line.get("ops") or {}
         if ops_of_line:
             self.spans[phase].add(ts, line_span(line))
-        # every op's histogram of the line decoded at once, added bucket by bucket
-        sparse = sparse_counts(
-            [s.get(self.kind) or s.get("service_hist") for s in ops_of_line.values()])
-        for (op, sample), (index, count) in zip(ops_of_line.items(), sparse, strict=True):
+        for op, sample in ops_of_line.items():
             cell = self._cell((phase, ts, str(op)))
             by_class = sample.get("errors") or {}
             figures = (int(sample.get("ops", 0)), int(sum(by_class.values())),
                        int(sample.get("late", 0)), by_class)
             cell.add(*figures)
             self.totals[(phase, str(op))].add(*figures)
-            cell.add_buckets(index, count)
-            if cell.in_phase:
+            text = sample.get(self.kind) or sample.get("service_hist")
+            if not cell.in_phase:  # decoded with the cell's other lines when it is read
+                cell.add_text(text)
+                continue
+            # a late line in a thawed cell: into the cell and its phase's histogram now
+            for index, count in decoded([text] if text else []):
+                cell.add_buckets(index, count)
                 add_counts(self.phase_hists[(phase, str(op))], index, count)
         if self.newest is None or ts > self.newest:
             self.newest = ts

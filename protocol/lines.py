@@ -24,6 +24,9 @@ class OpSample(TypedDict):
     service_hist: str
     response_hist: str
     lateness_hist: NotRequired[str]
+    # with lateness_hist: its highest non-empty bucket's highest equivalent value (us),
+    # what hdrh's get_max_value() gives; absent from agents older than the field
+    lateness_max_us: NotRequired[int]
 
 
 class IntervalLine(TypedDict):

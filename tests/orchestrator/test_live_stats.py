@@ -4,7 +4,7 @@ import random
 
 from hdrh.histogram import HdrHistogram
 
-from loadtower.orchestrator.live_stats import LiveStats, new_histogram
+from loadtower.orchestrator.live_stats import PENDING_MAX, LiveStats, new_histogram
 
 
 def _line(agent: str, ts: int, op: str, values_us: list[int], errors: int = 0) -> dict:
@@ -77,3 +77,30 @@ def test_the_latest_seconds_of_a_phase_leave_out_another_phases_late_ops() -> No
     assert stats.latest(110, span=10, phase="run").ops == 500
     assert stats.latest(110, span=10, phase="ramp").ops == 70  # its steps
     assert stats.latest(110, span=10, phase="ru").ops == 0  # a prefix is not a phase
+
+
+def test_histograms_wait_as_text_and_a_bad_one_is_left_out_alone() -> None:
+    """A cell keeps its lines' histograms as the agents sent them and decodes them when it
+    is read or PENDING_MAX of them wait (live_stats.PENDING_MAX): the same figures as
+    one histogram of every value. A histogram that is not HDR is left out of the cell's
+    (as the store leaves it out of its rollups), its line's counts kept, and the others
+    of its batch still decoded."""
+    rng = random.Random(3)
+    stats = LiveStats()
+    expected = HdrHistogram(1, 60_000_000, 3)
+    lines = PENDING_MAX + 5  # one decode on the way, the rest when read
+    for i in range(lines):
+        values = [int(rng.lognormvariate(7, 1)) + 1 for _ in range(20)]
+        for v in values:
+            expected.record_value(v)
+        stats.add(_line(f"a/{i}", 100, "read", values))
+    cell = stats.cells[("p", 100, "read")]
+    assert len(cell.texts) == 5  # the first PENDING_MAX decoded, these waiting
+    bad = _line("bad/0", 100, "read", [5])
+    bad["ops"]["read"]["response_hist"] = "not a histogram"
+    stats.add(bad)
+    window = stats.window(100, 101)
+    assert window.ops == 20 * lines + 1
+    assert window.p99_ms == expected.get_value_at_percentile(99) / 1000
+    assert window.p50_ms == expected.get_value_at_percentile(50) / 1000
+    assert not cell.texts and not cell.pending
