@@ -144,9 +144,9 @@ class Probe:
             self.live.append(sent, time.time() - sent)
             add(line)
 
-        def timed_hand(run_id: str, line: dict[str, Any]) -> None:
+        def timed_hand(run_id: str, line: dict[str, Any], ascii_text: bool = False) -> None:
             self.handed.append(_sent(line))
-            hand(run_id, line)
+            hand(run_id, line, ascii_text)
 
         def timed_flush() -> None:
             upto = len(self.handed)  # these are in the writer's buffer now

@@ -109,7 +109,8 @@ def main() -> int:
                 text = (f'{{"type":"interval","agent":"bench/{w}","host":"h{w % 64}",'
                         f'"ts":{ts},"phase":"{PHASE}","cpu_pct":3.0,"cpu_s":0.03,'
                         f'"span":[{ts + 0.001},{ts + 0.999}],"ops":{ops},"seq":{second + 1}}}')
-                load._dispatch(json.loads(text))
+                # as LocustLoad's reader hands it: ASCII text without a \u escape
+                load._dispatch(json.loads(text), text.isascii() and "\\u" not in text)
             writer.flush()
             if (second + 1) % args.every == 0 or second + 1 == args.seconds:
                 gc.collect()

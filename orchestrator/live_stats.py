@@ -36,7 +36,7 @@ import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from loadtower.store import phase_rate
-from loadtower.store.hdr import add_counts, add_many_counts, release, sparse_counts
+from loadtower.store.hdr import add_counts, add_encoded, add_many_counts, release, sparse_counts
 from loadtower.store.phase_rate import line_span
 
 LOWEST, HIGHEST, DIGITS = 1, 60_000_000, 3
@@ -54,21 +54,20 @@ def new_histogram() -> HdrHistogram:
     return HdrHistogram(LOWEST, HIGHEST, DIGITS)
 
 
-def decoded(texts: list[str | bytes]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Histograms' sparse counts, all decoded in one pass; when the batch has a bad one,
-    each on its own and the bad ones left out (the store leaves them out too, and names
-    them: its figures and these stay the same)."""
+def add_texts(hist: HdrHistogram, texts: list[str | bytes]) -> None:
+    """Lines' histograms added into `hist`, all decoded in one pass; when the batch has a
+    bad one, each on its own and the bad ones left out (the store leaves them out too,
+    and names them: its figures and these stay the same)."""
     try:
-        return sparse_counts(texts)
+        add_encoded(hist, texts)
+        return
     except (ValueError, TypeError):
         pass
-    parts = []
     for text in texts:
         try:
-            parts.extend(sparse_counts([text]))
+            add_encoded(hist, [text])
         except (ValueError, TypeError):
             continue
-    return parts
 
 
 _EMPTY = new_histogram()  # never added to: a figure's stand-in for "no histogram yet"
@@ -109,7 +108,7 @@ class SecondStats(Counts):
     def hist(self) -> HdrHistogram:
         """The cell's histogram, every line's buckets in it."""
         if self.texts:
-            self.pending.extend(decoded(self.texts))
+            add_texts(self.added, self.texts)
             self.texts.clear()
         if self.pending:
             add_many_counts(self.added, self.pending)
@@ -122,10 +121,8 @@ class SecondStats(Counts):
         if text:
             self.texts.append(text)
             if len(self.texts) >= PENDING_MAX:
-                self.pending.extend(decoded(self.texts))
+                add_texts(self.added, self.texts)
                 self.texts.clear()
-                add_many_counts(self.added, self.pending)
-                self.pending.clear()
 
     def add_buckets(self, index: np.ndarray, count: np.ndarray) -> None:
         """One line's buckets of this cell's op (sparse_counts: views into the line's
@@ -282,7 +279,11 @@ class LiveStats:
                 cell.add_text(text)
                 continue
             # a late line in a thawed cell: into the cell and its phase's histogram now
-            for index, count in decoded([text] if text else []):
+            try:
+                parts = sparse_counts([text] if text else [])
+            except (ValueError, TypeError):
+                continue  # left out, as the store leaves it out
+            for index, count in parts:
                 cell.add_buckets(index, count)
                 add_counts(self.phase_hists[(phase, str(op))], index, count)
         if self.newest is None or ts > self.newest:

@@ -189,17 +189,18 @@ class LocustLoad:
             except ValueError:
                 self.sinks.log("orchestrator", "master", raw.decode(errors="replace").rstrip())
                 continue
-            self._dispatch(line)
+            # ASCII text without a \u escape: every string in the line is ASCII
+            self._dispatch(line, raw.isascii() and b"\\u" not in raw)
 
     async def _read_stderr(self) -> None:
         assert self.master is not None and self.master.stderr is not None
         async for raw in self.master.stderr:
             self.sinks.log("orchestrator", "master", raw.decode(errors="replace").rstrip())
 
-    def _dispatch(self, line: dict[str, Any]) -> None:
+    def _dispatch(self, line: dict[str, Any], ascii_text: bool = False) -> None:
         kind = line.get("type")
         if kind == "interval":
-            self.sinks.interval(line)
+            self.sinks.interval(line, ascii_text)
         elif kind == "event":
             if not self.sinks.first_time(line):
                 return  # an agent's event that its spool gave us already

@@ -107,15 +107,17 @@ class Sinks:
         kind = "warning" if state in ("lost", "gave_up") else "host"
         self.event(kind, f"SSH to {host}: {state}" + (f" ({detail})" if detail else ""), host=host)
 
-    def interval(self, line: dict[str, Any]) -> bool:
+    def interval(self, line: dict[str, Any], ascii_text: bool = False) -> bool:
         """One agent-protocol interval line (from any agent, live or backfilled from its
-        spool); False when it was stored already."""
+        spool); False when it was stored already. `ascii_text`: it was parsed from ASCII
+        text without a \\u escape (the store need not look for text that is not UTF-8)."""
         if not self.first_time(line):
             return False
         if not line.get("phase"):
             line = {**line, "phase": self.phase}
+            ascii_text = ascii_text and self.phase.isascii()
         self.lines_received += 1
-        self.writer.add_interval(self.run_id, line)
+        self.writer.add_interval(self.run_id, line, ascii_text)
         self.stats.add(line)
         self._announce_errors(line)
         agent = str(line.get("agent", "?"))

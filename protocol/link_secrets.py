@@ -18,6 +18,7 @@ the same private directory over SSH; the agent reads them there (`resolve_secret
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 from collections.abc import Callable
@@ -33,7 +34,18 @@ SECRET_PREFIX = "secret-"
 def mac(key: bytes, identity: bytes, payload: bytes) -> bytes:
     """The signature of one message `payload` sent by the ZMQ client `identity`."""
     mark = len(identity).to_bytes(4, "big")  # identity|payload cannot be split otherwise
-    return hmac.new(key, mark + identity + payload, hashlib.sha256).digest()
+    signer = _keyed(key).copy()  # the key's pads are set up once, the payload not copied
+    signer.update(mark)
+    signer.update(identity)
+    signer.update(payload)
+    return signer.digest()
+
+
+@functools.lru_cache(maxsize=4)
+def _keyed(key: bytes) -> hmac.HMAC:
+    """HMAC-SHA256 with `key` and nothing signed yet: each message's signer is a copy (a
+    process holds its run's one link key; the key was in its memory already)."""
+    return hmac.new(key, digestmod=hashlib.sha256)
 
 
 def verify(key: bytes, identity: bytes, payload: bytes, tag: bytes) -> bool:

@@ -217,6 +217,26 @@ def add_counts(hist: HdrHistogram, index: np.ndarray, count: np.ndarray) -> None
         hist.min_value = bottom
 
 
+def add_encoded(hist: HdrHistogram, encoded: Sequence[str | bytes | None], b64: bool = True
+                ) -> None:
+    """Add many encoded histograms (any envelope, as `sparse_counts` takes them) into
+    `hist` in place: decoded in one pass and their buckets added straight into its counts
+    (what `add_many_counts(hist, sparse_counts(encoded))` gives, with no array per
+    histogram and no pass over every bucket). Raises ValueError, adding nothing, when
+    one of them is not an HDR histogram."""
+    idx, cnt, _off = _batch(encoded, b64)
+    if not idx.size:
+        return
+    # counts are > 0 and hdrh's are uint64: the same bits as int64 below 2**63
+    _kernels().add_pairs(counts_view(hist).view(np.int64), idx, cnt)
+    hist.total_count += int(cnt.sum())
+    top, bottom = int(HIGH_VALUES[int(idx.max())]), int(LOW_VALUES[int(idx.min())])
+    if top > hist.max_value:
+        hist.max_value = top
+    if bottom < hist.min_value:
+        hist.min_value = bottom
+
+
 def add_many_counts(hist: HdrHistogram, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
     """Add many histograms' sparse counts into `hist` at once: summed by index first (one
     pass over them all), then one `add_counts`: what adding each in turn gives (exact

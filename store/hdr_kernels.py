@@ -103,6 +103,14 @@ def decode_sparse(
 
 
 @njit(cache=True, nogil=True)
+def add_pairs(dense: I64, idx: npt.NDArray[Any], cnt: I64) -> None:
+    """dense[idx[i]] += cnt[i] for every pair (an index may repeat: many histograms'
+    buckets added into one counts array)."""
+    for i in range(idx.size):
+        dense[idx[i]] += cnt[i]
+
+
+@njit(cache=True, nogil=True)
 def sparse_stats(
     idx: I64, cnt: I64, off: I64, first: int, step: int, high_values: I64, stats: F64
 ) -> None:
@@ -251,13 +259,27 @@ B64 = _b64_table()
 
 @njit(cache=True, nogil=True)
 def b64_decode(text: U8, start: int, end: int, out: U8) -> int:
-    """Base64 text[start:end] (ASCII bytes, '=' padded) into out; byte count, or -1."""
-    n, acc, bits = 0, np.int64(0), 0
-    for i in range(start, end):
-        c = text[i]
-        if c == 61:  # '=': padding, the end
+    """Base64 text[start:end] (ASCII bytes, '=' padded) into out; byte count, or -1.
+
+    Whole groups of four characters of the alphabet go three bytes at a time; the first
+    group with anything else ('=', a bad character, the end) and the rest go character
+    by character (what the whole text gave that way before: a group leaves no bits)."""
+    n, i = 0, start
+    while i + 4 <= end:
+        a, b, c, d = B64[text[i]], B64[text[i + 1]], B64[text[i + 2]], B64[text[i + 3]]
+        if (a | b | c | d) & 0xC0:  # 255: '=' or not of the alphabet
             break
-        v = B64[c]
+        out[n] = ((a << 2) | (b >> 4)) & 0xFF
+        out[n + 1] = (((b & 0xF) << 4) | (c >> 2)) & 0xFF
+        out[n + 2] = (((c & 0x3) << 6) | d) & 0xFF
+        n += 3
+        i += 4
+    acc, bits = np.int64(0), 0
+    for j in range(i, end):
+        ch = text[j]
+        if ch == 61:  # '=': padding, the end
+            break
+        v = B64[ch]
         if v == 255:
             return -1
         acc = ((acc << 6) | v) & 0xFFFFFF

@@ -396,6 +396,9 @@ def warm() -> None:
     rollups.ingest([("r", line)])
     level_rows(rollups.seconds, [("r", 1, "p", "x")])
     hdr.decode_many([encode(hist)])  # the agents' text, in one compiled pass
+    target = new_hist()
+    hdr.add_encoded(target, [encode(hist)])  # and added into a histogram (the live view)
+    hdr.release(target)
     hdr.decode_many([hdr.stored(hdr.payload(encode(hist)))], b64=False)  # a stored BLOB
     for acc in rollups.seconds.accs.values():
         acc.written = True

@@ -96,7 +96,8 @@ class StoreWriter:
         self._lock = threading.Lock()  # guards the buffers below
         self._flush_lock = threading.Lock()  # one flush at a time
         self._rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in _COLUMNS}
-        self._lines: list[tuple[str, dict[str, Any]]] = []
+        # (run id, interval line, whether its every string is ASCII already: no walk)
+        self._lines: list[tuple[str, dict[str, Any], bool]] = []
         self._meta: list[tuple[str, list[Any], str]] = []  # (statement, parameters, run id)
         self._tables: list[tuple[str, pa.Table]] = []  # ingested, not yet committed
         self._facts: dict[str, dict[str, Any]] = {}
@@ -232,9 +233,12 @@ class StoreWriter:
     def log(self, run_id: str, ts: float, host: str, stream: str, text: str) -> None:
         self._append("logs", (run_id, ts, host, stream, self._mask(text)))
 
-    def add_interval(self, run_id: str, line: dict[str, Any]) -> None:
+    def add_interval(self, run_id: str, line: dict[str, Any], ascii_text: bool = False) -> None:
+        """One interval line; `ascii_text`: the caller knows every string in it is ASCII
+        (it was parsed from ASCII JSON text without a \\u escape), so the flush does not
+        walk it for text that is not UTF-8."""
         with self._lock:
-            self._lines.append((run_id, line))
+            self._lines.append((run_id, line, ascii_text))
 
     def add_agent_sample(
         self, run_id: str, ts: float, agent: str, host: str, cpu_pct: float, ops: float, state: str
@@ -475,11 +479,15 @@ class StoreWriter:
             self._let_go()  # DuckDB's cached blocks go with it (HOLD_S)
         return refused
 
-    def _ingest(self, lines: list[tuple[str, dict[str, Any]]], events: list[tuple[Any, ...]]) -> None:
+    def _ingest(self, lines: list[tuple[str, dict[str, Any], bool]],
+                events: list[tuple[Any, ...]]) -> None:
         """Fold interval lines into the rollups; text that is not UTF-8 is spelled out and
         reported, lines the rollups reject become bad_sample events."""
         clean = []
-        for run_id, line in lines:
+        for run_id, line, ascii_text in lines:
+            if ascii_text:
+                clean.append((run_id, line))
+                continue
             line, bad = repaired_line(line)
             clean.append((run_id, line))
             events.extend((run_id, time.time(), "bad_sample", why, None, None, None)
@@ -510,7 +518,8 @@ class StoreWriter:
         return built
 
     def _put_back(
-        self, lines: list[tuple[str, dict[str, Any]]], rows: dict[str, list[tuple[Any, ...]]], meta: list[Any]
+        self, lines: list[tuple[str, dict[str, Any], bool]], rows: dict[str, list[tuple[Any, ...]]],
+        meta: list[Any],
     ) -> None:
         """A flush failed: what it took goes back in front of what arrived meanwhile."""
         with self._lock:

@@ -129,3 +129,39 @@ def test_a_worker_hears_only_what_the_runs_master_signed(server: Any) -> None:
         assert (heard.type, heard.data) == ("lt_stop", {"id": 1})
     finally:
         worker.close(linger=0)
+
+
+def test_heartbeat_answers_are_spaced_by_the_grace_and_nothing_else_is() -> None:
+    """The master answers a worker's heartbeat at most every heartbeat_reply_every(grace)
+    (a sixth of it, at most 5 s; every one under a 12 s grace); a phase, a stop or
+    anything else it sends always goes."""
+    from loadtower.orchestrator.link_guard import heartbeat_reply_every
+
+    assert heartbeat_reply_every(30.0) == 5.0
+    assert heartbeat_reply_every(300.0) == 5.0
+    assert heartbeat_reply_every(15.0) == 2.5
+    assert heartbeat_reply_every(11.0) == 0.0 and heartbeat_reply_every(2.0) == 0.0
+
+    class Socket:
+        def __init__(self) -> None:
+            self.sent: list[tuple[bytes, Any]] = []
+
+        def send_multipart(self, frames: list[bytes]) -> None:
+            self.sent.append((frames[0], frames[1]))
+
+    fake = type("Server", (), {})()
+    fake.socket = Socket()
+    guard = LinkGuard(KEY, lambda message, data: None, heartbeat_every=5.0)
+    guard.wrap(fake)
+    clock = [1000.0]
+    guard.clock = lambda: clock[0]
+    for second in range(11):  # one heartbeat a second from each of two workers
+        clock[0] = 1000.0 + second
+        for node in ("w1", "w2"):
+            fake.send_to_client(_message("heartbeat", None, node))
+        if second == 3:
+            fake.send_to_client(_message("lt_stop", {"id": 1}, "w1"))
+    beats = [ident for ident, _ in fake.socket.sent]
+    assert beats.count(b"w1") == 3 + 1 and beats.count(b"w2") == 3  # at 0, 5, 10 s; the stop
+    every = LinkGuard(KEY, lambda message, data: None)  # heartbeat_every 0: each answered
+    assert all(every.heartbeat_due(b"w1") for _ in range(5))
