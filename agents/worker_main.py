@@ -28,6 +28,7 @@ from loadtower.agents.secret_dir import link_key, read_secret
 from loadtower.agents.spool import Spool
 from loadtower.agents.worker_supervisor import DEFAULT_GRACE_S, PARENT_ENV
 from loadtower.errors import LoadtowerError
+from loadtower.protocol.heartbeats import reply_every as heartbeat_reply_every
 from loadtower.protocol.interval_message import interval_message
 from loadtower.protocol.lines import EventLine, HelloLine
 from loadtower.protocol.link_secrets import resolve_secrets
@@ -192,12 +193,16 @@ def run_worker(
                 continue
             send(dict(line))
 
+    # the master answers heartbeats once per `spacing` at most: its last answer can be
+    # that old when a cut starts, and a cut shorter than the grace must not stop the load
+    spacing = heartbeat_reply_every(grace)
+
     def watchdog() -> None:
         """Stop the load when the master (the orchestrator) has been silent for `grace`."""
         while True:
             ls.gevent.sleep(0.5)
             last = runner.last_heartbeat_timestamp
-            if last is None or time.time() - last <= grace:
+            if last is None or time.time() - last <= grace + spacing:
                 continue
             engine.stop_lanes()
             exit_reason["reason"] = (

@@ -22,16 +22,6 @@ MAX_REPORTED = 20
 IDENTITY_SHOWN = 48  # bytes of a refused client's identity shown (repr: no raw bytes)
 
 
-def heartbeat_reply_every(grace: float) -> float:
-    """How often at most the master answers a worker's heartbeat (Locust answers each
-    one, and a worker sends one a second): a sixth of the grace after which a worker
-    that hears nothing from the master stops its load (worker_main's watchdog), at most
-    5 s; 0 (every one answered) when that is under 2 s. At a thousand workers the
-    answers were a fifth of the master's CPU."""
-    every = min(grace / 6.0, 5.0)
-    return every if every >= 2.0 else 0.0
-
-
 class LinkGuard:
     def __init__(self, key: bytes, report: Callable[[str, dict[str, Any]], None],
                  heartbeat_every: float = 0.0) -> None:
@@ -45,7 +35,8 @@ class LinkGuard:
 
     def heartbeat_due(self, identity: bytes) -> bool:
         """Whether a heartbeat to this worker goes now (and is then counted as sent): one
-        every `heartbeat_every` seconds at most; everything else the master sends goes."""
+        every `heartbeat_every` seconds at most (protocol/heartbeats.py; 0: each one);
+        everything else the master sends goes."""
         if self.heartbeat_every <= 0:
             return True
         now = self.clock()

@@ -28,9 +28,10 @@ from loadtower.agents import locust_setup as ls
 from loadtower.agents.inflight import DRAIN_TIMEOUT_S
 from loadtower.errors import LoadtowerError
 from loadtower.orchestrator import master_socket
-from loadtower.orchestrator.link_guard import LinkGuard, heartbeat_reply_every
+from loadtower.orchestrator.link_guard import LinkGuard
 from loadtower.orchestrator.master_output import MasterOutput
 from loadtower.protocol.commands import FailedAck, StartCommand
+from loadtower.protocol.heartbeats import reply_every as heartbeat_reply_every
 from loadtower.protocol.interval_message import text_problem
 from loadtower.protocol.link_secrets import KEY_ENV
 from loadtower.protocol.phase_spec import PhaseMessage, RateMessage

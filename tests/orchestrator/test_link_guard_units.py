@@ -135,7 +135,7 @@ def test_heartbeat_answers_are_spaced_by_the_grace_and_nothing_else_is() -> None
     """The master answers a worker's heartbeat at most every heartbeat_reply_every(grace)
     (a sixth of it, at most 5 s; every one under a 12 s grace); a phase, a stop or
     anything else it sends always goes."""
-    from loadtower.orchestrator.link_guard import heartbeat_reply_every
+    from loadtower.protocol.heartbeats import reply_every as heartbeat_reply_every
 
     assert heartbeat_reply_every(30.0) == 5.0
     assert heartbeat_reply_every(300.0) == 5.0

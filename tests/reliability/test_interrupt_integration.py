@@ -104,7 +104,8 @@ def test_a_second_ctrl_c_exits_at_once_and_leaves_the_store_consistent(
         assert "loadtower run: second SIGINT" in run.log(), run.log()[-3000:]
         # the first SIGINT's stop reached the agents; the second exit cut the SSH links
         # (the master's reverse forwards with them): the workers end by their own
-        # watchdog, `agent_grace` (30 s) after the master's last heartbeat
+        # watchdog, `agent_grace` (30 s) after the master's last heartbeat answer (those
+        # come 5 s apart at most at this grace: protocol/heartbeats.py)
         assert wait_gone(run_id, timeout=60) == {}
     finally:
         run.stop()
