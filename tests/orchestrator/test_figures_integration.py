@@ -89,7 +89,11 @@ def test_a_load_phase_reports_one_rate_everywhere_and_identical_runs_compare_equ
     for key, row in compared.items():  # two identical runs: no significant change
         assert not row["significant_ops"], (key, row)
     run_rows = [r for k, r in compared.items() if k[0] == "ycsb-a"]
-    assert run_rows and all(abs(r["ops_change_pct"]) < 10 for r in run_rows), run_rows
+    # the phase's ops at its fixed rate match; how a 50/50 mix falls to read and update
+    # varies by chance (about 500 +- 16 each of ~1,000: 475 against 531 was seen), which
+    # `significant_ops` above judges, so each op type's change is not bounded here
+    ops_a, ops_b = (sum(r[f"ops_{side}"] for r in run_rows) for side in "ab")
+    assert run_rows and abs(ops_b - ops_a) < 0.1 * ops_a, run_rows
 
     cli = subprocess.run(
         [sys.executable, "-m", "loadtower", "compare", first, second, "--store", str(store),
