@@ -84,6 +84,7 @@ def _exit_after(seconds: float) -> None:
         pass
     os._exit(0)
 
+
 def fleet_stopped(state: str, workers: Collection[Any]) -> bool:
     """Locust's MasterRunner.check_stopped test: the master stopping and every worker
     ready again, or no worker running, spawning or ready."""
