@@ -69,6 +69,30 @@ def sizes(sinks: Any, writer: Any) -> dict[str, int]:
     }
 
 
+def consumers(tmp: Path, name: str) -> tuple[StoreWriter, str, Sinks, LocustLoad]:
+    """The orchestrator's consumers of the master's lines as a run has them, in `tmp`:
+    the store writer (flushed by hand: its thread's tick is an hour away), the run it
+    writes, Sinks (with LiveStats) and LocustLoad's dispatch, the phase PHASE started."""
+    (tmp / "inventory.toml").write_text(fleet.INVENTORY)
+    (tmp / "scenario.toml").write_text(fleet.SCENARIO)
+    plan = load_plan(tmp / "scenario.toml", tmp / "inventory.toml")
+    writer = StoreWriter(tmp / "fleet.duckdb", flush_every_s=3600.0)
+    run_id = writer.start_run(name, "fleet", None, None, {}, {}, {})
+    sinks = Sinks(writer, run_id, plan)
+    sinks.phase = PHASE
+    load = LocustLoad(None, plan, run_id, sinks)
+    writer.phase_started(run_id, 0, PHASE, "run", time.time(), {})
+    return writer, run_id, sinks, load
+
+
+def line_text(worker: int, ts: int, ops: str, seq: int) -> str:
+    """Synthetic worker `worker`'s interval line of second `ts` (its `ops`: a template's
+    JSON) as the master prints it."""
+    return (f'{{"type":"interval","agent":"bench/{worker}","host":"h{worker % 64}",'
+            f'"ts":{ts},"phase":"{PHASE}","cpu_pct":3.0,"cpu_s":0.03,'
+            f'"span":[{ts + 0.001},{ts + 0.999}],"ops":{ops},"seq":{seq}}}')
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=1024)
@@ -82,17 +106,8 @@ def main() -> int:
     templates = [json.dumps(t, separators=(",", ":"))
                  for t in fleet_workers.op_templates(args.op_types, args.ops)]
     with tempfile.TemporaryDirectory(prefix="fleet-memory-") as tmp_name:
-        tmp = Path(tmp_name)
-        (tmp / "inventory.toml").write_text(fleet.INVENTORY)
-        (tmp / "scenario.toml").write_text(fleet.SCENARIO)
-        plan = load_plan(tmp / "scenario.toml", tmp / "inventory.toml")
-        # flushed by hand once per simulated second (its thread's tick is an hour away)
-        writer = StoreWriter(tmp / "fleet.duckdb", flush_every_s=3600.0)
-        run_id = writer.start_run("fleet-memory", "fleet", None, None, {}, {}, {})
-        sinks = Sinks(writer, run_id, plan)
-        sinks.phase = PHASE
-        load = LocustLoad(None, plan, run_id, sinks)
-        writer.phase_started(run_id, 0, PHASE, "run", time.time(), {})
+        # flushed by hand once per simulated second
+        writer, run_id, sinks, load = consumers(Path(tmp_name), "fleet-memory")
         start_ts = int(time.time()) - args.seconds - 60
         points: list[tuple[float, float]] = []
         if args.trace:
@@ -105,10 +120,7 @@ def main() -> int:
         for second in range(args.seconds):
             ts = start_ts + second
             for w in range(args.workers):
-                ops = templates[(second + w) % len(templates)]
-                text = (f'{{"type":"interval","agent":"bench/{w}","host":"h{w % 64}",'
-                        f'"ts":{ts},"phase":"{PHASE}","cpu_pct":3.0,"cpu_s":0.03,'
-                        f'"span":[{ts + 0.001},{ts + 0.999}],"ops":{ops},"seq":{second + 1}}}')
+                text = line_text(w, ts, templates[(second + w) % len(templates)], second + 1)
                 # as LocustLoad's reader hands it: ASCII text without a \u escape
                 load._dispatch(json.loads(text), text.isascii() and "\\u" not in text)
             writer.flush()

@@ -30,19 +30,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from loadtower.orchestrator.load_controller import LocustLoad
-from loadtower.orchestrator.sinks import Sinks
-from loadtower.scenarios.plan import load_plan
-from loadtower.store import StoreWriter
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import fleet_memory  # noqa: E402 - bench/fleet_memory.py: the consumers and the lines' text
 import fleet_workers  # noqa: E402 - bench/fleet_workers.py: the synthetic lines' payloads
-
-import fleet  # noqa: E402 - bench/fleet.py: its inventory and scenario
-
-PHASE = "steady"
 
 
 def main() -> int:
@@ -59,16 +51,8 @@ def main() -> int:
     spent = dict.fromkeys(("json", "live", "lateness", "dispatch", "flush"), 0.0)
     clock = time.process_time
     with tempfile.TemporaryDirectory(prefix="fleet-pieces-") as tmp_name:
-        tmp = Path(tmp_name)
-        (tmp / "inventory.toml").write_text(fleet.INVENTORY)
-        (tmp / "scenario.toml").write_text(fleet.SCENARIO)
-        plan = load_plan(tmp / "scenario.toml", tmp / "inventory.toml")
-        writer = StoreWriter(tmp / "fleet.duckdb", flush_every_s=3600.0)  # flushed here
-        run_id = writer.start_run("fleet-pieces", "fleet", None, None, {}, {}, {})
-        sinks = Sinks(writer, run_id, plan)
-        sinks.phase = PHASE
-        load = LocustLoad(None, plan, run_id, sinks)
-        writer.phase_started(run_id, 0, PHASE, "run", time.time(), {})
+        # flushed here, once per simulated second
+        writer, run_id, sinks, load = fleet_memory.consumers(Path(tmp_name), "fleet-pieces")
         counting = [False]
         add, warn = sinks.stats.add, sinks._warn_lateness
 
@@ -92,11 +76,8 @@ def main() -> int:
             counting[0] = second >= args.warm
             ts = start_ts + second
             for w in range(args.workers):
-                text = (f'{{"type":"interval","agent":"bench/{w}","host":"h{w % 64}",'
-                        f'"ts":{ts},"phase":"{PHASE}","cpu_pct":3.0,"cpu_s":0.03,'
-                        f'"span":[{ts + 0.001},{ts + 0.999}],'
-                        f'"ops":{templates[(second + w) % len(templates)]},'
-                        f'"seq":{second + 1}}}').encode()
+                text = fleet_memory.line_text(
+                    w, ts, templates[(second + w) % len(templates)], second + 1).encode()
                 t0 = clock()
                 line = json.loads(text)
                 t1 = clock()

@@ -107,9 +107,7 @@ class SecondStats(Counts):
     @property
     def hist(self) -> HdrHistogram:
         """The cell's histogram, every line's buckets in it."""
-        if self.texts:
-            add_texts(self.added, self.texts)
-            self.texts.clear()
+        self._add_texts()
         if self.pending:
             add_many_counts(self.added, self.pending)
             self.pending.clear()
@@ -121,8 +119,13 @@ class SecondStats(Counts):
         if text:
             self.texts.append(text)
             if len(self.texts) >= PENDING_MAX:
-                add_texts(self.added, self.texts)
-                self.texts.clear()
+                self._add_texts()
+
+    def _add_texts(self) -> None:
+        """The waiting texts decoded and added into `added` (the bad ones left out)."""
+        if self.texts:
+            add_texts(self.added, self.texts)
+            self.texts.clear()
 
     def add_buckets(self, index: np.ndarray, count: np.ndarray) -> None:
         """One line's buckets of this cell's op (sparse_counts: views into the line's

@@ -209,8 +209,14 @@ def add_counts(hist: HdrHistogram, index: np.ndarray, count: np.ndarray) -> None
     # the same bits
     counts_view(hist)[index] += (
         count.view(np.uint64) if count.dtype == np.int64 else count.astype(np.uint64))
-    hist.total_count += int(count.sum())
-    top, bottom = int(HIGH_VALUES[index[-1]]), int(LOW_VALUES[index[0]])
+    _added(hist, int(count.sum()), int(index[0]), int(index[-1]))
+
+
+def _added(hist: HdrHistogram, total: int, lowest: int, highest: int) -> None:
+    """`hist`'s total, min and max once `total` counts went into its buckets `lowest` ..
+    `highest` (their bounds: LOW_VALUES / HIGH_VALUES)."""
+    hist.total_count += total
+    top, bottom = int(HIGH_VALUES[highest]), int(LOW_VALUES[lowest])
     if top > hist.max_value:
         hist.max_value = top
     if bottom < hist.min_value:
@@ -229,12 +235,7 @@ def add_encoded(hist: HdrHistogram, encoded: Sequence[str | bytes | None], b64: 
         return
     # counts are > 0 and hdrh's are uint64: the same bits as int64 below 2**63
     _kernels().add_pairs(counts_view(hist).view(np.int64), idx, cnt)
-    hist.total_count += int(cnt.sum())
-    top, bottom = int(HIGH_VALUES[int(idx.max())]), int(LOW_VALUES[int(idx.min())])
-    if top > hist.max_value:
-        hist.max_value = top
-    if bottom < hist.min_value:
-        hist.min_value = bottom
+    _added(hist, int(cnt.sum()), int(idx.min()), int(idx.max()))
 
 
 def add_many_counts(hist: HdrHistogram, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
