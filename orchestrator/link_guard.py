@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from loadtower.protocol.link_secrets import mac, to_worker, verify
 
 MAX_REPORTED = 20
 IDENTITY_SHOWN = 48  # bytes of a refused client's identity shown (repr: no raw bytes)
+# messages read straight from ZeroMQ in a row before one goes through the green socket
+# again (which also tells the other greenlets what the socket can do now)
+QUICK_MAX = 32
 
 
 class LinkGuard:
@@ -32,6 +35,7 @@ class LinkGuard:
         self.heartbeat_every = heartbeat_every
         self.heartbeat_sent: dict[bytes, float] = {}  # identity -> last answer (`clock`)
         self.clock = time.monotonic
+        self.quick = 0  # messages read straight from ZeroMQ since the last green read
 
     def heartbeat_due(self, identity: bytes) -> bool:
         """Whether a heartbeat to this worker goes now (and is then counted as sent): one
@@ -78,7 +82,7 @@ class LinkGuard:
 
         while True:
             try:
-                frames = server.socket.recv_multipart()
+                frames = self.frames(server.socket)
             except zmqerr.ZMQError as exc:
                 raise RPCError("ZMQ network broken") from exc
             if len(frames) == 3 and verify(self.key, frames[0], frames[1], frames[2]):
@@ -89,6 +93,29 @@ class LinkGuard:
                     raise RPCReceiveError("ZMQ interrupted or corrupted message", addr=addr
                                           ) from exc
             self.refuse(frames)
+
+    def frames(self, sock: Any) -> list[bytes]:
+        """The next message's frames. While messages wait, up to QUICK_MAX in a row are
+        read straight from ZeroMQ: the green socket's own read checks the socket's state
+        through Python enum arithmetic after every message, a fifth of the master's CPU at
+        a thousand workers (bench/fleet.py). Then, and whenever none waits, the green read:
+        it waits for the next message without holding up the other greenlets, and wakes
+        any that wait on the socket."""
+        import zmq
+
+        if self.quick < QUICK_MAX:
+            recv, get = zmq.backend.Socket.recv, zmq.backend.Socket.get
+            try:
+                frames = [recv(sock, zmq.NOBLOCK)]
+            except zmq.Again:
+                pass
+            else:  # a message's frames come together: the rest are there
+                while get(sock, zmq.RCVMORE):
+                    frames.append(recv(sock, zmq.NOBLOCK))
+                self.quick += 1
+                return frames
+        self.quick = 0
+        return cast(list[bytes], sock.recv_multipart())
 
     def refuse(self, frames: list[bytes]) -> None:
         identity = frames[0] if frames else b""

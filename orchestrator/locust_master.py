@@ -30,6 +30,7 @@ from loadtower.errors import LoadtowerError
 from loadtower.orchestrator import master_socket
 from loadtower.orchestrator.link_guard import LinkGuard
 from loadtower.orchestrator.master_output import MasterOutput
+from loadtower.orchestrator.worker_list import worker_list
 from loadtower.protocol.commands import FailedAck, StartCommand
 from loadtower.protocol.heartbeats import reply_every as heartbeat_reply_every
 from loadtower.protocol.interval_message import text_problem
@@ -85,13 +86,20 @@ def _exit_after(seconds: float) -> None:
     os._exit(0)
 
 
+_STATES: list[str] = []  # Locust's stopping, ready, running, spawning: read at the first check
+
+
 def fleet_stopped(state: str, workers: Collection[Any]) -> bool:
     """Locust's MasterRunner.check_stopped test: the master stopping and every worker
-    ready again, or no worker running, spawning or ready."""
-    import locust.runners as lr
+    ready again, or no worker running, spawning or ready. Made after every message, so
+    Locust's names are looked up once, not imported each time."""
+    if not _STATES:
+        import locust.runners as lr
 
-    return (state == lr.STATE_STOPPING and all(x.state == lr.STATE_INIT for x in workers)) or all(
-        x.state not in (lr.STATE_RUNNING, lr.STATE_SPAWNING, lr.STATE_INIT) for x in workers)
+        _STATES[:] = [lr.STATE_STOPPING, lr.STATE_INIT, lr.STATE_RUNNING, lr.STATE_SPAWNING]
+    stopping, ready, running, spawning = _STATES
+    return (state == stopping and all(x.state == ready for x in workers)) or all(
+        x.state not in (running, spawning, ready) for x in workers)
 
 
 def _guarded_runner(env: Any, host: str, port: int, guard: LinkGuard) -> Any:
@@ -103,6 +111,7 @@ def _guarded_runner(env: Any, host: str, port: int, guard: LinkGuard) -> Any:
     class GuardedMaster(lr.MasterRunner):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            self.clients = worker_list()  # before any worker: the same list, cheaper reads
             self._guard_server()
 
         def _guard_server(self) -> None:

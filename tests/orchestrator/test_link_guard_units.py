@@ -165,3 +165,50 @@ def test_heartbeat_answers_are_spaced_by_the_grace_and_nothing_else_is() -> None
     assert beats.count(b"w1") == 3 + 1 and beats.count(b"w2") == 3  # at 0, 5, 10 s; the stop
     every = LinkGuard(KEY, lambda message, data: None)  # heartbeat_every 0: each answered
     assert all(every.heartbeat_due(b"w1") for _ in range(5))
+
+
+def test_a_burst_is_read_whole_and_in_order_then_the_read_waits_for_the_next(server: Any) -> None:
+    """The guard reads waiting messages straight from ZeroMQ, QUICK_MAX in a row, then one
+    through the green socket: every frame of every message arrives, in each worker's
+    order, an impostor's messages among them are still dropped, and once none waits the
+    read waits (without blocking other greenlets) for one sent later."""
+    from loadtower.orchestrator.link_guard import QUICK_MAX
+
+    guard = LinkGuard(KEY, lambda *_: None)
+    guard.wrap(server)
+    green = server.socket.recv_multipart
+    green_reads = [0]
+
+    def counted() -> list[bytes]:
+        green_reads[0] += 1
+        return green()
+
+    server.socket.recv_multipart = counted
+    workers = [_client(server, f"worker_b{n}", KEY) for n in range(2)]
+    impostor = _client(server, "impostor_b", None)
+    burst = 5 * QUICK_MAX
+    try:
+        workers[0].send(_message("client_ready", "2.47.0", "worker_b0"))
+        assert _recv(guard, server)[0] == "worker_b0"  # the burst below waits in full
+        for n in range(burst):
+            for w, worker in enumerate(workers):
+                worker.send(_message("lt_line", {"n": n, "pad": "x" * 20_000}, f"worker_b{w}"))
+            impostor.send(_message("lt_line", {"n": n}, "impostor_b"))
+        ls.gevent.sleep(0.5)  # let ZeroMQ queue them (the counts below do not need it)
+        seen: dict[str, list[int]] = {"worker_b0": [], "worker_b1": []}
+        for _ in range(2 * burst):
+            addr, msg = _recv(guard, server)
+            assert len(msg.data["pad"]) == 20_000
+            seen[addr].append(msg.data["n"])
+        assert seen == {"worker_b0": list(range(burst)), "worker_b1": list(range(burst))}
+        # the green read in between, not for each one
+        assert 2 * burst // (QUICK_MAX + 1) - 1 <= green_reads[0] < burst
+        assert guard.refused.get(b"impostor_b", 0) >= 1
+        ls.gevent.spawn_later(0.3, workers[1].send, _message("heartbeat", {}, "worker_b1"))
+        before = green_reads[0]
+        addr, msg = _recv(guard, server)  # nothing waits: the green read waits for it
+        assert (addr, msg.type) == ("worker_b1", "heartbeat") and green_reads[0] > before
+    finally:
+        server.socket.recv_multipart = green
+        for client in (*workers, impostor):
+            client.close(linger=0)
