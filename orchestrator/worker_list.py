@@ -4,8 +4,8 @@ Locust's master handles each `client_ready` (a worker joining, or back after a s
 logging how many workers are ready, running and spawning, and each worker `quit` by how
 many are ready. Its `WorkerNodes` answers each of those reads with a walk over every
 worker through the mapping's generic views: a Python call per worker. At a thousand
-workers that is half a millisecond a message and about a second of the master's CPU at
-each phase's stop, when every worker answers at once (bench/fleet.py; issue 28), and the
+workers that is half a millisecond a message, about half a second of the master's CPU at
+each phase's stop, when every worker answers at once (bench/fleet.py; issue 28); the
 stop's `stopped` waits for it. The list here reads the same workers, in the same order,
 straight from Locust's own dict. Locust is imported only when the list is made (its
 import patches the process for gevent).
