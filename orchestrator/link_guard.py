@@ -12,8 +12,10 @@ worker (``to_worker``): the worker hears nothing else.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any, cast
 
 from loadtower.protocol.link_secrets import mac, to_worker, verify
@@ -23,6 +25,23 @@ IDENTITY_SHOWN = 48  # bytes of a refused client's identity shown (repr: no raw 
 # messages read straight from ZeroMQ in a row before one goes through the green socket
 # again (which also tells the other greenlets what the socket can do now)
 QUICK_MAX = 32
+
+
+@functools.cache
+def _reads() -> SimpleNamespace:
+    """What the master's reads take from pyzmq, msgpack and Locust, imported once: they
+    are deferred (only the master process loads Locust), and a read is made per message,
+    where an import statement each time cost the master about 6% of its CPU."""
+    import msgpack.exceptions as msgerr  # type: ignore[import-untyped]  # no stubs
+    import zmq
+    from locust.exception import RPCError, RPCReceiveError
+    from locust.rpc.protocol import Message
+
+    return SimpleNamespace(
+        ExtraData=msgerr.ExtraData, ZMQError=zmq.ZMQError, Again=zmq.Again,
+        RPCError=RPCError, RPCReceiveError=RPCReceiveError, Message=Message,
+        recv=zmq.backend.Socket.recv, get=zmq.backend.Socket.get, NOBLOCK=zmq.NOBLOCK,
+        RCVMORE=zmq.RCVMORE)
 
 
 class LinkGuard:
@@ -75,23 +94,19 @@ class LinkGuard:
         server.send_to_client = send_to_client
 
     def recv(self, server: Any) -> tuple[str, Any]:
-        import msgpack.exceptions as msgerr  # type: ignore[import-untyped]  # no stubs
-        import zmq.error as zmqerr
-        from locust.exception import RPCError, RPCReceiveError
-        from locust.rpc.protocol import Message
-
+        n = _reads()
         while True:
             try:
                 frames = self.frames(server.socket)
-            except zmqerr.ZMQError as exc:
-                raise RPCError("ZMQ network broken") from exc
+            except n.ZMQError as exc:
+                raise n.RPCError("ZMQ network broken") from exc
             if len(frames) == 3 and verify(self.key, frames[0], frames[1], frames[2]):
                 addr = frames[0].decode(errors="replace")
                 try:
-                    return addr, Message.unserialize(frames[1])
-                except (UnicodeDecodeError, msgerr.ExtraData) as exc:
-                    raise RPCReceiveError("ZMQ interrupted or corrupted message", addr=addr
-                                          ) from exc
+                    return addr, n.Message.unserialize(frames[1])
+                except (UnicodeDecodeError, n.ExtraData) as exc:
+                    raise n.RPCReceiveError("ZMQ interrupted or corrupted message", addr=addr
+                                            ) from exc
             self.refuse(frames)
 
     def frames(self, sock: Any) -> list[bytes]:
@@ -101,17 +116,15 @@ class LinkGuard:
         a thousand workers (bench/fleet.py). Then, and whenever none waits, the green read:
         it waits for the next message without holding up the other greenlets, and wakes
         any that wait on the socket."""
-        import zmq
-
+        n = _reads()
         if self.quick < QUICK_MAX:
-            recv, get = zmq.backend.Socket.recv, zmq.backend.Socket.get
             try:
-                frames = [recv(sock, zmq.NOBLOCK)]
-            except zmq.Again:
+                frames = [n.recv(sock, n.NOBLOCK)]
+            except n.Again:
                 pass
             else:  # a message's frames come together: the rest are there
-                while get(sock, zmq.RCVMORE):
-                    frames.append(recv(sock, zmq.NOBLOCK))
+                while n.get(sock, n.RCVMORE):
+                    frames.append(n.recv(sock, n.NOBLOCK))
                 self.quick += 1
                 return frames
         self.quick = 0

@@ -25,7 +25,7 @@ def worker_list() -> Any:
         def get_by_state(self, state: str) -> list[Any]:
             nodes = getattr(self, "_worker_nodes", None)
             if not isinstance(nodes, dict):
-                return list(super().get_by_state(state))
+                return super().get_by_state(state)
             return [node for node in nodes.values() if node.state == state]
 
     return WorkerList()

@@ -10,7 +10,7 @@ import pytest
 
 from loadtower.agents import locust_setup as ls  # before locust: no monkey-patching
 from loadtower.agents.link_client import sign_client
-from loadtower.orchestrator.link_guard import MAX_REPORTED, LinkGuard
+from loadtower.orchestrator.link_guard import MAX_REPORTED, QUICK_MAX, LinkGuard
 
 KEY = b"r" * 32
 WAIT_S = 20.0  # a bound for a loopback message, never a measured time
@@ -172,8 +172,6 @@ def test_a_burst_is_read_whole_and_in_order_then_the_read_waits_for_the_next(ser
     through the green socket: every frame of every message arrives, in each worker's
     order, an impostor's messages among them are still dropped, and once none waits the
     read waits (without blocking other greenlets) for one sent later."""
-    from loadtower.orchestrator.link_guard import QUICK_MAX
-
     guard = LinkGuard(KEY, lambda *_: None)
     guard.wrap(server)
     green = server.socket.recv_multipart
@@ -194,7 +192,7 @@ def test_a_burst_is_read_whole_and_in_order_then_the_read_waits_for_the_next(ser
             for w, worker in enumerate(workers):
                 worker.send(_message("lt_line", {"n": n, "pad": "x" * 20_000}, f"worker_b{w}"))
             impostor.send(_message("lt_line", {"n": n}, "impostor_b"))
-        ls.gevent.sleep(0.5)  # let ZeroMQ queue them (the counts below do not need it)
+        ls.gevent.sleep(0.5)  # let ZeroMQ queue them: the quick reads take what waits
         seen: dict[str, list[int]] = {"worker_b0": [], "worker_b1": []}
         for _ in range(2 * burst):
             addr, msg = _recv(guard, server)
