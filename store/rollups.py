@@ -64,6 +64,14 @@ def _zeros(*shape: int) -> npt.NDArray[np.int64]:
     return np.zeros(shape, np.int64)
 
 
+JOIN_ITEMS = 1024  # items whose histogram texts are joined and read at a time (ingest)
+
+
+def ascii_piece(texts: list[str]) -> npt.NDArray[np.uint8]:
+    """The texts one after the other, as ASCII bytes (UnicodeEncodeError otherwise)."""
+    return np.frombuffer("".join(texts).encode("ascii"), np.uint8)
+
+
 @dataclass
 class Level:
     name: str  # table
@@ -231,25 +239,34 @@ class Rollups:
                     acc.last_done = span[1] if last is None else max(last, span[1])
         sizes = np.fromiter((len(t) for t in texts), np.int64, len(texts))
         ends = np.cumsum(sizes)
-        text = np.frombuffer("".join(texts).encode("ascii"), np.uint8)
+        starts = ends - sizes
         resp_stats = np.empty((len(item_key), len(hdr.PERCENTILES) + 1))
         bad = np.zeros(len(texts), np.bool_)
         mats = [lv.counts for lv in levels] + [x for lv in levels for x in (lv.lo, lv.hi)]
         item_rows = key_rows[item_keys]
-
-        def run(kind: int) -> None:
-            # numba's Dispatcher stub does not know the jitted signature
-            kern.ingest(text, ends - sizes, ends, kind, item_rows, *mats,  # type: ignore[call-arg]
-                        hdr.HIGH_VALUES, resp_stats, bad)  # fmt: skip
-
         any_late = bool(sizes[LATENESS::KINDS].any())
-        # the kinds' histograms touch disjoint memory: one thread each (nogil)
-        others = [_POOL.submit(run, k) for k in ([SERVICE, LATENESS] if any_late else [SERVICE])]
-        run(RESPONSE)
-        for other in others:
-            other.result()
+        # a piece of the items at a time: the text of all of them, joined and then
+        # encoded, was held twice over at once (about 40 MB a flush at 1,024 workers)
+        for a in range(0, len(item_key), JOIN_ITEMS):
+            b = min(a + JOIN_ITEMS, len(item_key))
+            h0, h1 = KINDS * a, KINDS * b
+            text = ascii_piece(texts[h0:h1])
+            base = starts[h0]
+            args = (text, starts[h0:h1] - base, ends[h0:h1] - base)
+            rest = (item_rows[a:b], *mats, hdr.HIGH_VALUES, resp_stats[a:b], bad[h0:h1])
+
+            def run(kind: int, args: Any = args, rest: Any = rest) -> None:
+                # numba's Dispatcher stub does not know the jitted signature
+                kern.ingest(*args, kind, *rest)  # type: ignore[call-arg]
+
+            # the kinds' histograms touch disjoint memory: one thread each (nogil)
+            others = [_POOL.submit(run, k) for k in ([SERVICE, LATENESS] if any_late else [SERVICE])]
+            run(RESPONSE)
+            for other in others:
+                other.result()
+            del text, args, rest
         if any_late or late_why:
-            self._lateness(items, item_keys, key_accs, text, ends - sizes, ends, bad, late_why)
+            self._lateness(items, item_keys, key_accs, texts, sizes, bad, late_why)
         bad[LATENESS::KINDS] = False  # said above
         for h in np.flatnonzero(bad).tolist():
             run_id, ts, agent, _, _, op = items[h // KINDS][:6]
@@ -271,16 +288,15 @@ class Rollups:
         return pa.table(arrays, names=AGENT_COLUMNS)
 
     def _lateness(self, items: list[tuple[Any, ...]], item_keys: np.ndarray,
-                  key_accs: list[list[Acc]], text: np.ndarray, starts: np.ndarray,
-                  ends: np.ndarray, bad: np.ndarray, late_why: dict[int, str]) -> None:
+                  key_accs: list[list[Acc]], texts: list[str], sizes: np.ndarray,
+                  bad: np.ndarray, late_why: dict[int, str]) -> None:
         """After the compiled loop added the items' lateness histograms: their keys marked
         as having lateness, and the ones left out said (not HDR V2 over the protocol's
         range; the loop flags them, hdr.sparse_counts gives the reason as before)."""
         kind_bad = bad[LATENESS::KINDS]
-        got = (ends - starts)[LATENESS::KINDS] > 0
+        got = sizes[LATENESS::KINDS] > 0
         for i in np.flatnonzero(kind_bad).tolist():
-            h = KINDS * i + LATENESS
-            counts = _sparse_or_why(text[starts[h] : ends[h]].tobytes())
+            counts = _sparse_or_why(texts[KINDS * i + LATENESS].encode("ascii"))
             if isinstance(counts, str):
                 late_why[i] = counts
                 continue
