@@ -132,6 +132,7 @@ class Orchestrator:
                 lambda m, d: sinks.event("agents", m, data=d)))
             load = self.load = create_load(pool, plan, run_id, sinks, pythons)
             self.control.on_stop(load.interrupt)  # the operator's stop reaches the agents now
+            load.on_master_lost = self.control.stop  # the run stops: no load without it
             await unless_stopped(load.prepare())
             ctx = PhaseContext(
                 plan=plan,
@@ -145,14 +146,16 @@ class Orchestrator:
                 dataset_paths=dataset_paths,
             )
             await self._phases(ctx, writer, sinks)
-            if self.thresholds.aborted is not None:
+            if self.thresholds.aborted is not None or load.master_lost is not None:
                 self.state.status, self.state.reason = "failed", self.control.reason
             elif self.control.stop_requested.is_set():
                 self.state.status, self.state.reason = "interrupted", self.control.reason
             else:
                 self.state.status = "completed"
         except LoadtowerError as exc:
-            if self.control.stop_requested.is_set():  # what the stop cut short, not a failure
+            if load is not None and load.master_lost is not None:  # what the loss cut short
+                self.state.status, self.state.reason = "failed", load.master_lost
+            elif self.control.stop_requested.is_set():  # what the stop cut short, not a failure
                 self.state.status, self.state.reason = "interrupted", self.control.reason
                 if not isinstance(exc, RunStopped):
                     sinks.event("warning", f"while stopping: {exc}")

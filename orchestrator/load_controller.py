@@ -17,7 +17,9 @@ import contextlib
 import json
 import os
 import shlex
+import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from loadtower.agents.spool import spool_dir
@@ -50,6 +52,18 @@ STOP_ACK_TIMEOUT_S = 60.0
 # their ops in flight, and the stop's ack is waited for this long at most
 INTERRUPT_DRAIN_S = 1.0
 INTERRUPT_ACK_S = INTERRUPT_DRAIN_S + 2.0
+MASTER_EXIT_WAIT_S = 5.0  # the master's output ended: how long its exit status is waited for
+
+
+def exit_text(code: int | None) -> str:
+    """How a process ended, from asyncio's returncode (negative: the signal that ended it)."""
+    if code is None:
+        return "closed its output but has not exited"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+        return f"was killed by signal {-code}"
+    return f"exited with status {code}"
 
 
 def _free_port() -> int:
@@ -83,6 +97,9 @@ class LocustLoad:
         self._stderr: asyncio.Task[None] | None = None
         self.guard: AgentGuard | None = None
         self.secrets = AgentSecrets(pool, run_id)
+        self.closing = False  # close() told the master to quit: its end is expected
+        self.master_lost: str | None = None  # why, when the master ended by itself
+        self.on_master_lost: Callable[[str], None] | None = None  # the run's stop
 
     # ------------------------------------------------------------------ set-up
     async def prepare(self) -> None:
@@ -191,6 +208,28 @@ class LocustLoad:
                 continue
             # ASCII text without a \u escape: every string in the line is ASCII
             self._dispatch(line, raw.isascii() and b"\\u" not in raw)
+        await self._master_ended()
+
+    async def _master_ended(self) -> None:
+        """The master's output ended. Unless close() told it to quit, it died (killed, out
+        of memory, a crash): no load runs without it, so the run hears of it now, in one
+        error event and through `on_master_lost` (the run's stop), rather than waiting out
+        its phases at 0 ops/s. What the workers spooled and did not send is read at the
+        run's end (AgentGuard.final_sweep), as after a cut link."""
+        if self.closing or self.master is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.master.wait(), timeout=MASTER_EXIT_WAIT_S)
+        if self.closing:
+            return
+        why = (f"the Locust master (pid {self.master.pid}) {exit_text(self.master.returncode)}: "
+               "no load can run without it, so the run stops; every sample taken is kept")
+        self.master_lost = why
+        self.first_error = self.first_error or why
+        self.sinks.event("error", why)
+        self._acks.put_nowait({"type": "master_lost"})  # an ack waited for never comes
+        if self.on_master_lost is not None:
+            self.on_master_lost(why)
 
     async def _read_stderr(self) -> None:
         assert self.master is not None and self.master.stderr is not None
@@ -290,6 +329,8 @@ class LocustLoad:
                 raise LoadtowerError(
                     f"the Locust master did not answer ({' or '.join(kinds)}) within {timeout:g} s"
                 )
+            if self.master_lost is not None:
+                raise LoadtowerError(self.master_lost)
             try:
                 line = await asyncio.wait_for(self._acks.get(), timeout=remaining)
             except TimeoutError:
@@ -366,6 +407,7 @@ class LocustLoad:
         return connection(self.plan, spec)
 
     async def close(self) -> None:
+        self.closing = True
         if self.guard is not None:
             self.guard.closing = True
         with contextlib.suppress(Exception):

@@ -53,6 +53,7 @@ def test_only_ascii_text_skips_the_walk_and_every_line_is_stored(tmp_path: Path)
                 reader.feed_data(text + b"\n")
             reader.feed_eof()
             load.master = SimpleNamespace(stdout=reader)  # type: ignore[assignment]
+            load.closing = True  # its output ends as when the run tells it to quit
             await asyncio.wait_for(load._read_master(), 20.0)
 
         asyncio.run(read())
