@@ -17,6 +17,7 @@ class Kind:
 KINDS: dict[str, Kind] = {
     "fault": Kind("×", "bold red", 9, "fault"),
     "errors": Kind("×", "red", 8, "errors"),
+    "error": Kind("×", "bold red", 8, "error"),  # an agent's, the master's: the run may end on it
     "warning": Kind("!", "bold yellow", 7, "warning"),
     "scale_out": Kind("+", "bold magenta", 6, "scale-out"),
     "rate_change": Kind("⇅", "bold bright_cyan", 6, "rate change"),  # steered by the operator
