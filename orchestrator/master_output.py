@@ -16,11 +16,18 @@ thread writes what is queued in batches (one write and flush per batch).
   the workers' (their link and spool), not unbounded memory here; the first time in a
   spell, a warning line says so (`backlog`).
 - A reader that is gone (a broken pipe) ends the writing; lines put after are dropped.
+- Written with os.write to the stream's file descriptor, looping over short writes
+  (write_all): Python's buffered stdout lost the rest of a batch when a stop signal
+  (SIGSTOP, a frozen cgroup) cut a write blocked on a full pipe short, about 1 MB of
+  lines each time (tests/orchestrator/test_master_output_stops.py).
 """
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import select
 import sys
 import threading
 import time
@@ -30,6 +37,25 @@ from typing import Any, TextIO
 
 BOUND_BYTES = 64 * 1024 * 1024  # queued and not yet written: the backlog's bound
 BATCH_BYTES = 1024 * 1024  # written at once at most
+
+
+def write_all(stream: TextIO, text: str) -> None:
+    """`text` onto `stream` whole: straight to its file descriptor, each short write
+    followed by the rest (a file without a descriptor, a test's: its own write)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()  # anything written through the stream before goes first
+    view = memoryview(text.encode(getattr(stream, "encoding", None) or "utf-8",
+                                  "backslashreplace"))
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:  # a descriptor left non-blocking: wait for room
+            select.select([], [fd], [], 1.0)
 
 
 class MasterOutput:
@@ -108,9 +134,7 @@ class MasterOutput:
                 batch = self._take()
                 self._writing = True
             try:
-                stream = self._stream()
-                stream.write("".join(batch))
-                stream.flush()
+                write_all(self._stream(), "".join(batch))
             except (OSError, ValueError):  # the reader is gone: nothing to write to
                 with self._cond:
                     self.closed = True
