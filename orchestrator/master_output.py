@@ -49,8 +49,8 @@ def write_all(stream: TextIO, text: str) -> None:
         stream.flush()
         return
     stream.flush()  # anything written through the stream before goes first
-    view = memoryview(text.encode(getattr(stream, "encoding", None) or "utf-8",
-                                  "backslashreplace"))
+    # UTF-8, which the orchestrator reads; a lone surrogate becomes its JSON escape (\udcff)
+    view = memoryview(text.encode("utf-8", "backslashreplace"))
     while view:
         try:
             view = view[os.write(fd, view):]
