@@ -95,7 +95,12 @@ def test_tui_opens_navigates_to_a_run_and_the_sql_console_and_quits(
     tmux.keys("Down", "Enter")  # the second run in the list
     dashboard = tmux.wait_for("REPLAY")
     assert "throughput" in dashboard and "latency" in dashboard and "timeline" in dashboard
-    assert any(run in dashboard for run in (RUN_A, RUN_B, RUN_FAILED)), dashboard
+    # the header comes first; the panels fill in after it, the events naming the run
+    deadline = time.monotonic() + 45
+    while not any(run in dashboard for run in (RUN_A, RUN_B, RUN_FAILED)):
+        assert time.monotonic() < deadline, f"no run's id came on screen:\n{dashboard}"
+        time.sleep(0.3)
+        dashboard = tmux.screen()
 
     tmux.keys("Escape")
     tmux.wait_for("peak ops/s")
