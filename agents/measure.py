@@ -8,11 +8,15 @@ counts in the wall-clock second it completed in and in the phase it was schedule
 (docs/agent-protocol.md, "Interval line" and "The end of a phase: the drain").
 Histograms go out as base64 of HdrHistogram's uncompressed V2 encoding (header and
 ZigZag varint counts, as Java's `encodeIntoByteBuffer` writes it): the link may
-compress, and the store merges hundreds a second without inflating each one.
+compress, and the store merges hundreds a second without inflating each one. A second
+the Rust core measured alone (one harvest of it, nothing else recorded in it) goes out
+with the core's own encodings, never decoded here (issue 28: one encoding of a sample
+from the core to the store); a second with more in it is decoded and merged.
 """
 
 from __future__ import annotations
 
+import base64
 import math
 import resource
 import time
@@ -24,27 +28,80 @@ from loadtower.protocol.hdr_encoding import decode_v2, encode, new_hist
 from loadtower.protocol.hdr_format import HIGHEST
 from loadtower.protocol.lines import IntervalLine, OpSample
 
-__all__ = ["Bucket", "IntervalRecorder", "OpStats", "clamp_us", "decode_v2", "encode", "new_hist"]
+__all__ = ["Bucket", "CoreSecond", "IntervalRecorder", "OpStats", "clamp_us", "decode_v2", "encode", "new_hist"]
 def clamp_us(seconds: float) -> int:
     us = int(seconds * 1_000_000)
     return 1 if us < 1 else (HIGHEST if us > HIGHEST else us)
 
 
+class CoreSecond:
+    """One op's second as the Rust core encoded it (HDR V2 bytes), kept as it came while
+    nothing else is recorded in that second."""
+
+    __slots__ = ("service", "response", "lateness", "lateness_max_us")
+
+    def __init__(self, service: bytes, response: bytes, lateness: bytes | None,
+                 lateness_max_us: int | None) -> None:
+        self.service, self.response = service, response
+        self.lateness, self.lateness_max_us = lateness, lateness_max_us
+
+
 class OpStats:
-    __slots__ = ("ops", "errors", "late", "service", "response", "lateness")
+    __slots__ = ("ops", "errors", "late", "_service", "_response", "lateness", "core")
 
     def __init__(self) -> None:
         self.ops = 0
         self.errors: dict[str, int] = {}
         self.late = 0
-        self.service = new_hist()
-        self.response = new_hist()
+        self._service: HdrHistogram | None = None  # made when a value goes in
+        self._response: HdrHistogram | None = None
         self.lateness: HdrHistogram | None = None  # open-model ops only (None: none sent)
+        self.core: CoreSecond | None = None  # the core's encodings, not decoded yet
+
+    def fresh(self) -> bool:
+        """Nothing recorded in it yet."""
+        return (self.ops == 0 and self.core is None and self._service is None
+                and self.lateness is None)
+
+    def _decoded(self) -> None:
+        """The core's encodings, if kept, decoded into the histograms (more goes in)."""
+        core, self.core = self.core, None
+        if self._service is None or self._response is None:
+            self._service, self._response = new_hist(), new_hist()
+        if core is not None:
+            self._service.add(decode_v2(core.service))
+            self._response.add(decode_v2(core.response))
+            if core.lateness is not None:
+                self.add_lateness_hist(decode_v2(core.lateness))
+
+    def hists(self) -> tuple[HdrHistogram, HdrHistogram]:
+        """(service, response) as histograms, the core's encodings decoded into them."""
+        if self._service is None or self._response is None or self.core is not None:
+            self._decoded()
+        assert self._service is not None and self._response is not None
+        return self._service, self._response
+
+    @property
+    def service(self) -> HdrHistogram:
+        return self.hists()[0]
+
+    @property
+    def response(self) -> HdrHistogram:
+        return self.hists()[1]
 
     def add_lateness(self, seconds: float) -> None:
+        if self.core is not None:
+            self._decoded()
         if self.lateness is None:
             self.lateness = new_hist()
         self.lateness.record_value(clamp_us(seconds))
+
+    def add_lateness_hist(self, hist: HdrHistogram) -> None:
+        if not hist.get_total_count():
+            return
+        if self.lateness is None:
+            self.lateness = new_hist()
+        self.lateness.add(hist)
 
 
 class Bucket:
@@ -141,24 +198,28 @@ class IntervalRecorder:
 
     def add_encoded(self, phase: str, second: int, op: str, sample: dict[str, Any]) -> None:
         """Merge a second the Rust core measured: its ``service``/``response`` are raw
-        uncompressed V2 encodings (bytes), decoded with pyhdrh, the codec hdrh itself
-        uses, as its ``lateness`` (a core without it, or a second without open-model
-        sends, has none); ``first``/``last``: wall-clock earliest intended start, latest
-        completion."""
+        uncompressed V2 encodings (bytes), as its ``lateness`` (a second without open-model
+        sends has none; a core before ``lateness_max_us`` sends an empty one);
+        ``first``/``last``: wall-clock earliest intended start, latest completion. The
+        first sample of an op's second is kept as the core encoded it (the line carries
+        those bytes); a second one in it, or any other value, decodes and merges (with
+        pyhdrh, the codec hdrh itself uses)."""
         bucket = self._bucket(phase, second)
         bucket.span(sample["first"], sample["last"])
         stats = bucket.stats(op)
+        lateness, top = sample.get("lateness"), sample.get("lateness_max_us")
+        if stats.fresh() and (not lateness or top is not None):
+            stats.core = CoreSecond(sample["service"], sample["response"], lateness or None,
+                                    None if top is None else int(top))
+        else:
+            stats.service.add(decode_v2(sample["service"]))
+            stats.response.add(decode_v2(sample["response"]))
+            if lateness:
+                stats.add_lateness_hist(decode_v2(lateness))
         stats.ops += sample["ops"]
         stats.late += sample["late"]
         for name, count in sample["errors"].items():
             stats.errors[name] = stats.errors.get(name, 0) + count
-        stats.service.add(decode_v2(sample["service"]))
-        stats.response.add(decode_v2(sample["response"]))
-        lateness = decode_v2(sample["lateness"]) if sample.get("lateness") else None
-        if lateness is not None and lateness.get_total_count():
-            if stats.lateness is None:
-                stats.lateness = new_hist()
-            stats.lateness.add(lateness)
 
     def pending(self, phase: str | None = None) -> bool:
         return any(phase is None or p == phase for p, _s in self.buckets)
@@ -195,13 +256,19 @@ class IntervalRecorder:
     def _line(self, phase: str, second: int, bucket: Bucket) -> IntervalLine:
         ops: dict[str, OpSample] = {}
         for op, s in bucket.ops.items():
-            sample: OpSample = {
-                "ops": s.ops,
-                "errors": s.errors,
-                "late": s.late,
-                "service_hist": encode(s.service),
-                "response_hist": encode(s.response),
-            }
+            core = s.core
+            if core is not None:  # the core's second as it encoded it
+                sample: OpSample = {
+                    "ops": s.ops, "errors": s.errors, "late": s.late,
+                    "service_hist": base64.b64encode(core.service).decode(),
+                    "response_hist": base64.b64encode(core.response).decode()}
+                if core.lateness is not None and core.lateness_max_us is not None:
+                    sample["lateness_hist"] = base64.b64encode(core.lateness).decode()
+                    sample["lateness_max_us"] = core.lateness_max_us
+                ops[op] = sample
+                continue
+            sample = {"ops": s.ops, "errors": s.errors, "late": s.late,
+                      "service_hist": encode(s.service), "response_hist": encode(s.response)}
             if s.lateness is not None:  # open-model ops were sent in it
                 sample["lateness_hist"] = encode(s.lateness)
                 # its highest bucket's top: the orchestrator's self-saturation check

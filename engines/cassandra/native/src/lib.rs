@@ -550,8 +550,9 @@ impl Core {
     }
 
     /// [(second, op, sample)] of every second up to `upto` (wall clock, inclusive);
-    /// sample: ops, late, errors {class: n}, first, last, service, response, lateness
-    /// (HDR V2 bytes; lateness: the open model's sent ops, send - intended start).
+    /// sample: ops, late, errors {class: n}, first, last, service, response (HDR V2
+    /// bytes) and, when open-model ops were sent in it, lateness (send - intended start,
+    /// HDR V2 bytes) and lateness_max_us (its highest bucket's top).
     #[pyo3(signature = (upto, final_ = false))]
     fn harvest<'py>(&self, py: Python<'py>, upto: i64, final_: bool) -> PyResult<Bound<'py, PyList>> {
         let _ = final_; // every second up to `upto` is handed over whether final or not
@@ -575,7 +576,12 @@ impl Core {
             sample.set_item("last", stats.last)?;
             sample.set_item("service", PyBytes::new(py, &record::encode(&stats.service)))?;
             sample.set_item("response", PyBytes::new(py, &record::encode(&stats.response)))?;
-            sample.set_item("lateness", PyBytes::new(py, &record::encode(&stats.lateness)))?;
+            // lateness only when an open-model op was sent in it, with its top (what hdrh's
+            // get_max_value gives): the agent passes the encodings on as they are, unread
+            if !stats.lateness.is_empty() {
+                sample.set_item("lateness", PyBytes::new(py, &record::encode(&stats.lateness)))?;
+                sample.set_item("lateness_max_us", stats.lateness.max())?;
+            }
             let name = op_names.get(op).cloned().unwrap_or_else(|| format!("op{op}"));
             out.append((second, name, sample))?;
         }
