@@ -24,10 +24,15 @@ def test_ycsb_a_open_model_on_the_rust_core(sandbox: dict) -> None:
     assert all(t["errors"] == 0 for t in run.values()), run
     total = sum(t["ops"] for t in run.values())
     assert 0.9 * RATE * SECONDS <= total <= 1.1 * RATE * SECONDS, total
-    # the rate held: every full second of the run (not the first and last) near RATE
+    # the rate held: over the full seconds of the run (not the first and last), the ops
+    # completed so far stay within a quarter second's worth of RATE per second. A node's
+    # or the machine's stall under a second shifts completions into the next second and
+    # the open model catches up (CI: 232, 371, 301 at 300/s, the +71 the -68 sent late);
+    # a rate 10% short falls out of the bound within three seconds.
     per_second = [sum(s["ops"] for s in x["ops"].values()) for x in intervals(lines, "run")]
     inner = per_second[1:-1]
-    assert inner and all(0.9 * RATE <= n <= 1.1 * RATE for n in inner), per_second
+    so_far = [sum(inner[: k + 1]) - RATE * (k + 1) for k in range(len(inner))]
+    assert len(inner) >= 3 and all(abs(d) <= RATE / 4 for d in so_far), per_second
     # every op the core scheduled is counted once (or given up at the drain)
     drains = [x for x in lines if x.get("kind") == "drain" and x["data"]["phase"] == "run"]
     counts = drains[-1]["data"]["core"]
