@@ -36,14 +36,14 @@ def clamp_us(seconds: float) -> int:
 
 class CoreSecond:
     """One op's second as the Rust core encoded it (HDR V2 bytes), kept as it came while
-    nothing else is recorded in that second."""
+    nothing else is recorded in that second; `lateness`: its encoding and top
+    (``lateness_max_us``), None when no open-model op was sent in it."""
 
-    __slots__ = ("service", "response", "lateness", "lateness_max_us")
+    __slots__ = ("service", "response", "lateness")
 
-    def __init__(self, service: bytes, response: bytes, lateness: bytes | None,
-                 lateness_max_us: int | None) -> None:
-        self.service, self.response = service, response
-        self.lateness, self.lateness_max_us = lateness, lateness_max_us
+    def __init__(self, service: bytes, response: bytes,
+                 lateness: tuple[bytes, int] | None) -> None:
+        self.service, self.response, self.lateness = service, response, lateness
 
 
 class OpStats:
@@ -72,7 +72,7 @@ class OpStats:
             self._service.add(decode_v2(core.service))
             self._response.add(decode_v2(core.response))
             if core.lateness is not None:
-                self.add_lateness_hist(decode_v2(core.lateness))
+                self.add_lateness_hist(decode_v2(core.lateness[0]))
 
     def hists(self) -> tuple[HdrHistogram, HdrHistogram]:
         """(service, response) as histograms, the core's encodings decoded into them."""
@@ -209,8 +209,9 @@ class IntervalRecorder:
         stats = bucket.stats(op)
         lateness, top = sample.get("lateness"), sample.get("lateness_max_us")
         if stats.fresh() and (not lateness or top is not None):
-            stats.core = CoreSecond(sample["service"], sample["response"], lateness or None,
-                                    None if top is None else int(top))
+            stats.core = CoreSecond(sample["service"], sample["response"],
+                                    (lateness, int(top)) if lateness and top is not None
+                                    else None)
         else:
             stats.service.add(decode_v2(sample["service"]))
             stats.response.add(decode_v2(sample["response"]))
@@ -257,23 +258,22 @@ class IntervalRecorder:
         ops: dict[str, OpSample] = {}
         for op, s in bucket.ops.items():
             core = s.core
-            if core is not None:  # the core's second as it encoded it
-                sample: OpSample = {
-                    "ops": s.ops, "errors": s.errors, "late": s.late,
-                    "service_hist": base64.b64encode(core.service).decode(),
-                    "response_hist": base64.b64encode(core.response).decode()}
-                if core.lateness is not None and core.lateness_max_us is not None:
-                    sample["lateness_hist"] = base64.b64encode(core.lateness).decode()
-                    sample["lateness_max_us"] = core.lateness_max_us
-                ops[op] = sample
-                continue
-            sample = {"ops": s.ops, "errors": s.errors, "late": s.late,
-                      "service_hist": encode(s.service), "response_hist": encode(s.response)}
-            if s.lateness is not None:  # open-model ops were sent in it
-                sample["lateness_hist"] = encode(s.lateness)
-                # its highest bucket's top: the orchestrator's self-saturation check
+            lateness: tuple[str, int] | None = None
+            if core is not None:  # the core's second as it encoded it, not decoded here
+                service = base64.b64encode(core.service).decode()
+                response = base64.b64encode(core.response).decode()
+                if core.lateness is not None:
+                    lateness = base64.b64encode(core.lateness[0]).decode(), core.lateness[1]
+            else:
+                service, response = encode(s.service), encode(s.response)
+                if s.lateness is not None:  # open-model ops were sent in it
+                    lateness = encode(s.lateness), int(s.lateness.get_max_value())
+            sample: OpSample = {"ops": s.ops, "errors": s.errors, "late": s.late,
+                                "service_hist": service, "response_hist": response}
+            if lateness is not None:
+                # with its highest bucket's top: the orchestrator's self-saturation check
                 # reads this instead of decoding the histogram when it is in bounds
-                sample["lateness_max_us"] = int(s.lateness.get_max_value())
+                sample["lateness_hist"], sample["lateness_max_us"] = lateness
             ops[op] = sample
         span = [round(bucket.first, 6), round(bucket.last, 6)] if bucket.ops else None
         return {
