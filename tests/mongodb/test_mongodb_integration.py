@@ -99,7 +99,10 @@ def test_load_and_ycsb_a_to_f_at_fixed_rates(
     for w, expected in YCSB_OPS.items():
         got = {op for (phase, op) in ops if phase == w}
         assert got == expected, (w, got)
-        assert all(ops[(w, op)]["errors"] == 0 for op in got), (w, ops)
+        _, failed = reader.sql(  # (second, op, errors, the classes the agent counted)
+            "SELECT ts, op, errors, errors_by_class FROM op_second WHERE run_id = "
+            f"'{run_id}' AND phase = '{w}' AND errors > 0 ORDER BY ts")
+        assert not failed, (w, failed)
         total = sum(ops[(w, op)]["ops"] for op in got)
         rate = 40 if w == "e" else 100
         assert 0 < total <= 4.5 * rate, (w, total)  # at most about 3 s at the rate
