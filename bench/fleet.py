@@ -11,6 +11,14 @@ memory are its own):
   signed with the link key, sending one interval line per second of --op-types op types
   x --ops ops (default 8 x 500, bench/store.py's line shape: about 23 KB) with real HDR
   histograms (the agents' recorder, agents/measure.py);
+- with --ssh INVENTORY, the workers reach the master as a run's workers do: through SSH
+  reverse forwards that the orchestrator side makes with its own HostPool (asyncssh, in
+  this process, as LocustLoad makes them) to the inventory's first agent host (the
+  sandbox's real sshd), --ssh-connections of them (one per agent host in a run; worker
+  i uses the (i mod K)-th). The sshd processes serving them stand for the agent hosts'
+  side: their CPU is in the note, not in the orchestrator's. Without --ssh the workers
+  connect to the master over loopback directly (the orchestrator carries no worker
+  bytes then: a lower bound on its cost);
 - the orchestrator's consumers, fed from the master's stdout as in a run: LocustLoad's
   own reader and dispatch (json.loads, `_dispatch`), Sinks, LiveStats and the
   StoreWriter into a real DuckDB file in a temporary directory.
@@ -40,6 +48,7 @@ Ctrl-C or an error; the temporary directory is removed.
 usage: python bench/fleet.py [--workers 16,64,128,256,512,1024] [--seconds 60] [--json]
                              [--save FILE] [--profile N] [--keep-going] [--op-types 8]
                              [--ops 500] [--rss-every 30]
+                             [--ssh SANDBOX/inventory.toml [--ssh-connections 8]]
 """
 
 from __future__ import annotations
@@ -65,6 +74,7 @@ import duckdb
 
 from loadtower.errors import LoadtowerError
 from loadtower.fleet.cleanup_script import marker_env
+from loadtower.fleet.ssh_pool import HostPool
 from loadtower.orchestrator.load_controller import (
     RUN_MARKER,
     START_TIMEOUT_S,
@@ -74,6 +84,7 @@ from loadtower.orchestrator.load_controller import (
 from loadtower.orchestrator.sinks import Sinks
 from loadtower.protocol.link_secrets import KEY_ENV
 from loadtower.protocol.version import PROTOCOL_VERSION
+from loadtower.scenarios.loader import load_inventory
 from loadtower.scenarios.plan import load_plan
 from loadtower.store import StoreWriter
 
@@ -302,11 +313,59 @@ async def _spawn_master(port: int, workers: int, key: bytes, run_id: str
     )
 
 
-async def _spawn_workers(port: int, workers: int, key: bytes, op_types: int, ops: int
+def sshd_pids() -> set[int]:
+    """The pids of this machine's sshd processes (this user can read)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "comm").read_text().strip() == "sshd":
+                    found.add(int(entry.name))
+    return found
+
+
+def pids_cpu_s(pids: set[int]) -> float:
+    """The CPU seconds of those of `pids` still running."""
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            total += proc_cpu_s(pid)
+    return total
+
+
+async def _ssh_forwards(inventory: Path, connections: int, port: int
+                        ) -> tuple[list[str], list[HostPool], set[int]]:
+    """`connections` SSH connections to the inventory's first agent host, each its own
+    HostPool (as one run holds one per agent host), each with the reverse forward a run
+    makes (LocustLoad: remote 127.0.0.1:0 -> the master's port). Returns the workers'
+    addresses (the forwards' remote ends), the pools (close them) and the pids of the
+    sshd processes that serve the connections (the agent hosts' side)."""
+    inv, _ = load_inventory(inventory)
+    agents = [n for n, h in inv.hosts.items() if "agent" in h.roles]
+    if not agents:
+        raise LoadtowerError(f"{inventory}: no host with role agent")
+    before = sshd_pids()
+    pools: list[HostPool] = []
+    addresses = []
+    try:
+        for _ in range(connections):
+            pool = HostPool(inv)
+            pools.append(pool)
+            remote = await pool.forward_remote_port(agents[0], 0, "127.0.0.1", port)
+            addresses.append(f"127.0.0.1:{remote}")
+    except BaseException:
+        for pool in pools:
+            with contextlib.suppress(Exception):
+                await pool.close()
+        raise
+    return addresses, pools, sshd_pids() - before
+
+
+async def _spawn_workers(masters: list[str], workers: int, key: bytes, op_types: int, ops: int
                          ) -> asyncio.subprocess.Process:
     env = {**os.environ, KEY_ENV: key.hex()}
     return await asyncio.create_subprocess_exec(
-        sys.executable, str(HERE / "fleet_workers.py"), "--master", f"127.0.0.1:{port}",
+        sys.executable, str(HERE / "fleet_workers.py"), "--master", ",".join(masters),
         "--workers", str(workers), "--op-types", str(op_types), "--ops", str(ops),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
         process_group=0,
@@ -387,7 +446,8 @@ def _window(pairs: Pairs, start: float, end: float) -> list[float]:
 
 async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
                    shape: tuple[int, int] = (OP_TYPES, OPS_PER_TYPE),
-                   rss_every: float = RSS_EVERY_S) -> dict[str, Any]:
+                   rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None
+                   ) -> dict[str, Any]:
     (tmp / "inventory.toml").write_text(INVENTORY)
     (tmp / "scenario.toml").write_text(SCENARIO)
     plan = load_plan(tmp / "scenario.toml", tmp / "inventory.toml")
@@ -402,6 +462,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
     latest: dict[str, Any] = {}
     master = fleet = None
     tasks: list[asyncio.Task[None]] = []
+    pools: list[HostPool] = []
     out: dict[str, Any] = {"workers": workers, "seconds": seconds,
                            "loadavg": list(os.getloadavg())}
     try:
@@ -413,7 +474,11 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         load.master = master
         tasks += [asyncio.create_task(load._read_master()),
                   asyncio.create_task(load._read_stderr())]
-        fleet = await _spawn_workers(port, workers, load.secrets.key, *shape)
+        masters, sshds = [f"127.0.0.1:{port}"], set()
+        if ssh is not None:  # through SSH reverse forwards, as a run's workers reach it
+            masters, pools, sshds = await _ssh_forwards(Path(ssh[0]), ssh[1], port)
+            out["ssh_connections"] = len(pools)
+        fleet = await _spawn_workers(masters, workers, load.secrets.key, *shape)
         tasks.append(asyncio.create_task(_follow(fleet, latest)))
         t = time.monotonic()
         await load._wait_joined()
@@ -436,6 +501,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         if sampler is not None:
             sampler.start()
         cpu0, mcpu0, wall0 = self_cpu_s(), proc_cpu_s(master.pid), time.monotonic()
+        scpu0 = pids_cpu_s(sshds)
         start = time.time()
         in0, out0, lines0 = int(latest.get("bytes", 0)), counted.bytes, len(probe.live)
         sent0 = int(latest.get("lines", 0))
@@ -459,6 +525,8 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
             lines_sent_in_window=int(latest.get("lines", 0)) - sent0,
             workers_cpu_pct=100.0 * (float(latest.get("cpu_s", 0.0)) - fcpu0) / wall,
         )
+        if ssh is not None:
+            out["sshd_cpu_pct"] = 100.0 * (pids_cpu_s(sshds) - scpu0) / wall
         if sampler is not None:
             sampler.running = False
             out["profile"] = sampler.text()
@@ -505,17 +573,21 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         for task in tasks:
             task.cancel()
         _kill_group(fleet)
+        for pool in pools:
+            with contextlib.suppress(Exception):
+                await pool.close()
         _kill_group(master)
         with contextlib.suppress(Exception):
             writer.close()
 
 
 def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int],
-             rss_every: float = RSS_EVERY_S) -> int:
+             rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None) -> int:
     """The orchestrator-side process of one step: prints its figures as one JSON line."""
     with tempfile.TemporaryDirectory(prefix="lt-fleet-") as tmp:
         try:
-            result = asyncio.run(run_step(workers, seconds, Path(tmp), profile, shape, rss_every))
+            result = asyncio.run(run_step(workers, seconds, Path(tmp), profile, shape, rss_every,
+                                          ssh))
         except Exception as exc:  # noqa: BLE001 - the step's failure is its result
             result = {"workers": workers, "error": f"{type(exc).__name__}: {exc}"}
     print(json.dumps(result), flush=True)
@@ -524,11 +596,13 @@ def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int]
 
 # ---------------------------------------------------------------- the table
 def _step_process(workers: int, seconds: float, profile: bool, shape: tuple[int, int],
-                  rss_every: float = RSS_EVERY_S) -> dict[str, Any]:
+                  rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None
+                  ) -> dict[str, Any]:
     argv = [sys.executable, str(Path(__file__).resolve()), "--one-step", str(workers),
             "--seconds", str(seconds), "--op-types", str(shape[0]), "--ops", str(shape[1]),
             "--rss-every", str(rss_every)]
     argv += ["--profile", str(workers)] if profile else []
+    argv += ["--ssh", ssh[0], "--ssh-connections", str(ssh[1])] if ssh else []
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
@@ -572,7 +646,14 @@ def row_text(r: dict[str, Any]) -> str:
             f"| {_s(r['live_p50_s'])} / {_s(r['live_p99_s'])} / {_s(r['live_max_s'])} s "
             f"| {_s(r['store_p99_s'])} s | {lost} | {stop} "
             f"| {r['orch_rss_mb']:.0f} / {r['master_rss_mb']:.0f} MB "
-            f"| {r['note'] or ''} |")
+            f"| {'; '.join(n for n in (r['note'], _sshd_note(r)) if n)} |")
+
+
+def _sshd_note(r: dict[str, Any]) -> str:
+    if "sshd_cpu_pct" not in r:
+        return ""
+    return (f"sshd (the agent hosts' side) {r['sshd_cpu_pct']:.1f}% over "
+            f"{r['ssh_connections']} connections")
 
 
 HEADER = ("| workers | orchestrator CPU (% of a core) | master CPU | bytes/s through the master "
@@ -597,14 +678,22 @@ def main() -> int:
                         help="ops per op type per worker per second")
     parser.add_argument("--rss-every", type=float, default=RSS_EVERY_S, metavar="S",
                         help="sample both sides' RSS every S seconds of the window")
+    parser.add_argument("--ssh", metavar="INVENTORY",
+                        help="the workers reach the master through SSH reverse forwards made "
+                        "by the orchestrator side (asyncssh, as a run makes them) to the "
+                        "inventory's first agent host (the sandbox's: a real sshd here)")
+    parser.add_argument("--ssh-connections", type=int, default=8, metavar="K",
+                        help="with --ssh: K connections, each its own forward (K agent hosts; "
+                        "worker i uses the (i mod K)-th)")
     parser.add_argument("--one-step", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     shape = (args.op_types, args.ops)
+    ssh = (str(Path(args.ssh).resolve()), args.ssh_connections) if args.ssh else None
     for sig in (signal.SIGINT, signal.SIGTERM):  # also when started in the background
         signal.signal(sig, signal.default_int_handler)
     if args.one_step:
         return one_step(args.one_step, args.seconds, args.profile == args.one_step, shape,
-                        args.rss_every)
+                        args.rss_every, ssh)
     try:
         counts = [int(n) for n in args.workers.split(",") if n.strip()]
     except ValueError:
@@ -615,17 +704,23 @@ def main() -> int:
               "positive ones",
               file=sys.stderr)
         return 2
+    if ssh is not None and (args.ssh_connections < 1 or not Path(ssh[0]).is_file()):
+        print(f"--ssh {args.ssh}: not an inventory file, or --ssh-connections below 1",
+              file=sys.stderr)
+        return 2
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     if not args.json:
+        way = ("loopback ZeroMQ" if ssh is None else f"{ssh[1]} SSH connections' reverse "
+               "forwards (the orchestrator's asyncssh; the sshd side's CPU in the note)")
         print(f"fleet: {os.cpu_count()} cores, load average {load} at the start; "
               f"{args.seconds:g} s per step (after {WARMUP_S:g} s of warm-up); each worker "
-              f"sends one line a second of {shape[0]} op types x {shape[1]} ops; lost = sent "
-              f"- stored\n{HEADER}",
+              f"sends one line a second of {shape[0]} op types x {shape[1]} ops through "
+              f"{way}; lost = sent - stored\n{HEADER}",
               flush=True)
     results = []
     for workers in counts:
         result = _step_process(workers, args.seconds, args.profile == workers, shape,
-                               args.rss_every)
+                               args.rss_every, ssh)
         results.append(result)
         if args.json:
             print(json.dumps({k: v for k, v in result.items() if k != "profile"}), flush=True)

@@ -17,7 +17,10 @@ Prints one JSON object per REPORT_S on stdout (lines and bytes sent, this proces
 and a final one with ``"final": true`` when stdin closes, then exits (and dies with its
 parent). The link key comes in $LOADTOWER_LINK_KEY (hex), never on the command line.
 
-usage: LOADTOWER_LINK_KEY=... python bench/fleet_workers.py --master 127.0.0.1:PORT
+With several --master addresses (bench/fleet.py --ssh: the reverse forwards of SSH
+connections standing for agent hosts), worker i connects to the (i mod K)-th.
+
+usage: LOADTOWER_LINK_KEY=... python bench/fleet_workers.py --master 127.0.0.1:PORT[,...]
                                   --workers N [--op-types 8] [--ops 500]
 """
 
@@ -138,14 +141,15 @@ class Worker:
 class Fleet:
     """Every worker, driven from one loop: heartbeats and lines on a heap of due times."""
 
-    def __init__(self, endpoint: str, key: bytes, count: int, op_types: int, ops: int,
+    def __init__(self, endpoints: list[str], key: bytes, count: int, op_types: int, ops: int,
                  host: str) -> None:
         self.ctx = zmq.Context()
         self.ctx.set(zmq.MAX_SOCKETS, count + 64)  # ZeroMQ's default allows 1,023
         self.ops = op_templates(op_types, ops)
         self.ops_text = {id(o): json.dumps(o, separators=(",", ":")) for o in self.ops}
-        self.workers = [Worker(self.ctx, endpoint, key, host, i, SPREAD_S * i / max(count, 1))
-                        for i in range(count)]
+        # worker i reaches the master at endpoints[i % len]: one per agent host's SSH forward
+        self.workers = [Worker(self.ctx, endpoints[i % len(endpoints)], key, host, i,
+                               SPREAD_S * i / max(count, 1)) for i in range(count)]
         self.by_socket = {w.sock: i for i, w in enumerate(self.workers)}
         self.poller = zmq.Poller()
         for worker in self.workers:
@@ -276,7 +280,9 @@ def _die_with_parent() -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--master", required=True, help="HOST:PORT of the Locust master")
+    parser.add_argument("--master", required=True,
+                        help="HOST:PORT of the Locust master; several, comma-separated: "
+                        "worker i uses the (i mod K)-th (an SSH forward each)")
     parser.add_argument("--workers", type=int, required=True)
     parser.add_argument("--op-types", type=int, default=8, help="op types per line")
     parser.add_argument("--ops", type=int, default=500, help="ops per op type per second")
@@ -287,7 +293,7 @@ def main() -> int:
     if len(key) < 16:
         print(f"fleet_workers: no link key in ${KEY_ENV}", file=sys.stderr)
         return 2
-    fleet = Fleet(f"tcp://{args.master}", key, args.workers, args.op_types, args.ops,
+    fleet = Fleet([f"tcp://{m.strip()}" for m in args.master.split(",") if m.strip()], key, args.workers, args.op_types, args.ops,
                   args.host_name)
     try:
         fleet.start()
