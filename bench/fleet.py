@@ -18,7 +18,9 @@ memory are its own):
   i uses the (i mod K)-th). The sshd processes serving them stand for the agent hosts'
   side: their CPU is in the note, not in the orchestrator's. Without --ssh the workers
   connect to the master over loopback directly (the orchestrator carries no worker
-  bytes then: a lower bound on its cost);
+  bytes then: a lower bound on its cost). --ssh-apart makes the same forwards in a
+  process of their own (its CPU said apart): what moving them out of the
+  orchestrator's interpreter would give;
 - the orchestrator's consumers, fed from the master's stdout as in a run: LocustLoad's
   own reader and dispatch (json.loads, `_dispatch`), Sinks, LiveStats and the
   StoreWriter into a real DuckDB file in a temporary directory.
@@ -48,7 +50,8 @@ Ctrl-C or an error; the temporary directory is removed.
 usage: python bench/fleet.py [--workers 16,64,128,256,512,1024] [--seconds 60] [--json]
                              [--save FILE] [--profile N] [--keep-going] [--op-types 8]
                              [--ops 500] [--rss-every 30]
-                             [--ssh SANDBOX/inventory.toml [--ssh-connections 8]]
+                             [--ssh SANDBOX/inventory.toml [--ssh-connections 8]
+                             [--ssh-apart]]
 """
 
 from __future__ import annotations
@@ -361,6 +364,34 @@ async def _ssh_forwards(inventory: Path, connections: int, port: int
     return addresses, pools, sshd_pids() - before
 
 
+async def _forwarder_process(inventory: str, connections: int, port: int
+                             ) -> tuple[asyncio.subprocess.Process, list[str], set[int]]:
+    """The same forwards made by a process of their own (`--forwarder`): what taking them
+    out of the orchestrator's interpreter would give. Returns it, the workers' addresses
+    and the sshd pids; it closes its forwards when its stdin closes."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(Path(__file__).resolve()), "--forwarder", inventory,
+        str(connections), str(port), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, process_group=0)
+    assert process.stdout is not None
+    raw = await asyncio.wait_for(process.stdout.readline(), 60)
+    if not raw:
+        raise LoadtowerError("the forwarding process ended without its forwards")
+    made = json.loads(raw)
+    return process, list(made["addresses"]), set(made["sshd"])
+
+
+async def _forward_until_stdin_closes(inventory: str, connections: int, port: int) -> None:
+    addresses, pools, sshds = await _ssh_forwards(Path(inventory), connections, port)
+    try:
+        print(json.dumps({"addresses": addresses, "sshd": sorted(sshds)}), flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    finally:
+        for pool in pools:
+            with contextlib.suppress(Exception):
+                await pool.close()
+
+
 async def _spawn_workers(masters: list[str], workers: int, key: bytes, op_types: int, ops: int
                          ) -> asyncio.subprocess.Process:
     env = {**os.environ, KEY_ENV: key.hex()}
@@ -446,8 +477,8 @@ def _window(pairs: Pairs, start: float, end: float) -> list[float]:
 
 async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
                    shape: tuple[int, int] = (OP_TYPES, OPS_PER_TYPE),
-                   rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None
-                   ) -> dict[str, Any]:
+                   rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None,
+                   apart: bool = False) -> dict[str, Any]:
     (tmp / "inventory.toml").write_text(INVENTORY)
     (tmp / "scenario.toml").write_text(SCENARIO)
     plan = load_plan(tmp / "scenario.toml", tmp / "inventory.toml")
@@ -460,7 +491,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
     load = LocustLoad(None, plan, run_id, sinks)
     load.expected = workers
     latest: dict[str, Any] = {}
-    master = fleet = None
+    master = fleet = forwarder = None
     tasks: list[asyncio.Task[None]] = []
     pools: list[HostPool] = []
     out: dict[str, Any] = {"workers": workers, "seconds": seconds,
@@ -475,7 +506,10 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         tasks += [asyncio.create_task(load._read_master()),
                   asyncio.create_task(load._read_stderr())]
         masters, sshds = [f"127.0.0.1:{port}"], set()
-        if ssh is not None:  # through SSH reverse forwards, as a run's workers reach it
+        if ssh is not None and apart:  # the forwards in a process of their own
+            forwarder, masters, sshds = await _forwarder_process(ssh[0], ssh[1], port)
+            out["ssh_connections"] = len(masters)
+        elif ssh is not None:  # through SSH reverse forwards, as a run's workers reach it
             masters, pools, sshds = await _ssh_forwards(Path(ssh[0]), ssh[1], port)
             out["ssh_connections"] = len(pools)
         fleet = await _spawn_workers(masters, workers, load.secrets.key, *shape)
@@ -502,6 +536,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
             sampler.start()
         cpu0, mcpu0, wall0 = self_cpu_s(), proc_cpu_s(master.pid), time.monotonic()
         scpu0 = pids_cpu_s(sshds)
+        fwcpu0 = proc_cpu_s(forwarder.pid) if forwarder is not None else 0.0
         start = time.time()
         in0, out0, lines0 = int(latest.get("bytes", 0)), counted.bytes, len(probe.live)
         sent0 = int(latest.get("lines", 0))
@@ -527,6 +562,8 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         )
         if ssh is not None:
             out["sshd_cpu_pct"] = 100.0 * (pids_cpu_s(sshds) - scpu0) / wall
+        if forwarder is not None:
+            out["forwarder_cpu_pct"] = 100.0 * (proc_cpu_s(forwarder.pid) - fwcpu0) / wall
         if sampler is not None:
             sampler.running = False
             out["profile"] = sampler.text()
@@ -576,18 +613,20 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         for pool in pools:
             with contextlib.suppress(Exception):
                 await pool.close()
+        _kill_group(forwarder)
         _kill_group(master)
         with contextlib.suppress(Exception):
             writer.close()
 
 
 def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int],
-             rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None) -> int:
+             rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None,
+             apart: bool = False) -> int:
     """The orchestrator-side process of one step: prints its figures as one JSON line."""
     with tempfile.TemporaryDirectory(prefix="lt-fleet-") as tmp:
         try:
             result = asyncio.run(run_step(workers, seconds, Path(tmp), profile, shape, rss_every,
-                                          ssh))
+                                          ssh, apart))
         except Exception as exc:  # noqa: BLE001 - the step's failure is its result
             result = {"workers": workers, "error": f"{type(exc).__name__}: {exc}"}
     print(json.dumps(result), flush=True)
@@ -596,13 +635,14 @@ def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int]
 
 # ---------------------------------------------------------------- the table
 def _step_process(workers: int, seconds: float, profile: bool, shape: tuple[int, int],
-                  rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None
-                  ) -> dict[str, Any]:
+                  rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None,
+                  apart: bool = False) -> dict[str, Any]:
     argv = [sys.executable, str(Path(__file__).resolve()), "--one-step", str(workers),
             "--seconds", str(seconds), "--op-types", str(shape[0]), "--ops", str(shape[1]),
             "--rss-every", str(rss_every)]
     argv += ["--profile", str(workers)] if profile else []
     argv += ["--ssh", ssh[0], "--ssh-connections", str(ssh[1])] if ssh else []
+    argv += ["--ssh-apart"] if apart else []
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
@@ -652,8 +692,10 @@ def row_text(r: dict[str, Any]) -> str:
 def _sshd_note(r: dict[str, Any]) -> str:
     if "sshd_cpu_pct" not in r:
         return ""
+    apart = (f"; the forwarding process {r['forwarder_cpu_pct']:.1f}%"
+             if "forwarder_cpu_pct" in r else "")
     return (f"sshd (the agent hosts' side) {r['sshd_cpu_pct']:.1f}% over "
-            f"{r['ssh_connections']} connections")
+            f"{r['ssh_connections']} connections{apart}")
 
 
 HEADER = ("| workers | orchestrator CPU (% of a core) | master CPU | bytes/s through the master "
@@ -685,15 +727,23 @@ def main() -> int:
     parser.add_argument("--ssh-connections", type=int, default=8, metavar="K",
                         help="with --ssh: K connections, each its own forward (K agent hosts; "
                         "worker i uses the (i mod K)-th)")
+    parser.add_argument("--ssh-apart", action="store_true",
+                        help="with --ssh: the forwards made by a process of their own (its "
+                        "CPU said apart), not by the orchestrator side's event loop")
+    parser.add_argument("--forwarder", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--one-step", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     shape = (args.op_types, args.ops)
     ssh = (str(Path(args.ssh).resolve()), args.ssh_connections) if args.ssh else None
+    if args.forwarder:
+        asyncio.run(_forward_until_stdin_closes(args.forwarder[0], int(args.forwarder[1]),
+                                                int(args.forwarder[2])))
+        return 0
     for sig in (signal.SIGINT, signal.SIGTERM):  # also when started in the background
         signal.signal(sig, signal.default_int_handler)
     if args.one_step:
         return one_step(args.one_step, args.seconds, args.profile == args.one_step, shape,
-                        args.rss_every, ssh)
+                        args.rss_every, ssh, args.ssh_apart)
     try:
         counts = [int(n) for n in args.workers.split(",") if n.strip()]
     except ValueError:
@@ -720,7 +770,7 @@ def main() -> int:
     results = []
     for workers in counts:
         result = _step_process(workers, args.seconds, args.profile == workers, shape,
-                               args.rss_every, ssh)
+                               args.rss_every, ssh, args.ssh_apart)
         results.append(result)
         if args.json:
             print(json.dumps({k: v for k, v in result.items() if k != "profile"}), flush=True)
