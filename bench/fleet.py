@@ -342,7 +342,8 @@ async def _ssh_forwards(inventory: Path, connections: int, port: int
     HostPool (as one run holds one per agent host), each with the reverse forward a run
     makes (LocustLoad: remote 127.0.0.1:0 -> the master's port). Returns the workers'
     addresses (the forwards' remote ends), the pools (close them) and the pids of the
-    sshd processes that serve the connections (the agent hosts' side)."""
+    sshd processes that appeared meanwhile: those serving the connections (the agent
+    hosts' side), and any other session started at the same moment on a shared machine."""
     inv, _ = load_inventory(inventory)
     agents = [n for n, h in inv.hosts.items() if "agent" in h.roles]
     if not agents:
@@ -374,10 +375,14 @@ async def _forwarder_process(inventory: str, connections: int, port: int
         str(connections), str(port), stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, process_group=0)
     assert process.stdout is not None
-    raw = await asyncio.wait_for(process.stdout.readline(), 60)
-    if not raw:
-        raise LoadtowerError("the forwarding process ended without its forwards")
-    made = json.loads(raw)
+    try:
+        raw = await asyncio.wait_for(process.stdout.readline(), 60)
+        if not raw:
+            raise LoadtowerError("the forwarding process ended without its forwards")
+        made = json.loads(raw)
+    except BaseException:
+        _kill_group(process)
+        raise
     return process, list(made["addresses"]), set(made["sshd"])
 
 
@@ -760,8 +765,9 @@ def main() -> int:
         return 2
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     if not args.json:
+        maker = "a process of their own" if args.ssh_apart else "the orchestrator's asyncssh"
         way = ("loopback ZeroMQ" if ssh is None else f"{ssh[1]} SSH connections' reverse "
-               "forwards (the orchestrator's asyncssh; the sshd side's CPU in the note)")
+               f"forwards (made by {maker}; the sshd side's CPU in the note)")
         print(f"fleet: {os.cpu_count()} cores, load average {load} at the start; "
               f"{args.seconds:g} s per step (after {WARMUP_S:g} s of warm-up); each worker "
               f"sends one line a second of {shape[0]} op types x {shape[1]} ops through "
