@@ -293,8 +293,8 @@ def main() -> int:
     if len(key) < 16:
         print(f"fleet_workers: no link key in ${KEY_ENV}", file=sys.stderr)
         return 2
-    fleet = Fleet([f"tcp://{m.strip()}" for m in args.master.split(",") if m.strip()], key, args.workers, args.op_types, args.ops,
-                  args.host_name)
+    masters = [f"tcp://{m.strip()}" for m in args.master.split(",") if m.strip()]
+    fleet = Fleet(masters, key, args.workers, args.op_types, args.ops, args.host_name)
     try:
         fleet.start()
         while not fleet.stdin_closed:
