@@ -279,6 +279,10 @@ class SeenSeqs:
         self.floor[agent] = floor
         return True
 
+    def known(self, agent: str, seq: int) -> bool:
+        """Whether (agent, seq) was recorded (nothing recorded by asking)."""
+        return seq <= self.floor.get(agent, 0) or seq in self.above.get(agent, ())
+
     def count(self, agent: str) -> int:
         return self.floor.get(agent, 0) + len(self.above.get(agent, ()))
 

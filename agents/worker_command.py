@@ -26,6 +26,12 @@ def add_arguments(worker: argparse.ArgumentParser) -> None:
     )
     worker.add_argument("--spool-dir", help="write every interval line to DIR/INDEX.jsonl first")
     worker.add_argument(
+        "--merge",
+        action="store_true",
+        help="one interval line per second for the host: worker 0 merges the others' "
+        "(needs --spool-dir)",
+    )
+    worker.add_argument(
         "--grace",
         type=float,
         default=DEFAULT_GRACE_S,
@@ -36,5 +42,5 @@ def add_arguments(worker: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     return run_workers(
         args.master, args.host_name, args.processes, args.index, args.spool_dir, args.grace,
-        args.secret_dir,
+        args.secret_dir, args.merge,
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
+from loadtower.agents.host_lines import SOCKET_NAME, TICK_S, Follower, MergingLead, host_link
 from loadtower.agents.link_client import sign_client
 from loadtower.agents.secret_dir import link_key, read_secret
 from loadtower.agents.spool import Spool
@@ -36,6 +37,16 @@ from loadtower.protocol.phase_spec import PhaseMessage
 from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 
 PR_SET_PDEATHSIG = 1
+LINK_CLOSE_S = 5.0  # a follower's wait, at its end, for its lead to send on its lines
+
+
+def _host_link(merge: bool, spool_dir: str | None, index: int, host_name: str, agent: str,
+               direct: Any) -> MergingLead | Follower | None:
+    """This worker's side of its host's merge, or None: no merge (not asked, or no spool
+    folder: the socket lives in it, and the lines must be spooled before they are merged)."""
+    if not merge or not spool_dir:
+        return None
+    return host_link(os.path.join(spool_dir, SOCKET_NAME), index, host_name, agent, direct)
 
 
 def _die_with_parent() -> None:
@@ -91,6 +102,7 @@ def run_worker(
     spool_dir: str | None = None,
     grace: float = DEFAULT_GRACE_S,
     secret_dir: str = "",
+    merge: bool = False,
 ) -> int:
     _die_with_parent()
     try:  # the run's private directory on this host (agents/secret_dir.py)
@@ -111,16 +123,26 @@ def run_worker(
     ref["engine"] = engine
     engine.start()
 
-    def send(line: dict[str, Any]) -> None:
-        line.setdefault("agent", agent)
-        text = spool.number(line) if spool is not None else None
+    def direct(line: dict[str, Any], text: str | None) -> None:
+        """One line on this worker's own link to the master."""
         try:
             if line.get("type") == "interval":  # the bulk: its JSON text, printed as is
-                ref["runner"].send_message("lt_interval", interval_message(agent, line, text))
+                name = str(line.get("agent") or agent)
+                ref["runner"].send_message("lt_interval", interval_message(name, line, text))
             else:
                 ref["runner"].send_message("lt_line", line)
         except Exception:  # noqa: BLE001 - the link is down: the spool has the line
             pass
+
+    link = _host_link(merge, spool_dir, index, host_name, agent, direct)
+
+    def send(line: dict[str, Any]) -> None:
+        line.setdefault("agent", agent)
+        text = spool.number(line) if spool is not None else None
+        if link is not None:  # the host merges its workers' seconds (agents/host_lines.py)
+            link.send(line, text)
+        else:
+            direct(line, text)
 
     def on_phase(environment: Any, msg: Any, **_kw: Any) -> None:
         data: PhaseMessage = msg.data
@@ -179,6 +201,13 @@ def run_worker(
 
     handlers = {"lt_phase": on_phase, "lt_stop": on_stop, "lt_rate": on_rate}
     runner = _connect(env, host, int(port), handlers, ref, key)
+    if link is not None:
+        try:
+            link.start()
+        except (OSError, ValueError, LoadtowerError) as exc:  # each worker sends its own
+            engine.out({"type": "event", "kind": "warning", "ts": time.time(),
+                        "message": f"agent {agent}: its host's lines are not merged: {exc}"})
+            link = None
     hello: HelloLine = {"type": "hello", "agent": agent, "pid": os.getpid(),
                         "protocol": PROTOCOL_VERSION}
     send(dict(hello))
@@ -220,8 +249,14 @@ def run_worker(
             runner.greenlet.kill(block=False)
             return
 
+    def tick() -> None:
+        while isinstance(link, MergingLead):
+            ls.gevent.sleep(TICK_S)
+            link.tick()
+
     pumper = ls.gevent.spawn(pump)
     guard = ls.gevent.spawn(watchdog)
+    ticker = ls.gevent.spawn(tick)
     try:
         runner.greenlet.join()
     finally:
@@ -230,6 +265,11 @@ def run_worker(
         while not engine.out_queue.empty():
             send(dict(engine.out_queue.get_nowait()))
         pumper.kill()
+        ticker.kill()
+        if isinstance(link, MergingLead):
+            link.close()
+        elif link is not None:
+            link.close(LINK_CLOSE_S)
         if spool is not None:
             spool.exited(exit_reason["reason"])
             spool.close()

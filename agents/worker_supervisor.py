@@ -30,16 +30,19 @@ def run_workers(
     spool_dir: str | None = None,
     grace: float = DEFAULT_GRACE_S,
     secret_dir: str = "",
+    merge: bool = False,
 ) -> int:
     """Start ``processes`` workers (children of this command) and wait for them; with
-    ``index``, be that worker (worker_main.py, imported only then)."""
+    ``index``, be that worker (worker_main.py, imported only then). ``merge``: the workers
+    send one interval line per second for the host, through worker 0 (host_lines.py)."""
     if index is not None:
         from loadtower.agents.worker_main import run_worker
 
-        return run_worker(master, host_name, index, spool_dir, grace, secret_dir)
+        return run_worker(master, host_name, index, spool_dir, grace, secret_dir, merge)
     count = processes or os.cpu_count() or 1
     extra = ["--grace", str(grace), "--secret-dir", secret_dir]
     extra += ["--spool-dir", spool_dir] if spool_dir else []
+    extra += ["--merge"] if merge and count > 1 else []
     children = [
         subprocess.Popen(
             [

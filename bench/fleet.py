@@ -397,12 +397,13 @@ async def _forward_until_stdin_closes(inventory: str, connections: int, port: in
                 await pool.close()
 
 
-async def _spawn_workers(masters: list[str], workers: int, key: bytes, op_types: int, ops: int
-                         ) -> asyncio.subprocess.Process:
+async def _spawn_workers(masters: list[str], workers: int, key: bytes, op_types: int, ops: int,
+                         per_host: int = 1) -> asyncio.subprocess.Process:
     env = {**os.environ, KEY_ENV: key.hex()}
     return await asyncio.create_subprocess_exec(
         sys.executable, str(HERE / "fleet_workers.py"), "--master", ",".join(masters),
         "--workers", str(workers), "--op-types", str(op_types), "--ops", str(ops),
+        "--per-host", str(per_host),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
         process_group=0,
     )
@@ -483,7 +484,7 @@ def _window(pairs: Pairs, start: float, end: float) -> list[float]:
 async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
                    shape: tuple[int, int] = (OP_TYPES, OPS_PER_TYPE),
                    rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None,
-                   apart: bool = False) -> dict[str, Any]:
+                   apart: bool = False, per_host: int = 1) -> dict[str, Any]:
     (tmp / "inventory.toml").write_text(INVENTORY)
     (tmp / "scenario.toml").write_text(SCENARIO)
     plan = load_plan(tmp / "scenario.toml", tmp / "inventory.toml")
@@ -499,7 +500,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
     master = fleet = forwarder = None
     tasks: list[asyncio.Task[None]] = []
     pools: list[HostPool] = []
-    out: dict[str, Any] = {"workers": workers, "seconds": seconds,
+    out: dict[str, Any] = {"workers": workers, "seconds": seconds, "per_host": per_host,
                            "loadavg": list(os.getloadavg())}
     try:
         port = _free_port()
@@ -517,7 +518,7 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         elif ssh is not None:  # through SSH reverse forwards, as a run's workers reach it
             masters, pools, sshds = await _ssh_forwards(Path(ssh[0]), ssh[1], port)
             out["ssh_connections"] = len(pools)
-        fleet = await _spawn_workers(masters, workers, load.secrets.key, *shape)
+        fleet = await _spawn_workers(masters, workers, load.secrets.key, *shape, per_host)
         tasks.append(asyncio.create_task(_follow(fleet, latest)))
         t = time.monotonic()
         await load._wait_joined()
@@ -603,7 +604,8 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
         out.update(
             drained=bool(latest.get("final")) and sinks.lines_received >= sent,
             lines_sent=sent, lines_received=sinks.lines_received, lines_stored=stored,
-            lines_lost=sent - stored, ops_stored=ops, ops_sent=sent * shape[0] * shape[1],
+            lines_lost=sent - stored, ops_stored=ops,
+            ops_sent=int(latest.get("ops", sent * shape[0] * shape[1])),
             failed_sends=int(latest.get("failed_sends", 0)),
             live_p50_s=percentile(live, 50), live_p99_s=percentile(live, 99),
             live_max_s=max(live, default=None), store_p99_s=percentile(stored_delays, 99),
@@ -626,12 +628,12 @@ async def run_step(workers: int, seconds: float, tmp: Path, profile: bool,
 
 def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int],
              rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None,
-             apart: bool = False) -> int:
+             apart: bool = False, per_host: int = 1) -> int:
     """The orchestrator-side process of one step: prints its figures as one JSON line."""
     with tempfile.TemporaryDirectory(prefix="lt-fleet-") as tmp:
         try:
             result = asyncio.run(run_step(workers, seconds, Path(tmp), profile, shape, rss_every,
-                                          ssh, apart))
+                                          ssh, apart, per_host))
         except Exception as exc:  # noqa: BLE001 - the step's failure is its result
             result = {"workers": workers, "error": f"{type(exc).__name__}: {exc}"}
     print(json.dumps(result), flush=True)
@@ -641,13 +643,14 @@ def one_step(workers: int, seconds: float, profile: bool, shape: tuple[int, int]
 # ---------------------------------------------------------------- the table
 def _step_process(workers: int, seconds: float, profile: bool, shape: tuple[int, int],
                   rss_every: float = RSS_EVERY_S, ssh: tuple[str, int] | None = None,
-                  apart: bool = False) -> dict[str, Any]:
+                  apart: bool = False, per_host: int = 1) -> dict[str, Any]:
     argv = [sys.executable, str(Path(__file__).resolve()), "--one-step", str(workers),
             "--seconds", str(seconds), "--op-types", str(shape[0]), "--ops", str(shape[1]),
             "--rss-every", str(rss_every)]
     argv += ["--profile", str(workers)] if profile else []
     argv += ["--ssh", ssh[0], "--ssh-connections", str(ssh[1])] if ssh else []
     argv += ["--ssh-apart"] if apart else []
+    argv += ["--per-host", str(per_host)]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
@@ -735,6 +738,10 @@ def main() -> int:
     parser.add_argument("--ssh-apart", action="store_true",
                         help="with --ssh: the forwards made by a process of their own (its "
                         "CPU said apart), not by the orchestrator side's event loop")
+    parser.add_argument("--per-host", type=int, default=1, metavar="K",
+                        help="workers come in agent hosts of K that merge their lines (the "
+                        "inventory's merge_workers): one line per host and second, sent by "
+                        "the host's worker 0, with the K workers' ops merged")
     parser.add_argument("--forwarder", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--one-step", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -748,13 +755,13 @@ def main() -> int:
         signal.signal(sig, signal.default_int_handler)
     if args.one_step:
         return one_step(args.one_step, args.seconds, args.profile == args.one_step, shape,
-                        args.rss_every, ssh, args.ssh_apart)
+                        args.rss_every, ssh, args.ssh_apart, args.per_host)
     try:
         counts = [int(n) for n in args.workers.split(",") if n.strip()]
     except ValueError:
         print(f"--workers: not a list of numbers: {args.workers}", file=sys.stderr)
         return 2
-    if not counts or min(counts + list(shape)) < 1 or args.seconds <= 0 or args.rss_every <= 0:
+    if not counts or min(counts + list(shape) + [args.per_host]) < 1 or args.seconds <= 0 or args.rss_every <= 0:
         print("--workers, --op-types and --ops need numbers >= 1, --seconds and --rss-every "
               "positive ones",
               file=sys.stderr)
@@ -771,12 +778,14 @@ def main() -> int:
         print(f"fleet: {os.cpu_count()} cores, load average {load} at the start; "
               f"{args.seconds:g} s per step (after {WARMUP_S:g} s of warm-up); each worker "
               f"sends one line a second of {shape[0]} op types x {shape[1]} ops through "
-              f"{way}; lost = sent - stored\n{HEADER}",
+              f"{way}; lost = sent - stored"
+              + (f"; hosts of {args.per_host} workers send one merged line each a second "
+                 "(merge_workers)" if args.per_host > 1 else "") + f"\n{HEADER}",
               flush=True)
     results = []
     for workers in counts:
         result = _step_process(workers, args.seconds, args.profile == workers, shape,
-                               args.rss_every, ssh, args.ssh_apart)
+                               args.rss_every, ssh, args.ssh_apart, args.per_host)
         results.append(result)
         if args.json:
             print(json.dumps({k: v for k, v in result.items() if k != "profile"}), flush=True)

@@ -20,6 +20,14 @@ parent). The link key comes in $LOADTOWER_LINK_KEY (hex), never on the command l
 With several --master addresses (bench/fleet.py --ssh: the reverse forwards of SSH
 connections standing for agent hosts), worker i connects to the (i mod K)-th.
 
+With --per-host K (an inventory's `merge_workers`, agents/host_lines.py), workers come in
+hosts of K (host h's workers reach the master through the (h mod K')-th address): each
+host's worker 0 sends one line per second for the host, `HOST/*`, with the K workers'
+ops merged by the agents' own merge (agents/host_merge.py, made once per template) and the
+(agent, seq) pairs it covers; the other K - 1 send no interval line, as a follower whose
+lines go through its lead. Their heartbeats, `configured`, drain events (without a seq
+here) and `stop_done` still go on their own links.
+
 usage: LOADTOWER_LINK_KEY=... python bench/fleet_workers.py --master 127.0.0.1:PORT[,...]
                                   --workers N [--op-types 8] [--ops 500]
 """
@@ -43,6 +51,7 @@ from typing import Any
 
 import zmq
 
+from loadtower.agents.host_merge import merge_lines, merged_agent
 from loadtower.agents.measure import IntervalRecorder
 from loadtower.protocol.link_secrets import KEY_ENV, mac, to_worker, verify
 from loadtower.protocol.version import PROTOCOL_VERSION
@@ -85,6 +94,15 @@ def op_templates(op_types: int, ops: int, count: int = TEMPLATES, seed: int = 7
     return out
 
 
+def _merged_ops(templates: list[dict[str, Any]], first: int, count: int) -> dict[str, Any]:
+    """The ops of `count` workers' lines (templates first, first + 1, ...) merged as a host's
+    lead merges them (agents/host_merge.py)."""
+    parts: list[Any] = [interval_line(f"bench/{j}", "bench", "run", 0,
+                                      templates[(first + j) % len(templates)], j + 1, 0.0)
+                        for j in range(count)]
+    return dict(merge_lines("bench", parts)["ops"])
+
+
 OPS_MARK = "@ops@"  # where a template's ops go in a line's text (no escapes in JSON)
 
 
@@ -103,7 +121,7 @@ class Worker:
     """One synthetic Locust worker: its socket, its state and what it sent."""
 
     def __init__(self, ctx: zmq.Context, endpoint: str, key: bytes, host: str, index: int,
-                 offset: float) -> None:
+                 offset: float, role: str = "") -> None:
         self.id = f"{socket.gethostname()}_{uuid.uuid4().hex}"  # as Locust names a worker
         self.ident = self.id.encode()
         self.heard_from = to_worker(self.ident)
@@ -121,6 +139,7 @@ class Worker:
         self.seq = 0
         self.next_second = 0
         self.users = 0
+        self.role = role  # "": alone; "lead" or "follower" of a merging host (--per-host)
 
     def send(self, kind: str, data: Any) -> int:
         payload = self.message(kind, data, self.id).serialize()
@@ -142,14 +161,25 @@ class Fleet:
     """Every worker, driven from one loop: heartbeats and lines on a heap of due times."""
 
     def __init__(self, endpoints: list[str], key: bytes, count: int, op_types: int, ops: int,
-                 host: str) -> None:
+                 host: str, per_host: int = 1) -> None:
         self.ctx = zmq.Context()
         self.ctx.set(zmq.MAX_SOCKETS, count + 64)  # ZeroMQ's default allows 1,023
+        self.per_host = per_host
         self.ops = op_templates(op_types, ops)
+        if per_host > 1:  # a host's line: its K workers' ops merged (K templates each)
+            self.ops = [_merged_ops(self.ops, t, per_host) for t in range(len(self.ops))]
         self.ops_text = {id(o): json.dumps(o, separators=(",", ":")) for o in self.ops}
-        # worker i reaches the master at endpoints[i % len]: one per agent host's SSH forward
-        self.workers = [Worker(self.ctx, endpoints[i % len(endpoints)], key, host, i,
-                               SPREAD_S * i / max(count, 1)) for i in range(count)]
+        self.ops_count = {id(o): sum(int(s["ops"]) for s in o.values()) for o in self.ops}
+        self.ops_sent = 0
+        if per_host > 1:
+            self.workers = [
+                Worker(self.ctx, endpoints[(i // per_host) % len(endpoints)], key,
+                       f"{host}{i // per_host}", i % per_host, SPREAD_S * i / max(count, 1),
+                       "lead" if i % per_host == 0 else "follower")
+                for i in range(count)]
+        else:  # worker i reaches the master at endpoints[i % len]: one per host's forward
+            self.workers = [Worker(self.ctx, endpoints[i % len(endpoints)], key, host, i,
+                                   SPREAD_S * i / max(count, 1)) for i in range(count)]
         self.by_socket = {w.sock: i for i, w in enumerate(self.workers)}
         self.poller = zmq.Poller()
         for worker in self.workers:
@@ -180,18 +210,26 @@ class Fleet:
                                       "beat"))
 
     def _interval(self, worker: Worker, second: int) -> None:
+        if worker.role == "follower":
+            return  # its lines go through its host's lead
         worker.seq += 1
         ops = self.ops[self.templates_used % len(self.ops)]
         self.templates_used += 1
         line = interval_line(worker.agent, worker.host, worker.phase, second, OPS_MARK,
                              worker.seq, time.time())
+        if worker.role == "lead":  # the host's line: what it covers, no seq of its own
+            del line["seq"]
+            line["agent"] = merged_agent(worker.host)
+            line["covers"] = [[f"{worker.host}/{j}", worker.seq] for j in range(self.per_host)]
+            line["workers"] = self.per_host
         # as the real worker sends it: the line's JSON text (its spool's), printed as is;
         # the ops' text made once per template (this one process stands in for N workers,
         # each of which makes its own line's text)
         head, tail = json.dumps(line, separators=(",", ":")).split(f'"{OPS_MARK}"')
         text = head + self.ops_text[id(ops)] + tail
-        self._send(worker, "lt_interval", {"agent": worker.agent, "text": text})
+        self._send(worker, "lt_interval", {"agent": str(line["agent"]), "text": text})
         self.lines += 1
+        self.ops_sent += self.ops_count[id(ops)]
 
     def _on_message(self, index: int, worker: Worker, msg: Any) -> None:
         self.messages_in += 1
@@ -218,8 +256,9 @@ class Fleet:
                 self._interval(worker, int(time.time()))
                 drain = {"phase": worker.phase, "waited_ops": 0, "drain_s": 0.0, "abandoned": 0}
                 worker.seq += 1
+                seq = {} if worker.role == "follower" else {"seq": worker.seq}
                 self._line(worker, "event", {"kind": "drain", "ts": time.time(), "host": worker.host,
-                                             "message": "drained", "data": drain, "seq": worker.seq})
+                                             "message": "drained", "data": drain, **seq})
             self._line(worker, "stop_done", {"id": data.get("id"), "ts": time.time()})
         elif msg.type == "stop":  # Locust's own stop: its users end, it is ready again
             worker.state, worker.users = "ready", 0
@@ -260,7 +299,7 @@ class Fleet:
 
     def report(self, final: bool = False) -> dict[str, Any]:
         r = resource.getrusage(resource.RUSAGE_SELF)
-        return {"lines": self.lines, "bytes": self.bytes, "failed_sends": self.failed_sends,
+        return {"lines": self.lines, "ops": self.ops_sent, "bytes": self.bytes, "failed_sends": self.failed_sends,
                 "messages_in": self.messages_in, "cpu_s": r.ru_utime + r.ru_stime,
                 "running": sum(w.running for w in self.workers), "ts": time.time(),
                 "final": final}
@@ -287,6 +326,8 @@ def main() -> int:
     parser.add_argument("--op-types", type=int, default=8, help="op types per line")
     parser.add_argument("--ops", type=int, default=500, help="ops per op type per second")
     parser.add_argument("--host-name", default="bench")
+    parser.add_argument("--per-host", type=int, default=1,
+                        help="workers per host, whose worker 0 sends the host's merged line")
     args = parser.parse_args()
     _die_with_parent()
     key = bytes.fromhex(os.environ.pop(KEY_ENV, ""))
@@ -294,7 +335,8 @@ def main() -> int:
         print(f"fleet_workers: no link key in ${KEY_ENV}", file=sys.stderr)
         return 2
     masters = [f"tcp://{m.strip()}" for m in args.master.split(",") if m.strip()]
-    fleet = Fleet(masters, key, args.workers, args.op_types, args.ops, args.host_name)
+    fleet = Fleet(masters, key, args.workers, args.op_types, args.ops, args.host_name,
+                  max(1, args.per_host))
     try:
         fleet.start()
         while not fleet.stdin_closed:

@@ -160,6 +160,7 @@ class LocustLoad:
                 f"--host-name {shlex.quote(name)} {RUN_MARKER} {self.run_id} "
                 f"--spool-dir {shlex.quote(spool_dir(self.run_id, name))} --grace {grace:g} "
                 f"--secret-dir {shlex.quote(private)}"
+                + (" --merge" if agents[name].merge_workers else "")
             )
             self.workers[name] = await self.pool.stream(
                 name,

@@ -205,8 +205,11 @@ class Master:
     def _on_line(self, environment: Any, msg: Any, **_kw: Any) -> None:
         line = msg.data
         kind = line.get("type")
-        if line.get("agent"):
-            self.agents[str(line["agent"])] = msg.node_id
+        node = msg.node_id
+        if line.pop("relayed", False):  # a follower's line its host's lead sent on
+            node = self.agents.get(str(line.get("agent")), node)  # agents/host_lines.py
+        elif line.get("agent"):
+            self.agents[str(line["agent"])] = node
         if kind == "hello":
             problem = mismatch(f"load worker {line.get('agent') or msg.node_id}",
                                line.get("protocol"))
@@ -215,16 +218,16 @@ class Master:
                 emit({"type": "event", "kind": "error", "ts": time.time(), "message": problem})
             return
         if kind == "load_done":
-            self.load_done.add(msg.node_id)
+            self.load_done.add(node)
             if self.mode == "load" and self.load_done >= self.phase_workers:
                 ls.gevent.spawn(self._finish_load)
             return
         if kind == "configured":
-            self.configured.add(msg.node_id)
+            self.configured.add(node)
             return
         if kind == "stop_done":  # the worker drained: its lines of the phase are all out
             if line.get("id") == self.stop_id:
-                self.stop_done.add(msg.node_id)
+                self.stop_done.add(node)
             return
         if line.get("kind") == "error":
             self.failed = True

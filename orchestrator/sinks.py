@@ -91,7 +91,23 @@ class Sinks:
         )
 
     def first_time(self, line: dict[str, Any]) -> bool:
-        """False for a line (with the agent's ``seq``) that was stored already."""
+        """False for a line (with the agent's ``seq``) that was stored already. A host's
+        merged line (agents/host_merge.py) names the worker lines it holds in ``covers``:
+        it is stored only when none of them was (a spool's read may have stored some of
+        them alone; the others are still in the spools, for its next read), and then
+        marks them all."""
+        covers = line.get("covers")
+        if covers:
+            try:
+                pairs = [(str(worker), int(number)) for worker, number in covers]
+            except (TypeError, ValueError):
+                return True  # not the merger's form: the store says what it keeps of it
+            if any(self.seen.known(worker, number) for worker, number in pairs):
+                self.duplicates += 1
+                return False
+            for worker, number in pairs:
+                self.seen.add(worker, number)
+            return True
         seq = line.get("seq")
         if seq is None:
             return True

@@ -603,6 +603,10 @@ class Host(Strict):
     bootstrap: bool = False
     bootstrap_dir: str = "~/.loadtower"
     processes: Annotated[int, Field(ge=0, le=MAX_PROCESSES)] = 0
+    # an agent host's worker processes send one interval line per second for the host,
+    # merged by worker 0 (agents/host_lines.py): a K-th of the lines through the SSH
+    # forwards, the master and the orchestrator; false: one line per worker and second
+    merge_workers: bool = True
     # node metrics over SSH (/proc path): this cgroup's CPU and memory instead of the
     # machine's, and only this interface's network counters (docs/orchestrator.md)
     cgroup: Annotated[str, _checked(cgroup_problem)] | None = None

@@ -112,3 +112,36 @@ def test_engine_figures_become_node_stats_rows(tmp_path: Path) -> None:
         (100.25, "db1", "mongodb", "opcounters_delta.query", 2.0),
         (100.25, "db1", "mongodb", "ops_per_s", 12.0),
     }
+
+
+def test_a_hosts_merged_line_is_stored_once_and_its_workers_lines_are_not(
+    tmp_path: Path,
+) -> None:
+    """agents/host_merge.py: a merged line names the (agent, seq) lines it holds; stored,
+    it marks them all, and a spool's read of any of them stores nothing more. A merged
+    line holding a line stored already is left out whole: its other lines are still in
+    their spools, for the next read."""
+    from loadtower.agents.host_merge import merge_lines
+    from loadtower.protocol.hdr_encoding import encode, new_hist
+
+    def line(agent: str, ts: int, values: list[int], seq: int) -> dict:
+        out = _line(agent, ts, "read", values)
+        hist = new_hist()  # the agents' form: base64 of the uncompressed V2 encoding
+        for v in values:
+            hist.record_value(v)
+        out["ops"]["read"]["service_hist"] = out["ops"]["read"]["response_hist"] = encode(hist)
+        return {**out, "seq": seq}
+
+    sinks, writer, run_id = _sinks(tmp_path)
+    a, b = line("agent1/0", 300, [1000] * 3, 5), line("agent1/1", 300, [2000] * 2, 9)
+    c, d = line("agent1/0", 301, [1000] * 4, 6), line("agent1/1", 301, [1000], 10)
+    merged = dict(merge_lines("agent1", [a, b]))  # type: ignore[list-item]
+    assert sinks.interval(merged) is True
+    assert sinks.interval(dict(merged)) is False  # again
+    assert [sinks.interval(dict(x)) for x in (a, b)] == [False, False]  # from the spools
+    assert sinks.interval(dict(c)) is True  # c alone first (a spool's read) ...
+    assert sinks.interval(dict(merge_lines("agent1", [c, d]))) is False  # type: ignore[list-item]
+    assert sinks.interval(dict(d)) is True  # ... d from the spool's next read
+    writer.close()
+    rows = StoreReader(tmp_path / "store.duckdb").op_seconds(run_id)
+    assert [(r["ts"], r["ops"]) for r in rows] == [(300, 5), (301, 5)]

@@ -20,6 +20,7 @@ def inventory_with_agent2(
     *,
     ssh_port: int | None = None,
     grace: str | None = None,
+    processes: int = 1,
 ) -> Path:
     """The sandbox inventory plus host agent2 (one worker process). With ``ssh_port``
     agent2 is reached through that port (a relay in front of sshd) and has its own SSH
@@ -45,7 +46,7 @@ def inventory_with_agent2(
             'address = "127.0.0.1"',
             'roles = ["agent"]',
             python,
-            "processes = 1",
+            f"processes = {processes}",
             *([f"ssh_port = {ssh_port}"] if ssh_port is not None else []),
             "",
         ]

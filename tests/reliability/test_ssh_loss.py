@@ -13,6 +13,9 @@ Locust master) and refuses new ones for a while.
 - A cut longer than the grace period (6 s here): agent2's worker stops its load and
   exits by itself (no orphaned load); after the reconnect the run records it as lost,
   stores its spooled seconds up to its stop and goes on with agent1.
+- A 5 s dark cut of a host whose two workers merge their seconds (`merge_workers`): the
+  merged lines the cut lost come back as the workers' own lines from their spools, and
+  no op is stored twice.
 - A 5 s cut over a phase change: the stop and the next phase's start miss agent2; when
   it answers again the master stops it and gives it the new phase.
 """
@@ -77,9 +80,11 @@ def relay(sandbox: dict) -> Iterator[TcpRelay]:
         relay.close()
 
 
-def _start(sandbox: dict, tmp_path: Path, relay: TcpRelay, grace: str | None) -> BackgroundRun:
+def _start(sandbox: dict, tmp_path: Path, relay: TcpRelay, grace: str | None,
+           processes: int = 1) -> BackgroundRun:
     inventory = inventory_with_agent2(
-        sandbox, tmp_path / "inventory.toml", ssh_port=relay.port, grace=grace
+        sandbox, tmp_path / "inventory.toml", ssh_port=relay.port, grace=grace,
+        processes=processes,
     )
     return BackgroundRun(scenario(tmp_path / "ssh-loss.toml"), inventory, tmp_path / "runs.duckdb",
                          tmp_path)
@@ -149,6 +154,48 @@ def test_a_5_s_cut_leaves_no_gap_in_the_stored_seconds(
     if how == "dark":  # what went into the dark link came back from the spool only
         assert backfilled >= 3
     assert not Path(f"/tmp/loadtower-spool/{run.run_id}").exists()
+
+
+def test_a_cut_of_a_merging_host_is_backfilled_without_counting_an_op_twice(
+    sandbox: dict, tmp_path: Path, relay: TcpRelay
+) -> None:
+    run = _start(sandbox, tmp_path, relay, grace=None, processes=2)
+    try:
+        steady = run.wait_for("the steady phase", run.phase_started("steady"), 240)
+
+        def merged(reader: StoreReader, run_id: str) -> bool:
+            seconds = per_agent_seconds(reader, run_id).get("agent2/*", {})
+            return sum(1 for ts in seconds if ts > steady["started"]) >= 8
+
+        run.wait_for("8 merged seconds of agent2", merged, 60)
+        relay.cut(5.0, "dark")
+        assert run.finish(240) == 0, run.log_tail()
+    finally:
+        run.stop()
+
+    reader = StoreReader(tmp_path / "runs.duckdb")
+    assert reader.run(run.run_id)["status"] == "completed"
+    first = int(steady["started"]) + 1
+    last = int(steady["started"] + DURATION) - 1
+    seconds = per_agent_seconds(reader, run.run_id)
+    agent2: dict[int, int] = {}
+    for agent in ("agent2/*", "agent2/0", "agent2/1"):  # merged, or a worker's own
+        for ts, ops in seconds.get(agent, {}).items():
+            agent2[ts] = agent2.get(ts, 0) + ops
+    missing = [ts for ts in range(first, last + 1) if agent2.get(ts, 0) == 0]
+    assert not missing, f"agent2: seconds missing {missing} ({sorted(seconds)})"
+    backfilled = sum(_backfilled(_data(e)) for e in events(reader, run.run_id, "agent_link"))
+    per_second: dict[int, int] = {}
+    for r in reader.op_seconds(run.run_id, "steady"):  # a row per op type
+        per_second[r["ts"]] = per_second.get(r["ts"], 0) + r["ops"]
+    busiest = max(per_second[ts] for ts in range(first, last + 1))
+    print(f"merging host cut: {backfilled} lines backfilled; the busiest second {busiest} "
+          f"ops (asked {RATE}/s); agent rows {sorted(seconds)}")
+    assert backfilled >= 1  # what the dark link swallowed came from the spools
+    # a part stored twice would put a second at 1.5x the rate (a worker's share twice)
+    assert busiest <= 1.1 * RATE, per_second
+    total = total_ops(reader, run.run_id, first, last) / (last - first + 1)
+    assert total >= 0.9 * RATE
 
 
 def test_a_cut_longer_than_the_grace_stops_the_agent_by_itself(
