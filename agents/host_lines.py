@@ -118,6 +118,7 @@ class Follower:
         self.direct = direct
         self.relay = RelayFollower(path, agent)
         self.lock = threading.Lock()
+        self.node = ""  # this worker's Locust client id: the master counts relayed lines by it
 
     def start(self) -> None:
         threading.Thread(target=self.relay.connect, daemon=True).start()
@@ -125,8 +126,12 @@ class Follower:
     def send(self, line: dict[str, Any], text: str | None) -> None:
         with self.lock:
             if line.get("type") != "hello" and self.relay.up:
-                kind = "I" if line.get("type") == "interval" else "L"
-                if self.relay.send(kind, text if text is not None else _text(line)):
+                if line.get("type") == "interval":
+                    kind, body = "I", text if text is not None else _text(line)
+                else:
+                    kind, body = "L", _text({**line, "relay_node": self.node} if self.node
+                                            else line)
+                if self.relay.send(kind, body):
                     return
             self._take_back()
             self.direct(line, text)

@@ -201,6 +201,8 @@ def run_worker(
 
     handlers = {"lt_phase": on_phase, "lt_stop": on_stop, "lt_rate": on_rate}
     runner = _connect(env, host, int(port), handlers, ref, key)
+    if isinstance(link, Follower):  # its relayed lines name it (the master counts by it)
+        link.node = str(runner.client_id)
     if link is not None:
         try:
             link.start()

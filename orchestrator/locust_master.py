@@ -206,8 +206,10 @@ class Master:
         line = msg.data
         kind = line.get("type")
         node = msg.node_id
+        writer = line.pop("relay_node", None)  # the follower's own Locust id, when it has one
         if line.pop("relayed", False):  # a follower's line its host's lead sent on
-            node = self.agents.get(str(line.get("agent")), node)  # agents/host_lines.py
+            # counted for the worker that wrote it (agents/host_lines.py), not the lead
+            node = str(writer) if writer else self.agents.get(str(line.get("agent")), node)
         elif line.get("agent"):
             self.agents[str(line["agent"])] = node
         if kind == "hello":

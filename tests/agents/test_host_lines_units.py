@@ -83,6 +83,7 @@ def test_a_followers_stop_done_comes_after_the_merged_seconds_holding_its_lines(
     folder: Path,
 ) -> None:
     with _host(folder) as (link, lead, follower):
+        follower.node = "w-1"  # its Locust client id: the master counts relayed lines by it
         follower.send({"type": "hello", "agent": "h/1"}, None)  # on its own link
         line = _interval("h/1", 50, 1, 3)
         follower.send(line, json.dumps(line))
@@ -96,8 +97,8 @@ def test_a_followers_stop_done_comes_after_the_merged_seconds_holding_its_lines(
         assert (w2, merged["agent"], merged["ts"]) == ("lead", "h/*", 50)
         assert merged["ops"]["read"]["ops"] == 5
         assert sorted(merged["covers"]) == [["h/0", 1], ["h/1", 1]]
-        assert (w3, done["type"], done["agent"], done["relayed"]) == (
-            "lead", "stop_done", "h/1", True)
+        assert (w3, done["type"], done["agent"], done["relayed"], done["relay_node"]) == (
+            "lead", "stop_done", "h/1", True, "w-1")
 
 
 def test_a_second_waits_for_the_slower_worker_then_goes_on_the_leads_tick(

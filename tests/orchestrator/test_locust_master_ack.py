@@ -186,3 +186,28 @@ def test_a_worker_between_stopped_and_ready_is_waited_for(
     master.stop_id, master.stop_done = 4, {"w1"}
     master._await_drained(WAIT_S)  # returns at once: w2 is gone
     assert printed(capsys) == []
+
+
+def test_a_stop_done_its_hosts_lead_relayed_counts_for_the_follower_that_wrote_it(
+    master: Master, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """agents/host_lines.py: w1 leads a merging host, w2 follows; w2's lines come on w1's
+    link marked `relayed`, naming w2's own Locust id. Its stop_done is w2's, not w1's."""
+    from loadtower.protocol.version import PROTOCOL_VERSION
+
+    feed(master, "w2", {"type": "hello", "agent": "h/1", "pid": 2,  # on its own link
+                        "protocol": PROTOCOL_VERSION})
+    stopping = ls.gevent.spawn(master.stop_command)
+    settle(lambda: master.stop_id == 1)
+    feed(master, "w1", {"type": "stop_done", "id": 1, "agent": "h/0"})
+    feed(master, "w1", {"type": "event", "kind": "drain", "agent": "h/1", "phase": "run",
+                        "relayed": True, "relay_node": "w2"})
+    ls.gevent.sleep(0.1)
+    assert not stopping.dead  # w2 has not answered: w1's own answer is not w2's
+    assert master.agents["h/1"] == "w2"  # a relayed line does not move the follower's name
+    feed(master, "w1", {"type": "stop_done", "id": 1, "agent": "h/1", "relayed": True,
+                        "relay_node": "w2"})
+    stopping.join(WAIT_S)
+    out = printed(capsys)
+    assert [x.get("kind") or x["type"] for x in out] == ["drain", "stopped"]
+    assert "relayed" not in out[0] and "relay_node" not in out[0]  # the master's own marks

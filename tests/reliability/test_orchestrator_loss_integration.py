@@ -65,10 +65,24 @@ def _wait_for_load(proc: subprocess.Popen[str], store: Path, seconds: int) -> st
     pytest.fail("the run phase never reached the store")
 
 
+def _merged(store: Path, run_id: str) -> bool:
+    _cols, rows = StoreReader(store).sql(  # the run id is loadtower's own
+        f"SELECT count(*) FROM op_intervals WHERE run_id = '{run_id}' AND agent = 'agent1/*'")
+    return bool(rows and rows[0][0])
+
+
+@pytest.mark.parametrize("processes", [1, 2], ids=["one-worker", "merging-host"])
 def test_sigkill_of_the_orchestrator_keeps_the_store_and_cleanup_stops_the_load(
-    sandbox: dict, tmp_path: Path
+    sandbox: dict, tmp_path: Path, processes: int
 ) -> None:
+    """With 2 processes the agent host merges its workers' seconds (`merge_workers`):
+    its lead and follower are left behind alike, and cleanup stops both."""
     inventory = Path(sandbox["dir"]) / "inventory.toml"
+    if processes != 1:
+        text = inventory.read_text()
+        assert "\nprocesses = 1\n" in text
+        inventory = tmp_path / "inventory.toml"
+        inventory.write_text(text.replace("\nprocesses = 1\n", f"\nprocesses = {processes}\n"))
     store = tmp_path / "runs.duckdb"
     argv = [sys.executable, "-m", "loadtower", "run", "quickstart", "--inventory", str(inventory)]
     argv += ["--headless", "--store", str(store), "--set", "dataset.records=2000"]
@@ -79,7 +93,10 @@ def test_sigkill_of_the_orchestrator_keeps_the_store_and_cleanup_stops_the_load(
         run_id = _wait_for_load(proc, store, seconds=8)
         before = _seconds(store, run_id, "ycsb-a")
         left = run_processes(run_id)
-        assert any("agent worker" in c for c in left.values()), left
+        workers = [c for c in left.values() if "agent worker" in c and "--index" in c]
+        assert len(workers) == processes, left
+        if processes > 1:  # the host's seconds are merged: one line each (agent1/*)
+            assert _merged(store, run_id), "no merged line of agent1 in the store"
         killed_at = time.time()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
