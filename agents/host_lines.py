@@ -18,6 +18,7 @@ orchestrator de-duplicates by (agent, seq): a merged line names what it covers).
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -94,7 +95,8 @@ class MergingLead:
     def _emit(self, outs: list[Out]) -> None:
         touched: set[str] = set()
         for out in outs:
-            self.direct(dict(out.line), _text(dict(out.line)))
+            line = dict(out.line)
+            self.direct(line, _text(line))
             for token in out.tokens:
                 if token is not None:
                     agent, n = token
@@ -150,9 +152,14 @@ class Follower:
             self.direct(line, body if kind == "I" else None)
 
 
-def host_link(path: str, index: int, host: str, agent: str,
-              direct: Direct) -> MergingLead | Follower:
-    """The lead (worker 0) or a follower, not started."""
+def host_link(merge: bool, spool_dir: str | None, index: int, host: str, agent: str,
+              direct: Direct) -> MergingLead | Follower | None:
+    """This worker's side of its host's merge, not started: the lead (worker 0) or a
+    follower; None without one (not asked, or no spool folder: the socket lives in it,
+    and the lines must be spooled before they are merged)."""
+    if not merge or not spool_dir:
+        return None
+    path = os.path.join(spool_dir, SOCKET_NAME)
     if index == 0:
         return MergingLead(path, host, agent, direct)
     return Follower(path, agent, direct)

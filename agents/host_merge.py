@@ -147,18 +147,17 @@ class HostMerger:
     def due(self) -> list[Out]:
         """The seconds every taking-part worker has passed, and those older than the bound."""
         now = self.clock()
-        ready = [key for key, second in self.seconds.items()
-                 if now - second.first >= self.bound_s or self._complete(key)]
-        return [self._send(key) for key in sorted(ready, key=lambda k: (k[1], k[0]))]
+        return self._send([key for key, second in self.seconds.items()
+                           if now - second.first >= self.bound_s or self._complete(key)])
 
     def flush_worker(self, worker: str) -> list[Out]:
         """Now, every second that holds a part of `worker` (its next line is not an
         interval line: the merged ones must go before it)."""
-        keys = [k for k, s in self.seconds.items() if any(p.worker == worker for p in s.parts)]
-        return [self._send(key) for key in sorted(keys, key=lambda k: (k[1], k[0]))]
+        return self._send([k for k, s in self.seconds.items()
+                           if any(p.worker == worker for p in s.parts)])
 
     def flush_all(self) -> list[Out]:
-        return [self._send(key) for key in sorted(self.seconds, key=lambda k: (k[1], k[0]))]
+        return self._send(list(self.seconds))
 
     def pending(self) -> int:
         return sum(len(s.parts) for s in self.seconds.values())
@@ -167,10 +166,14 @@ class HostMerger:
         phase, ts = key
         return all(self.newest.get((w, phase), -1) >= ts for w in self.workers)
 
-    def _send(self, key: tuple[str, int]) -> Out:
-        second = self.seconds.pop(key)
-        self.sent.add(key)
+    def _send(self, keys: list[tuple[str, int]]) -> list[Out]:
+        """These seconds' lines, oldest first (removed; their keys kept as sent)."""
+        out = []
+        for key in sorted(keys, key=lambda k: (k[1], k[0])):
+            second = self.seconds.pop(key)
+            self.sent.add(key)
+            out.append(Out(merge_lines(self.host, [p.line for p in second.parts]),
+                           [p.token for p in second.parts]))
         if len(self.sent) > 4096:  # bounded: a part this late is long past its bound
             self.sent = set(sorted(self.sent, key=lambda k: k[1])[-2048:])
-        tokens = [p.token for p in second.parts]
-        return Out(merge_lines(self.host, [p.line for p in second.parts]), tokens)
+        return out

@@ -23,7 +23,7 @@ from typing import Any
 
 from loadtower.agents import locust_setup as ls
 from loadtower.agents.driver_loop import DriverLoop, PhaseConfig
-from loadtower.agents.host_lines import SOCKET_NAME, TICK_S, Follower, MergingLead, host_link
+from loadtower.agents.host_lines import TICK_S, Follower, MergingLead, host_link
 from loadtower.agents.link_client import sign_client
 from loadtower.agents.secret_dir import link_key, read_secret
 from loadtower.agents.spool import Spool
@@ -38,15 +38,6 @@ from loadtower.protocol.version import PROTOCOL_VERSION, mismatch
 
 PR_SET_PDEATHSIG = 1
 LINK_CLOSE_S = 5.0  # a follower's wait, at its end, for its lead to send on its lines
-
-
-def _host_link(merge: bool, spool_dir: str | None, index: int, host_name: str, agent: str,
-               direct: Any) -> MergingLead | Follower | None:
-    """This worker's side of its host's merge, or None: no merge (not asked, or no spool
-    folder: the socket lives in it, and the lines must be spooled before they are merged)."""
-    if not merge or not spool_dir:
-        return None
-    return host_link(os.path.join(spool_dir, SOCKET_NAME), index, host_name, agent, direct)
 
 
 def _die_with_parent() -> None:
@@ -134,7 +125,7 @@ def run_worker(
         except Exception:  # noqa: BLE001 - the link is down: the spool has the line
             pass
 
-    link = _host_link(merge, spool_dir, index, host_name, agent, direct)
+    link = host_link(merge, spool_dir, index, host_name, agent, direct)
 
     def send(line: dict[str, Any]) -> None:
         line.setdefault("agent", agent)

@@ -761,9 +761,10 @@ def main() -> int:
     except ValueError:
         print(f"--workers: not a list of numbers: {args.workers}", file=sys.stderr)
         return 2
-    if not counts or min(counts + list(shape) + [args.per_host]) < 1 or args.seconds <= 0 or args.rss_every <= 0:
-        print("--workers, --op-types and --ops need numbers >= 1, --seconds and --rss-every "
-              "positive ones",
+    if (not counts or min(counts + list(shape) + [args.per_host]) < 1 or args.seconds <= 0
+            or args.rss_every <= 0):
+        print("--workers, --op-types, --ops and --per-host need numbers >= 1, --seconds and "
+              "--rss-every positive ones",
               file=sys.stderr)
         return 2
     if ssh is not None and (args.ssh_connections < 1 or not Path(ssh[0]).is_file()):

@@ -299,8 +299,9 @@ class Fleet:
 
     def report(self, final: bool = False) -> dict[str, Any]:
         r = resource.getrusage(resource.RUSAGE_SELF)
-        return {"lines": self.lines, "ops": self.ops_sent, "bytes": self.bytes, "failed_sends": self.failed_sends,
-                "messages_in": self.messages_in, "cpu_s": r.ru_utime + r.ru_stime,
+        return {"lines": self.lines, "ops": self.ops_sent, "bytes": self.bytes,
+                "failed_sends": self.failed_sends, "messages_in": self.messages_in,
+                "cpu_s": r.ru_utime + r.ru_stime,
                 "running": sum(w.running for w in self.workers), "ts": time.time(),
                 "final": final}
 

@@ -14,6 +14,42 @@ from typing import Any
 from loadtower.store import StoreReader
 
 
+def steady_scenario(path: Path, name: str, rate: int, seconds: int) -> Path:
+    """`path`: a scenario NAME on keyspace lt_NAME: a load of 2,000 YCSB-B records, then
+    the open-model run phase "steady" of `rate` ops/s for `seconds`."""
+    keyspace = "lt_" + name.replace("-", "_")
+    path.write_text(
+        f"""
+name = "{name}"
+[target]
+keyspace = "{keyspace}"
+[dataset]
+records = 2000
+[workloads.main]
+preset = "ycsb-b"
+[[phases]]
+type = "load"
+[[phases]]
+type = "run"
+name = "steady"
+rate = {rate}
+duration = "{seconds}s"
+"""
+    )
+    return path
+
+
+def inventory_with_processes(sandbox: dict, out: Path, processes: int) -> Path:
+    """The sandbox inventory with `processes` worker processes on agent1 (more than one:
+    the host merges their seconds, `merge_workers` being true by default)."""
+    text = (Path(sandbox["dir"]) / "inventory.toml").read_text()
+    agent1 = text.index("[hosts.agent1]")
+    head, tail = text[:agent1], text[agent1:]
+    assert "\nprocesses = 1\n" in tail
+    out.write_text(head + tail.replace("\nprocesses = 1\n", f"\nprocesses = {processes}\n", 1))
+    return out
+
+
 def inventory_with_agent2(
     sandbox: dict,
     out: Path,
@@ -119,6 +155,19 @@ class BackgroundRun:
             kill_marked(self.run_id)
         self.stdout.close()
         self.stderr.close()
+
+
+def wait_steady_seconds(run: BackgroundRun, agent: str, seconds: int = 8) -> dict:
+    """The "steady" phase's row, once `agent` (HOST/INDEX, or HOST/* for a host's merged
+    lines) has `seconds` seconds of it in the store."""
+    steady = run.wait_for("the steady phase", run.phase_started("steady"), 240)
+
+    def running(reader: StoreReader, run_id: str) -> bool:
+        stored = per_agent_seconds(reader, run_id).get(agent, {})
+        return sum(1 for ts in stored if ts > steady["started"]) >= seconds
+
+    run.wait_for(f"{seconds} s of {agent} in the steady phase", running, 60)
+    return steady
 
 
 class _quiet:

@@ -23,47 +23,26 @@ from tests.reliability.fault_run import (
     inventory_with_agent2,
     per_agent_seconds,
     pids_of,
+    steady_scenario,
     total_ops,
     wait_gone,
+    wait_steady_seconds,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 RATE = 300
-SCENARIO = f"""
-name = "agent-loss"
-[target]
-keyspace = "lt_agent_loss"
-[dataset]
-records = 2000
-[workloads.main]
-preset = "ycsb-b"
-[[phases]]
-type = "load"
-[[phases]]
-type = "run"
-name = "steady"
-rate = {RATE}
-duration = "30s"
-"""
 
 
 def test_a_killed_agent_is_recorded_its_seconds_kept_and_the_rate_re_split(
     sandbox: dict, tmp_path: Path
 ) -> None:
-    scenario = tmp_path / "agent-loss.toml"
-    scenario.write_text(SCENARIO)
+    scenario = steady_scenario(tmp_path / "agent-loss.toml", "agent-loss", RATE, 30)
     inventory = inventory_with_agent2(sandbox, tmp_path / "inventory.toml")
     store = tmp_path / "runs.duckdb"
     run = BackgroundRun(scenario, inventory, store, tmp_path)
     try:
-        steady = run.wait_for("the steady phase", run.phase_started("steady"), 240)
-
-        def agent2_running(reader: StoreReader, run_id: str) -> bool:
-            seconds = per_agent_seconds(reader, run_id).get("agent2/0", {})
-            return sum(1 for ts in seconds if ts > steady["started"]) >= 8
-
-        run.wait_for("8 s of agent2 in the steady phase", agent2_running, 60)
+        wait_steady_seconds(run, "agent2/0")
         pattern = f"--host-name agent2 --index 0 .*{run.run_id}"
         victims = pids_of(pattern)
         assert len(victims) == 1, f"agent2's worker process: {victims}"

@@ -21,59 +21,29 @@ from loadtower.store import StoreReader
 from tests.reliability.fault_run import (
     BackgroundRun,
     events,
+    inventory_with_processes,
     per_agent_seconds,
     pids_of,
+    steady_scenario,
     wait_gone,
+    wait_steady_seconds,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 RATE = 300
 SECONDS = 24
-SCENARIO = f"""
-name = "host-merge"
-[target]
-keyspace = "lt_host_merge"
-[dataset]
-records = 2000
-[workloads.main]
-preset = "ycsb-b"
-[[phases]]
-type = "load"
-[[phases]]
-type = "run"
-name = "steady"
-rate = {RATE}
-duration = "{SECONDS}s"
-"""
-
-
-def _merged_inventory(sandbox: dict, out: Path) -> Path:
-    text = (Path(sandbox["dir"]) / "inventory.toml").read_text()
-    agent1 = text.index("[hosts.agent1]")
-    head, tail = text[:agent1], text[agent1:]
-    assert "\nprocesses = 1\n" in tail
-    out.write_text(head + tail.replace("\nprocesses = 1\n",
-                                       "\nprocesses = 3\nmerge_workers = true\n", 1))
-    return out
 
 
 def test_a_merged_hosts_lines_are_counted_once_when_its_lead_is_killed(
     sandbox: dict, tmp_path: Path
 ) -> None:
-    scenario = tmp_path / "host-merge.toml"
-    scenario.write_text(SCENARIO)
-    inventory = _merged_inventory(sandbox, tmp_path / "inventory.toml")
+    scenario = steady_scenario(tmp_path / "host-merge.toml", "host-merge", RATE, SECONDS)
+    inventory = inventory_with_processes(sandbox, tmp_path / "inventory.toml", 3)
     store = tmp_path / "runs.duckdb"
     run = BackgroundRun(scenario, inventory, store, tmp_path)
     try:
-        steady = run.wait_for("the steady phase", run.phase_started("steady"), 240)
-
-        def merged_seconds(reader: StoreReader, run_id: str) -> bool:
-            seconds = per_agent_seconds(reader, run_id).get("agent1/*", {})
-            return sum(1 for ts in seconds if ts > steady["started"]) >= 8
-
-        run.wait_for("8 merged seconds of the steady phase", merged_seconds, 60)
+        wait_steady_seconds(run, "agent1/*")
         victims = pids_of(f"--host-name agent1 --index 0 .*{run.run_id}")
         assert len(victims) == 1, f"agent1's lead worker: {victims}"
         os.kill(victims[0], signal.SIGKILL)

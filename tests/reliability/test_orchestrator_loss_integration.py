@@ -17,6 +17,7 @@ import pytest
 
 from loadtower.agents import secret_dir
 from loadtower.store import StoreReader
+from tests.reliability.fault_run import inventory_with_processes
 from tests.reliability.helpers import cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -79,10 +80,7 @@ def test_sigkill_of_the_orchestrator_keeps_the_store_and_cleanup_stops_the_load(
     its lead and follower are left behind alike, and cleanup stops both."""
     inventory = Path(sandbox["dir"]) / "inventory.toml"
     if processes != 1:
-        text = inventory.read_text()
-        assert "\nprocesses = 1\n" in text
-        inventory = tmp_path / "inventory.toml"
-        inventory.write_text(text.replace("\nprocesses = 1\n", f"\nprocesses = {processes}\n"))
+        inventory = inventory_with_processes(sandbox, tmp_path / "inventory.toml", processes)
     store = tmp_path / "runs.duckdb"
     argv = [sys.executable, "-m", "loadtower", "run", "quickstart", "--inventory", str(inventory)]
     argv += ["--headless", "--store", str(store), "--set", "dataset.records=2000"]

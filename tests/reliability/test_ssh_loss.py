@@ -37,7 +37,9 @@ from tests.reliability.fault_run import (
     inventory_with_agent2,
     per_agent_seconds,
     pids_of,
+    steady_scenario,
     total_ops,
+    wait_steady_seconds,
 )
 from tests.reliability.tcp_relay import TcpRelay
 
@@ -50,25 +52,7 @@ DURATION = 25  # the cut comes ~9 s in; 16 s after it to reconnect, backfill and
 
 
 def scenario(path: Path) -> Path:
-    path.write_text(
-        f"""
-name = "ssh-loss"
-[target]
-keyspace = "lt_ssh_loss"
-[dataset]
-records = 2000
-[workloads.main]
-preset = "ycsb-b"
-[[phases]]
-type = "load"
-[[phases]]
-type = "run"
-name = "steady"
-rate = {RATE}
-duration = "{DURATION}s"
-"""
-    )
-    return path
+    return steady_scenario(path, "ssh-loss", RATE, DURATION)
 
 
 @pytest.fixture
@@ -90,17 +74,6 @@ def _start(sandbox: dict, tmp_path: Path, relay: TcpRelay, grace: str | None,
                          tmp_path)
 
 
-def _wait_agent2_running(run: BackgroundRun) -> dict:
-    steady = run.wait_for("the steady phase", run.phase_started("steady"), 240)
-
-    def running(reader: StoreReader, run_id: str) -> bool:
-        seconds = per_agent_seconds(reader, run_id).get("agent2/0", {})
-        return sum(1 for ts in seconds if ts > steady["started"]) >= 8
-
-    run.wait_for("8 s of agent2 in the steady phase", running, 60)
-    return steady
-
-
 def _data(event: dict) -> dict:
     data = event["data"]
     return json.loads(data) if isinstance(data, str) else data
@@ -117,7 +90,7 @@ def test_a_5_s_cut_leaves_no_gap_in_the_stored_seconds(
 ) -> None:
     run = _start(sandbox, tmp_path, relay, grace=None)
     try:
-        steady = _wait_agent2_running(run)
+        steady = wait_steady_seconds(run, "agent2/0")
         cut_at = time.time()
         relay.cut(5.0, how)
         assert run.finish(240) == 0, run.log_tail()
@@ -161,13 +134,7 @@ def test_a_cut_of_a_merging_host_is_backfilled_without_counting_an_op_twice(
 ) -> None:
     run = _start(sandbox, tmp_path, relay, grace=None, processes=2)
     try:
-        steady = run.wait_for("the steady phase", run.phase_started("steady"), 240)
-
-        def merged(reader: StoreReader, run_id: str) -> bool:
-            seconds = per_agent_seconds(reader, run_id).get("agent2/*", {})
-            return sum(1 for ts in seconds if ts > steady["started"]) >= 8
-
-        run.wait_for("8 merged seconds of agent2", merged, 60)
+        steady = wait_steady_seconds(run, "agent2/*")
         relay.cut(5.0, "dark")
         assert run.finish(240) == 0, run.log_tail()
     finally:
@@ -204,7 +171,7 @@ def test_a_cut_longer_than_the_grace_stops_the_agent_by_itself(
     grace = 6.0
     run = _start(sandbox, tmp_path, relay, grace=f"{grace:g}s")
     try:
-        steady = _wait_agent2_running(run)
+        steady = wait_steady_seconds(run, "agent2/0")
         pattern = f"--host-name agent2 --index 0 .*{run.run_id}"
         deadline = time.monotonic() + 10  # pgrep once missed the running worker (CI, once)
         while len(pids_of(pattern)) != 1 and time.monotonic() < deadline:
